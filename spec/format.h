@@ -1,0 +1,83 @@
+// The number formats ssmv speaks: fp32, bf16 and fp16 (IEEE-754 binary32, bfloat16,
+// binary16). One implementation of decoding, encoding, round-to-nearest-even, next/prev
+// and ULP distance that every part of ssmv calls. No MPFR here: rounding an MPFR value
+// lives in reference/round.h and goes through round_to_odd + round_nearest_even below.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+namespace ssmv {
+
+enum class Format : uint8_t { fp32, bf16, fp16 };
+
+// A bit pattern of a format, held in the low `total_bits` bits.
+using Bits = uint32_t;
+
+struct FormatInfo {
+  std::string_view name;  // "fp32", "bf16", "fp16"
+  int total_bits;         // 32, 16, 16
+  int precision;          // significand bits with the implicit one: 24, 8, 11
+  int exponent_bits;      // 8, 8, 5
+  int emax;               // exponent of the largest finite value: 127, 127, 15
+  int emin;               // exponent of the smallest normal value: -126, -126, -14
+  double unit_roundoff;   // u = 2^-precision: 2^-24, 2^-8, 2^-11
+  double max_finite;      // (2 - 2^(1-p)) * 2^emax
+  double min_subnormal;   // 2^(emin - p + 1): 2^-149, 2^-133, 2^-24
+};
+
+const FormatInfo& format_info(Format f);
+std::string_view format_name(Format f);
+// Parses "fp32"/"float32"/"f32", "bf16"/"bfloat16", "fp16"/"float16"/"f16".
+bool parse_format(std::string_view text, Format& out);
+
+// Exact value of a bit pattern (every format value is a double). NaN patterns decode
+// to a quiet NaN with the pattern's sign.
+double decode(Format f, Bits bits);
+
+// Round-to-nearest, ties-to-even of a double to the format: overflow gives ±Inf
+// (at and above max_finite + ulp(max_finite)/2), underflow keeps the sign of zero,
+// NaN gives the canonical quiet NaN (sign 0, top mantissa bit). Correct for every
+// double input (no double rounding: the double is the exact value being rounded).
+Bits round_nearest_even(Format f, double v);
+
+// The double nearest to round_nearest_even(f, v): decode(f, round_nearest_even(f, v)).
+double round_value(Format f, double v);
+
+// True when v is a value of the format (finite or infinite; NaN is not).
+bool representable(Format f, double v);
+
+// Bits of a value that must be representable; throws std::invalid_argument otherwise.
+Bits encode_exact(Format f, double v);
+
+bool is_nan(Format f, Bits b);
+bool is_inf(Format f, Bits b);
+bool is_zero(Format f, Bits b);
+bool is_subnormal(Format f, Bits b);
+bool sign_bit(Format f, Bits b);
+
+// IEEE nextUp / nextDown: next_up(-0) = next_up(+0) = +min_subnormal, next_up(+max) = +Inf,
+// next_up(+Inf) = +Inf, next_up(-min_subnormal) = -0; NaN stays NaN.
+Bits next_up(Format f, Bits b);
+Bits next_down(Format f, Bits b);
+
+// Position on the ordered-integer line: monotone in the value, +0 and -0 both at 0,
+// neighbours one apart, ±Inf one beyond ±max_finite.
+int64_t ordered_index(Format f, Bits b);
+
+// The ULP distance: |ordered_index(a) - ordered_index(b)|, the number of format values
+// stepped over going from a to b. +0 and -0 are 0 apart (compare encodings when the sign
+// of zero matters). Either argument NaN: kNanUlpDistance.
+inline constexpr int64_t kNanUlpDistance = std::numeric_limits<int64_t>::max();
+int64_t ulp_distance(Format f, Bits a, Bits b);
+
+// Spacing of the format's values at |v|: 2^(max(e, emin) - p + 1) with e = floor(log2|v|);
+// for v = 0 the subnormal spacing; for |v| above max_finite, the spacing at max_finite.
+double ulp_of(Format f, double v);
+
+// Hex of the pattern, e.g. "0x3f80" (bf16) or "0x3f800000" (fp32).
+std::string hex_bits(Format f, Bits b);
+
+}  // namespace ssmv
