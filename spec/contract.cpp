@@ -1,0 +1,40 @@
+#include "spec/contract.h"
+
+namespace ssmv {
+
+std::string_view point_name(Point p) {
+  switch (p) {
+    case Point::dt_scaled_B: return "dt_scaled_B";
+    case Point::decayed_CB: return "decayed_CB";
+    case Point::incoming_state: return "incoming_state";
+    case Point::stored_state: return "stored_state";
+    case Point::output: return "output";
+  }
+  return "?";
+}
+
+std::string_view format_ref_name(FormatRef f) {
+  switch (f) {
+    case FormatRef::input: return "input";
+    case FormatRef::state: return "state";
+    case FormatRef::output: return "output";
+    case FormatRef::fp32: return "fp32";
+    case FormatRef::bf16: return "bf16";
+    case FormatRef::fp16: return "fp16";
+  }
+  return "?";
+}
+
+Format resolve(FormatRef ref, Format input, Format state, Format output) {
+  switch (ref) {
+    case FormatRef::input: return input;
+    case FormatRef::state: return state;
+    case FormatRef::output: return output;
+    case FormatRef::fp32: return Format::fp32;
+    case FormatRef::bf16: return Format::bf16;
+    case FormatRef::fp16: return Format::fp16;
+  }
+  return Format::fp32;
+}
+
+}  // namespace ssmv
