@@ -1,0 +1,63 @@
+// ssmv — verifies fast GPU kernels of the Mamba2 recurrence against certified
+// arbitrary-precision ground truth. Exit codes: 0 ok, 1 a check failed, 2 bad input/usage.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "spec/problem.h"
+#include "verify/cli/args.h"
+#include "verify/cli/reference_command.h"
+
+#ifndef SSMV_VERSION
+#define SSMV_VERSION "unknown"
+#endif
+
+namespace {
+
+void usage() {
+  std::printf(
+      "ssmv %s — verify Mamba2 SSM kernels against certified MPFR ground truth\n"
+      "\n"
+      "usage: ssmv [COMMAND] [OPTIONS]\n"
+      "commands:\n"
+      "  reference   compute and print the certified reference of the built-in default\n"
+      "              problem (the default command)\n"
+      "options:\n"
+      "  --help, -h  this text; `ssmv COMMAND --help` for a command's options\n"
+      "  --version   print the version\n"
+      "exit codes: 0 ok, 1 a check failed (certification, verdict), 2 bad input or usage\n",
+      SSMV_VERSION);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
+      usage();
+      return 0;
+    }
+    if (!args.empty() && args[0] == "--version") {
+      std::printf("ssmv %s\n", SSMV_VERSION);
+      return 0;
+    }
+    std::string command = "reference";
+    if (!args.empty() && args[0].rfind("-", 0) != 0) {
+      command = args[0];
+      args.erase(args.begin());
+    }
+    if (command == "reference") return ssmv::cli::reference_command(args);
+    throw ssmv::cli::UsageError("unknown command '" + command + "' (try ssmv --help)");
+  } catch (const ssmv::cli::UsageError& e) {
+    std::fprintf(stderr, "ssmv: %s\n", e.what());
+    return 2;
+  } catch (const ssmv::ProblemError& e) {
+    std::fprintf(stderr, "ssmv: bad problem: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ssmv: error: %s\n", e.what());
+    return 2;
+  }
+}
