@@ -25,6 +25,27 @@ std::string_view format_ref_name(FormatRef f) {
   return "?";
 }
 
+namespace {
+int64_t ceil_log2(int64_t v) {
+  int64_t d = 0;
+  while ((int64_t{1} << d) < v) ++d;
+  return d;
+}
+}  // namespace
+
+int64_t reduction_depth(const Reduction& r, int64_t length) {
+  if (length <= 1) return length;  // one term: at most the rounding of its own product
+  switch (r.order) {
+    case ReductionOrder::sequential_fma: {
+      const int64_t k = r.partials < 1 ? 1 : r.partials;
+      return (length + k - 1) / k + ceil_log2(k);
+    }
+    case ReductionOrder::tree: return ceil_log2(length);
+    case ReductionOrder::mma_m16n8k16: return (length + 15) / 16;
+  }
+  return length;
+}
+
 Format resolve(FormatRef ref, Format input, Format state, Format output) {
   switch (ref) {
     case FormatRef::input: return input;

@@ -59,8 +59,16 @@ enum class ReductionOrder : uint8_t {
 struct Reduction {
   std::string what;  // "y = Σ_n C·S", "C·Bᵀ", "chunk state", ...
   ReductionOrder order = ReductionOrder::sequential_fma;
-  std::string detail;  // e.g. "4 partial sums of N/4 sequential fmaf, then tree"
+  // sequential_fma only: the terms are split into `partials` interleaved partial sums,
+  // each accumulated sequentially, then combined by a pairwise tree (1: purely sequential).
+  int64_t partials = 1;
+  std::string detail;  // e.g. "each lane: N/32 sequential fmaf; then a 5-level shuffle tree"
 };
+
+// The most roundings any one term of a `length`-term sum passes through under `r`
+// (the k of the γ_k that bounds the sum): sequential ceil(length/partials) +
+// ceil(log2 partials); tree ceil(log2 length); mma_m16n8k16 one per 16-wide step.
+int64_t reduction_depth(const Reduction& r, int64_t length);
 
 struct Contract {
   std::string name;      // "ssu", "chunk_scan.production", "chunk_scan.fp32", ...
