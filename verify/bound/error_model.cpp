@@ -1,0 +1,43 @@
+#include "verify/bound/error_model.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace ssmv::bound {
+
+double gamma(int64_t k, double u) {
+  const double ku = double(k) * u;
+  if (ku >= 0.5) {
+    throw std::invalid_argument("gamma: k*u = " + std::to_string(ku) +
+                                " is not small; the first-order model does not apply");
+  }
+  return ku / (1.0 - ku);
+}
+
+double underflow_floor(Format accumulation, bool flush_to_zero) {
+  const FormatInfo& fi = format_info(accumulation);
+  return flush_to_zero ? std::ldexp(1.0, fi.emin) : 0.5 * fi.min_subnormal;
+}
+
+double half_ulp_at_most(Format f, double magnitude) { return 0.5 * ulp_of(f, magnitude); }
+
+double transcendental_error(const TranscendentalBudget& b, double arg, double value_magnitude) {
+  if (arg < b.arg_lo || arg > b.arg_hi) {
+    throw std::invalid_argument("transcendental '" + b.function + "' evaluated at " +
+                                std::to_string(arg) + ", outside its budget's range [" +
+                                std::to_string(b.arg_lo) + ", " + std::to_string(b.arg_hi) + "]");
+  }
+  const double ulps = b.ulp_const + b.ulp_per_abs_arg * std::fabs(arg);
+  return ulps * ulp_of(Format::fp32, value_magnitude) + b.abs_error;
+}
+
+const TranscendentalBudget& budget(const Contract& c, std::string_view function) {
+  for (const TranscendentalBudget& b : c.transcendentals) {
+    if (b.function == function) return b;
+  }
+  throw std::invalid_argument("contract '" + c.name + "' has no error budget for '" +
+                              std::string(function) + "', which this problem evaluates");
+}
+
+}  // namespace ssmv::bound

@@ -1,0 +1,333 @@
+#include "verify/tensor_file/tensor.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+namespace ssmv::tensor_file {
+namespace {
+
+std::string compose(const std::string& file, const std::string& tensor, const std::string& field,
+                    const std::string& detail) {
+  std::string m = file.empty() ? std::string("<memory>") : file;
+  if (!tensor.empty()) m += ": tensor '" + tensor + "'";
+  if (!field.empty()) m += ": " + field;
+  return m + ": " + detail;
+}
+
+std::string num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g (%a)", v, v);
+  return buf;
+}
+
+template <typename T>
+T load_le(const uint8_t* p) {
+  // Host and file are both little-endian (x86-64, aarch64; checked in tensor_file.cpp).
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <typename T>
+void store_le(uint8_t* p, T v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// Element i as a double and whether that double is exact (only 64-bit integers beyond
+// 2^53 can be inexact).
+double element(const Tensor& t, int64_t i, bool& exact) {
+  const uint8_t* p = t.data.data() + size_t(i) * dtype_size(t.dtype);
+  exact = true;
+  switch (t.dtype) {
+    case DType::boolean: return p[0] != 0 ? 1.0 : 0.0;
+    case DType::u8: return p[0];
+    case DType::i8: return int8_t(p[0]);
+    case DType::i16: return load_le<int16_t>(p);
+    case DType::u16: return load_le<uint16_t>(p);
+    case DType::i32: return load_le<int32_t>(p);
+    case DType::u32: return load_le<uint32_t>(p);
+    case DType::i64: {
+      const int64_t v = load_le<int64_t>(p);
+      const double d = double(v);
+      // d == 2^63 when v is near INT64_MAX: int64_t(d) would be undefined; compare first.
+      exact = d < 0x1p63 && int64_t(d) == v;
+      return d;
+    }
+    case DType::u64: {
+      const uint64_t v = load_le<uint64_t>(p);
+      const double d = double(v);
+      exact = d < 0x1p64 && uint64_t(d) == v;
+      return d;
+    }
+    case DType::f16: return decode(Format::fp16, load_le<uint16_t>(p));
+    case DType::bf16: return decode(Format::bf16, load_le<uint16_t>(p));
+    case DType::f32: return load_le<float>(p);
+    case DType::f64: return load_le<double>(p);
+  }
+  return 0.0;
+}
+
+void check_data_size(const Tensor& t) {
+  const int64_t n = t.element_count();
+  if (n < 0 || t.data.size() != size_t(n) * dtype_size(t.dtype)) {
+    t.where().fail("data", std::to_string(t.data.size()) + " bytes do not hold shape " +
+                               shape_string(t.shape) + " of " + std::string(dtype_name(t.dtype)));
+  }
+}
+
+}  // namespace
+
+TensorFileError::TensorFileError(std::string file, std::string tensor, std::string field,
+                                 std::string detail)
+    : std::runtime_error(compose(file, tensor, field, detail)),
+      file_(std::move(file)),
+      tensor_(std::move(tensor)),
+      field_(std::move(field)),
+      detail_(std::move(detail)) {}
+
+void Where::fail(std::string field, std::string detail) const {
+  throw TensorFileError(file, tensor, std::move(field), std::move(detail));
+}
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::boolean:
+    case DType::u8:
+    case DType::i8: return 1;
+    case DType::i16:
+    case DType::u16:
+    case DType::f16:
+    case DType::bf16: return 2;
+    case DType::i32:
+    case DType::u32:
+    case DType::f32: return 4;
+    case DType::i64:
+    case DType::u64:
+    case DType::f64: return 8;
+  }
+  return 1;
+}
+
+std::string_view dtype_name(DType t) {
+  switch (t) {
+    case DType::boolean: return "bool";
+    case DType::u8: return "u8";
+    case DType::i8: return "i8";
+    case DType::i16: return "i16";
+    case DType::u16: return "u16";
+    case DType::i32: return "i32";
+    case DType::u32: return "u32";
+    case DType::i64: return "i64";
+    case DType::u64: return "u64";
+    case DType::f16: return "f16";
+    case DType::bf16: return "bf16";
+    case DType::f32: return "f32";
+    case DType::f64: return "f64";
+  }
+  return "?";
+}
+
+bool is_float_dtype(DType t) {
+  return t == DType::f16 || t == DType::bf16 || t == DType::f32 || t == DType::f64;
+}
+
+bool is_integer_dtype(DType t) { return !is_float_dtype(t); }
+
+int64_t Tensor::element_count() const {
+  int64_t n = 1;
+  for (const int64_t d : shape) {
+    if (d < 0 || (d != 0 && n > std::numeric_limits<int64_t>::max() / d)) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+int64_t checked_element_count(const std::vector<int64_t>& shape, size_t elem_size,
+                              uint64_t max_bytes, const Where& where, const std::string& field) {
+  // Bytes so far, kept <= max_bytes (<= 2^64 / 2), so bytes * d cannot overflow unchecked.
+  uint64_t count = 1;
+  bool zero = false;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 0) {
+      where.fail(field, "dimension " + std::to_string(i) + " is " + std::to_string(shape[i]) +
+                            ": must be >= 0");
+    }
+    if (shape[i] == 0) zero = true;
+  }
+  if (zero) return 0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const uint64_t d = uint64_t(shape[i]);
+    const uint64_t limit = max_bytes / elem_size;
+    if (count > limit / d) {
+      where.fail(field, shape_string(shape) + " of " + std::to_string(elem_size) +
+                            "-byte elements needs more than the " + std::to_string(max_bytes) +
+                            " bytes available");
+    }
+    count *= d;
+  }
+  return int64_t(count);
+}
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+Tensor make_tensor(std::string name, DType dtype, std::vector<int64_t> shape,
+                   const std::vector<double>& values) {
+  Tensor t;
+  t.name = std::move(name);
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  const int64_t n = t.element_count();
+  if (n < 0 || size_t(n) != values.size()) {
+    t.where().fail("values", std::to_string(values.size()) + " values for shape " + shape_string(t.shape));
+  }
+  const size_t es = dtype_size(dtype);
+  t.data.resize(size_t(n) * es);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const double v = values[i];
+    uint8_t* p = t.data.data() + i * es;
+    auto need_integer = [&](double lo, double hi) {
+      if (!(v == std::floor(v) && v >= lo && v <= hi)) {
+        t.where().fail("values", "element " + std::to_string(i) + " = " + num(v) + " is not a " +
+                                     std::string(dtype_name(dtype)) + " value");
+      }
+    };
+    switch (dtype) {
+      case DType::boolean: need_integer(0, 1); p[0] = uint8_t(v); break;
+      case DType::u8: need_integer(0, 255); p[0] = uint8_t(v); break;
+      case DType::i8: need_integer(-128, 127); p[0] = uint8_t(int8_t(v)); break;
+      case DType::i16: need_integer(-32768, 32767); store_le(p, int16_t(v)); break;
+      case DType::u16: need_integer(0, 65535); store_le(p, uint16_t(v)); break;
+      case DType::i32: need_integer(-0x1p31, 0x1p31 - 1); store_le(p, int32_t(v)); break;
+      case DType::u32: need_integer(0, 0x1p32 - 1); store_le(p, uint32_t(v)); break;
+      // 2^63 - 1 is not a double: the largest double below 2^63 is 2^63 - 1024.
+      case DType::i64: need_integer(-0x1p63, 0x1p63 - 1024); store_le(p, int64_t(v)); break;
+      case DType::u64: need_integer(0, 0x1p64 - 2048); store_le(p, uint64_t(v)); break;
+      case DType::f16:
+      case DType::bf16: {
+        const Format f = dtype == DType::f16 ? Format::fp16 : Format::bf16;
+        const Bits b = std::isnan(v) ? round_nearest_even(f, v) : 0;
+        if (!std::isnan(v) && !representable(f, v)) {
+          t.where().fail("values", "element " + std::to_string(i) + " = " + num(v) +
+                                       " is not exact in " + std::string(format_name(f)));
+        }
+        store_le(p, uint16_t(std::isnan(v) ? b : encode_exact(f, v)));
+        break;
+      }
+      case DType::f32:
+        if (!std::isnan(v) && double(float(v)) != v) {
+          t.where().fail("values", "element " + std::to_string(i) + " = " + num(v) + " is not exact in fp32");
+        }
+        store_le(p, float(v));
+        break;
+      case DType::f64: store_le(p, v); break;
+    }
+  }
+  return t;
+}
+
+Tensor make_format_tensor(std::string name, Format f, std::vector<int64_t> shape,
+                          const std::vector<float>& values) {
+  const DType dt = f == Format::fp32 ? DType::f32 : f == Format::bf16 ? DType::bf16 : DType::f16;
+  return make_tensor(std::move(name), dt, std::move(shape), std::vector<double>(values.begin(), values.end()));
+}
+
+std::vector<double> to_double(const Tensor& t) {
+  check_data_size(t);
+  std::vector<double> out(size_t(t.element_count()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    bool exact;
+    out[i] = element(t, int64_t(i), exact);
+    if (!exact) {
+      t.where().fail("values", "element " + std::to_string(i) + " of " + std::string(dtype_name(t.dtype)) +
+                                   " is beyond 2^53 and has no exact double");
+    }
+  }
+  return out;
+}
+
+std::vector<float> to_float(const Tensor& t) {
+  check_data_size(t);
+  std::vector<float> out(size_t(t.element_count()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    bool exact;
+    const double d = element(t, int64_t(i), exact);
+    const float f = float(d);
+    // NaN converts to NaN; every other value must survive the narrowing unchanged.
+    if (!exact || (!std::isnan(d) && double(f) != d)) {
+      t.where().fail("values", "element " + std::to_string(i) + " = " + num(d) + " of " +
+                                   std::string(dtype_name(t.dtype)) + " is not exact in a float");
+    }
+    out[i] = f;
+  }
+  return out;
+}
+
+std::vector<int64_t> to_int64(const Tensor& t) {
+  check_data_size(t);
+  if (!is_integer_dtype(t.dtype)) {
+    t.where().fail("dtype", "dtype " + std::string(dtype_name(t.dtype)) + " is not an integer type");
+  }
+  const size_t es = dtype_size(t.dtype);
+  std::vector<int64_t> out(size_t(t.element_count()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    const uint8_t* p = t.data.data() + i * es;
+    switch (t.dtype) {
+      case DType::i64: out[i] = load_le<int64_t>(p); break;
+      case DType::u64: {
+        const uint64_t v = load_le<uint64_t>(p);
+        if (v > uint64_t(std::numeric_limits<int64_t>::max())) {
+          t.where().fail("values", "element " + std::to_string(i) + " = " + std::to_string(v) +
+                                       " of u64 exceeds 2^63 - 1");
+        }
+        out[i] = int64_t(v);
+        break;
+      }
+      default: {
+        bool exact;
+        out[i] = int64_t(element(t, int64_t(i), exact));  // every narrower integer is exact
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<float> as_format_values(const Tensor& t, Format f) {
+  check_data_size(t);
+  const std::string fname(format_name(f));
+  const bool sixteen = format_info(f).total_bits == 16;
+  std::vector<float> out(size_t(t.element_count()));
+  if (t.dtype == DType::i16 || t.dtype == DType::u16) {
+    if (!sixteen) {
+      t.where().fail("dtype", "dtype " + std::string(dtype_name(t.dtype)) + " holds 16-bit patterns; the declared format " +
+                                  fname + " has 32 bits");
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+      out[i] = float(decode(f, load_le<uint16_t>(t.data.data() + 2 * i)));
+    }
+    return out;
+  }
+  if (!is_float_dtype(t.dtype)) {
+    t.where().fail("dtype", "dtype " + std::string(dtype_name(t.dtype)) + " cannot hold " + fname + " values");
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    bool exact;
+    const double d = element(t, int64_t(i), exact);
+    if (!std::isnan(d) && !representable(f, d)) {
+      t.where().fail("values", "element " + std::to_string(i) + " = " + num(d) + " of " +
+                                   std::string(dtype_name(t.dtype)) + " is not exact in the declared format " + fname);
+    }
+    out[i] = float(d);
+  }
+  return out;
+}
+
+}  // namespace ssmv::tensor_file

@@ -1,0 +1,104 @@
+// In-memory tensors read from or written to tensor files (.npy, .npz, .safetensors), and
+// the one error type of every tensor-file operation. A tensor is a name, an element type,
+// a shape and its raw bytes: row-major (C order), little-endian, exactly
+// element_count() * dtype_size(dtype) bytes.
+//
+// Values leave a tensor only through the checked accessors below: to_double / to_float /
+// to_int64 convert and refuse what does not convert exactly; as_format_values reads a
+// tensor as values of a declared number format (spec/format.h), which is how bf16 data
+// saved by NumPy (no bf16 dtype: int16/uint16 bit patterns) becomes bf16 values again.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spec/format.h"
+
+namespace ssmv::tensor_file {
+
+// Every failure to read, interpret or write a tensor file. what() is
+//   "<file>: tensor '<tensor>': <field>: <detail>"
+// with the tensor and field parts left out when empty, e.g.
+//   "x.npz: tensor 'dt': header field 'shape': dimension 1 is -3: must be >= 0".
+class TensorFileError : public std::runtime_error {
+ public:
+  TensorFileError(std::string file, std::string tensor, std::string field, std::string detail);
+  const std::string& file() const { return file_; }
+  const std::string& tensor() const { return tensor_; }
+  const std::string& field() const { return field_; }
+  const std::string& detail() const { return detail_; }
+
+ private:
+  std::string file_, tensor_, field_, detail_;
+};
+
+// Where an error happened: the file (as the user named it) and the tensor, when known.
+struct Where {
+  std::string file;
+  std::string tensor;
+  [[noreturn]] void fail(std::string field, std::string detail) const;
+  Where with_tensor(std::string name) const { return Where{file, std::move(name)}; }
+};
+
+enum class DType : uint8_t { boolean, u8, i8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64 };
+
+size_t dtype_size(DType t);             // bytes per element
+std::string_view dtype_name(DType t);   // "bool", "u8", ..., "f16", "bf16", "f32", "f64"
+bool is_float_dtype(DType t);           // f16, bf16, f32, f64
+bool is_integer_dtype(DType t);         // bool and the integer types
+
+struct Tensor {
+  std::string name;
+  std::string file;  // the file it was read from (for messages); empty when built in memory
+  DType dtype = DType::f32;
+  std::vector<int64_t> shape;  // row-major; [] is a scalar (one element)
+  std::vector<uint8_t> data;   // little-endian, element_count() * dtype_size(dtype) bytes
+
+  int64_t element_count() const;  // product of shape (1 for a scalar)
+  Where where() const { return Where{file, name}; }
+};
+
+// Tensors of one file by name (names are unique within a file).
+using TensorMap = std::map<std::string, Tensor>;
+
+// The number of elements of `shape`, checked: every dimension >= 0 and the byte count
+// element_count * elem_size at most max_bytes (so no product overflows int64 and no
+// allocation can exceed what the file holds). Fails through `where` with field `field`.
+int64_t checked_element_count(const std::vector<int64_t>& shape, size_t elem_size,
+                              uint64_t max_bytes, const Where& where, const std::string& field);
+
+// "[2, 3, 4]"
+std::string shape_string(const std::vector<int64_t>& shape);
+
+// Builders for in-memory tensors (writers, tests). The value count must match the shape.
+Tensor make_tensor(std::string name, DType dtype, std::vector<int64_t> shape,
+                   const std::vector<double>& values);
+// A tensor of a format's bit patterns: dtype f32 for fp32, bf16 for bf16, f16 for fp16.
+Tensor make_format_tensor(std::string name, Format f, std::vector<int64_t> shape,
+                          const std::vector<float>& values);
+
+// Element i as the exact double it denotes (bool -> 0/1; f16/bf16 via spec/format.h's
+// decode). 64-bit integers beyond 2^53 in magnitude that a double cannot hold fail.
+std::vector<double> to_double(const Tensor& t);
+// Every element as a float: float dtypes whose values a float holds exactly (NaN and
+// ±Inf pass through), integers of magnitude a float holds exactly. Fails at the first
+// element that would round, naming its index and value.
+std::vector<float> to_float(const Tensor& t);
+// Integer dtypes and bool only (a float tensor fails: "dtype f32 is not an integer
+// type"); u64 above 2^63 - 1 fails.
+std::vector<int64_t> to_int64(const Tensor& t);
+
+// The tensor's elements as values of the declared format `f` (the explicit
+// reinterpretation API for formats NumPy lacks):
+//   * float dtypes (f16, bf16, f32, f64): each value must be exact in `f` (NaN passes
+//     through, so kernel outputs with NaN still load and can be judged INVALID);
+//   * i16 or u16 with a 16-bit format (bf16, fp16): each element is a bit pattern of `f`
+//     and decodes through spec/format.h's decode;
+//   * anything else fails (e.g. "dtype i32 cannot hold bf16 values").
+std::vector<float> as_format_values(const Tensor& t, Format f);
+
+}  // namespace ssmv::tensor_file

@@ -1,0 +1,80 @@
+#include "verify/tensor_report.h"
+
+#include <mpfr.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace ssmv::verify {
+
+Verdict TensorReport::overall() const {
+  for (Verdict v : {Verdict::invalid, Verdict::violation, Verdict::within_contract}) {
+    if (count(v) > 0) return v;
+  }
+  return Verdict::exact;
+}
+
+std::vector<int64_t> y_coords(const Problem& p, int64_t index) {
+  const Shape& s = p.shape;
+  const int64_t dim = index % s.P, head = (index / s.P) % s.H, t = index / (s.P * s.H);
+  const auto it = std::upper_bound(s.cu_seqlens.begin(), s.cu_seqlens.end(), t);
+  const int64_t seq = int64_t(it - s.cu_seqlens.begin()) - 1;
+  return {seq, t - s.cu_seqlens[seq], head, dim};
+}
+
+std::vector<int64_t> state_coords(const Problem& p, int64_t index) {
+  const Shape& s = p.shape;
+  return {index / (s.H * s.P * s.N), (index / (s.P * s.N)) % s.H, (index / s.N) % s.P, index % s.N};
+}
+
+TensorReport judge_tensor(const std::string& name, Format format, const std::vector<Bits>& computed,
+                          const ref::ExactValues& exact, const std::vector<double>& bounds,
+                          const Problem& problem, CoordFn coords,
+                          std::vector<std::string> coord_names) {
+  if (computed.size() != exact.size() || bounds.size() != exact.size()) {
+    throw std::invalid_argument("judge_tensor '" + name + "': " + std::to_string(computed.size()) +
+                                " computed values, " + std::to_string(exact.size()) +
+                                " exact values and " + std::to_string(bounds.size()) +
+                                " bounds must agree");
+  }
+  TensorReport r;
+  r.name = name;
+  r.format = format;
+  r.coord_names = std::move(coord_names);
+  r.elements = int64_t(computed.size());
+  std::vector<int64_t> ulps;
+  ulps.reserve(computed.size());
+  double worst_key = -1;
+  for (size_t i = 0; i < computed.size(); ++i) {
+    const Bits rounded = exact.rounded(format, i);
+    const ElementJudgement j =
+        judge(format, computed[i], rounded, exact.nearest[i], exact.certified_error[i], bounds[i]);
+    ++r.counts[size_t(j.verdict)];
+    if (j.verdict != Verdict::invalid) ulps.push_back(j.ulps);
+    if (j.verdict != Verdict::invalid) r.max_bound_usage = std::max(r.max_bound_usage, j.bound_usage);
+    // Invalid elements rank above every finite usage.
+    const double key = j.verdict == Verdict::invalid ? HUGE_VAL : j.bound_usage;
+    if (key > worst_key) {
+      worst_key = key;
+      r.worst = WorstElement{int64_t(i), coords(problem, int64_t(i)), computed[i], rounded,
+                             exact.nearest[i], "", bounds[i], j};
+    }
+  }
+  if (r.count(Verdict::invalid) > 0) r.max_bound_usage = HUGE_VAL;
+  if (!ulps.empty()) {
+    std::sort(ulps.begin(), ulps.end());
+    const auto at = [&](double q) { return ulps[size_t(std::floor(q * double(ulps.size() - 1)))]; };
+    r.ulp_p50 = at(0.50);
+    r.ulp_p99 = at(0.99);
+    r.ulp_max = ulps.back();
+  }
+  if (r.worst.index >= 0) {
+    char buf[80];
+    mpfr_snprintf(buf, sizeof buf, "%.40Rg", exact.value[size_t(r.worst.index)].backend().data());
+    r.worst.exact_decimal = buf;
+  }
+  return r;
+}
+
+}  // namespace ssmv::verify

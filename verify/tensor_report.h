@@ -1,0 +1,54 @@
+// The verdicts of one output tensor, summarised: counts by verdict, ULP distances, bound
+// usage and the worst element with everything needed to act on it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "reference/reference.h"
+#include "verify/verdict.h"
+
+namespace ssmv::verify {
+
+struct WorstElement {
+  int64_t index = -1;                 // flat index into the tensor
+  std::vector<int64_t> coords;        // named by TensorReport::coord_names
+  Bits computed = 0;
+  Bits exact_rounded = 0;
+  double exact = 0;                   // nearest double of the exact value
+  std::string exact_decimal;          // the exact value, 40 significant digits
+  double bound = 0;
+  ElementJudgement judgement;
+};
+
+struct TensorReport {
+  std::string name;                     // "y", "final_state", ...
+  Format format = Format::fp32;
+  std::vector<std::string> coord_names; // e.g. {"sequence", "token", "head", "dim"}
+  int64_t elements = 0;
+  std::array<int64_t, 4> counts{};      // indexed by Verdict
+  int64_t ulp_p50 = 0, ulp_p99 = 0, ulp_max = 0;  // over valid elements
+  double max_bound_usage = 0;           // max error / bound
+  WorstElement worst;                   // INVALID first, then the largest bound usage
+
+  int64_t count(Verdict v) const { return counts[size_t(v)]; }
+  bool ok() const { return count(Verdict::violation) == 0 && count(Verdict::invalid) == 0; }
+  // The worst verdict present: INVALID > VIOLATION > WITHIN_CONTRACT > EXACT.
+  Verdict overall() const;
+};
+
+// Maps a flat index to named coordinates.
+using CoordFn = std::vector<int64_t> (*)(const Problem&, int64_t index);
+std::vector<int64_t> y_coords(const Problem& p, int64_t index);      // sequence, token (in sequence), head, dim
+std::vector<int64_t> state_coords(const Problem& p, int64_t index);  // sequence, head, dim, state
+
+// Judges every element of `computed` (bit patterns in `format`) against `exact` with
+// per-element `bounds`.
+TensorReport judge_tensor(const std::string& name, Format format, const std::vector<Bits>& computed,
+                          const ref::ExactValues& exact, const std::vector<double>& bounds,
+                          const Problem& problem, CoordFn coords,
+                          std::vector<std::string> coord_names);
+
+}  // namespace ssmv::verify
