@@ -1,0 +1,420 @@
+// Properties of spec/format.h that need no MPFR: round trips, classification, NaN
+// canonicalisation, next_up/next_down special cases, the ordered-integer line
+// (ordered_index, ulp_distance), ulp_of, and fp32 rounding against the hardware cast.
+// Rounding against MPFR lives in reference/tests/round_test.cpp.
+//
+// Exhaustive: every bf16 and fp16 pattern. fp32 is sampled: exhaustive over the exponent
+// fields 0x00, 0x01, 0xfe, 0xff (every subnormal, the lowest and the highest normal
+// binade, every NaN), both signs, plus every 251st pattern of all 2^32 (~17 million);
+// the decode and round trip of fp32 are checked against the C++ float<->double casts.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cfenv>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "spec/format.h"
+
+namespace ssmv {
+namespace {
+
+constexpr uint64_t kSeed = 0x5eed'f0f0'2026'0001ull;
+const Format kAll[] = {Format::fp32, Format::bf16, Format::fp16};
+const Format k16[] = {Format::bf16, Format::fp16};
+
+std::string hexd(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%a", v);
+  return buf;
+}
+// "0x3f80 (0x1p+0)"
+std::string describe(Format f, Bits b) { return hex_bits(f, b) + " (" + hexd(decode(f, b)) + ")"; }
+
+Bits sign_mask(Format f) { return Bits{1} << (format_info(f).total_bits - 1); }
+Bits inf_pattern(Format f) {
+  const FormatInfo& fi = format_info(f);
+  return ((Bits{1} << fi.exponent_bits) - 1) << (fi.precision - 1);
+}
+Bits max_pattern(Format f) { return inf_pattern(f) - 1; }
+// Canonical quiet NaN: exponent all ones, top mantissa bit, sign 0.
+Bits canonical_nan(Format f) {
+  return inf_pattern(f) | (Bits{1} << (format_info(f).precision - 2));
+}
+
+Bits float_bits(float x) {
+  Bits b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+float bits_float(Bits b) {
+  float x;
+  std::memcpy(&x, &b, sizeof x);
+  return x;
+}
+
+// Every non-NaN pattern of a 16-bit format, sorted by value, -0 just before +0 (so that
+// next_up(-min_subnormal) = -0 and next_down(+min_subnormal) = +0 are the neighbours).
+std::vector<Bits> sorted_patterns(Format f) {
+  std::vector<Bits> out;
+  for (Bits b = 0; b <= 0xffff; ++b) {
+    if (!std::isnan(decode(f, b))) out.push_back(b);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [f](Bits a, Bits b) {
+                     const double x = decode(f, a), y = decode(f, b);
+                     return x < y || (x == y && std::signbit(x) && !std::signbit(y));
+                   });
+  return out;
+}
+
+// ---- format_info and parsing ------------------------------------------------------
+
+TEST(FormatInfo, ConstantsFollowFromTheFields) {
+  for (Format f : kAll) {
+    const FormatInfo& fi = format_info(f);
+    EXPECT_EQ(fi.total_bits, 1 + fi.exponent_bits + fi.precision - 1) << fi.name;
+    EXPECT_EQ(fi.emax, (1 << (fi.exponent_bits - 1)) - 1) << fi.name;
+    EXPECT_EQ(fi.emin, 1 - fi.emax) << fi.name;
+    EXPECT_EQ(fi.unit_roundoff, std::ldexp(1.0, -fi.precision)) << fi.name;
+    EXPECT_EQ(fi.max_finite, std::ldexp(2 - std::ldexp(1.0, 1 - fi.precision), fi.emax)) << fi.name;
+    EXPECT_EQ(fi.min_subnormal, std::ldexp(1.0, fi.emin - fi.precision + 1)) << fi.name;
+    EXPECT_EQ(decode(f, max_pattern(f)), fi.max_finite) << fi.name;
+    EXPECT_EQ(decode(f, 1), fi.min_subnormal) << fi.name;
+    Format parsed;
+    ASSERT_TRUE(parse_format(fi.name, parsed)) << fi.name;
+    EXPECT_EQ(parsed, f);
+    EXPECT_EQ(format_name(f), fi.name);
+  }
+  Format parsed;
+  EXPECT_FALSE(parse_format("fp8", parsed));
+  EXPECT_EQ(hex_bits(Format::bf16, 0x3f80), "0x3f80");
+  EXPECT_EQ(hex_bits(Format::fp32, 0x3f800000), "0x3f800000");
+}
+
+// ---- round trips ------------------------------------------------------------------
+
+// decode then round_nearest_even gives the pattern back; NaN patterns decode to a NaN
+// with the pattern's sign and round to the canonical NaN.
+::testing::AssertionResult round_trips(Format f, Bits b) {
+  const double v = decode(f, b);
+  const Bits back = round_nearest_even(f, v);
+  if (is_nan(f, b)) {
+    if (!std::isnan(v) || std::signbit(v) != sign_bit(f, b) || back != canonical_nan(f) ||
+        representable(f, v)) {
+      return ::testing::AssertionFailure()
+             << format_name(f) << " NaN " << hex_bits(f, b) << " decodes to " << hexd(v)
+             << ", rounds to " << hex_bits(f, back) << " (canonical "
+             << hex_bits(f, canonical_nan(f)) << ")";
+    }
+    return ::testing::AssertionSuccess();
+  }
+  if (back != b || !representable(f, v) || round_value(f, v) != v) {
+    return ::testing::AssertionFailure() << format_name(f) << " " << describe(f, b)
+                                         << " rounds back to " << describe(f, back);
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(FormatRoundTrip, EveryBf16AndFp16Pattern) {
+  for (Format f : k16) {
+    for (Bits b = 0; b <= 0xffff; ++b) {
+      ASSERT_TRUE(round_trips(f, b));
+      if (!is_nan(f, b)) {
+        ASSERT_EQ(encode_exact(f, decode(f, b)), b) << describe(f, b);
+      }
+    }
+  }
+}
+
+// fp32 decode agrees with the C++ cast float -> double (exact), and the round trip holds.
+::testing::AssertionResult fp32_pattern_ok(Bits b) {
+  const double v = decode(Format::fp32, b);
+  const double cast = static_cast<double>(bits_float(b));
+  if (std::isnan(cast) ? !std::isnan(v) : std::memcmp(&v, &cast, sizeof v) != 0) {
+    return ::testing::AssertionFailure() << "fp32 decode(" << hex_bits(Format::fp32, b)
+                                         << ") = " << hexd(v) << ", cast gives " << hexd(cast);
+  }
+  return round_trips(Format::fp32, b);
+}
+
+// The same check without building messages (the loops below visit ~84 million patterns);
+// a failure is re-checked by fp32_pattern_ok for the message.
+bool fp32_pattern_ok_fast(Bits b) {
+  const double v = decode(Format::fp32, b);
+  const float x = bits_float(b);
+  if (x != x) {
+    return v != v && std::signbit(v) == std::signbit(x) &&
+           round_nearest_even(Format::fp32, v) == 0x7fc00000u;
+  }
+  const double cast = x;
+  uint64_t vb, cb;
+  std::memcpy(&vb, &v, sizeof vb);
+  std::memcpy(&cb, &cast, sizeof cb);
+  return vb == cb && round_nearest_even(Format::fp32, v) == b;
+}
+
+TEST(FormatRoundTrip, Fp32EdgeBinadesExhaustiveAndStrided) {
+  for (Bits exp_field : {0x00u, 0x01u, 0xfeu, 0xffu}) {
+    for (Bits sign : {0u, 0x80000000u}) {
+      for (Bits m = 0; m < (1u << 23); ++m) {
+        const Bits b = sign | exp_field << 23 | m;
+        if (!fp32_pattern_ok_fast(b)) {
+          ASSERT_TRUE(fp32_pattern_ok(b));
+        }
+      }
+    }
+  }
+  for (uint64_t b = 0; b <= 0xffffffffu; b += 251) {
+    if (!fp32_pattern_ok_fast(static_cast<Bits>(b))) {
+      ASSERT_TRUE(fp32_pattern_ok(static_cast<Bits>(b)));
+    }
+  }
+}
+
+TEST(FormatRoundTrip, EncodeExactRejectsWithValue) {
+  try {
+    encode_exact(Format::bf16, 1 + 0x1p-8);  // the tie between 1 and 1 + 2^-7: not a bf16
+    ADD_FAILURE() << "encode_exact accepted 1 + 2^-8 as bf16";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("0x1.01p+0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("bf16"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(encode_exact(Format::fp16, std::nan("")), std::invalid_argument);
+  EXPECT_EQ(encode_exact(Format::fp16, -INFINITY), 0xfc00u);
+}
+
+// round_nearest_even rounds to nearest even whatever the dynamic rounding mode, and
+// leaves the mode as it found it.
+TEST(FormatRounding, IgnoresAndRestoresTheDynamicRoundingMode) {
+  const double ties[] = {1 + 0x1p-8, -(1 + 3 * 0x1p-8), 0x1p-134, 0x1.ffp127};
+  std::vector<Bits> nearest;
+  for (double t : ties) nearest.push_back(round_nearest_even(Format::bf16, t));
+  // Derived: 1+2^-8 -> 1 (0x3f80); -(1+3*2^-8) -> -(1+2^-6) (0xbf82); 2^-134 = half the
+  // smallest subnormal -> +0; 0x1.ffp127 = max + ulp/2 -> +Inf.
+  EXPECT_EQ(nearest, (std::vector<Bits>{0x3f80, 0xbf82, 0x0000, 0x7f80}));
+  for (int mode : {FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO}) {
+    ASSERT_EQ(std::fesetround(mode), 0);
+    for (size_t i = 0; i < std::size(ties); ++i) {
+      EXPECT_EQ(round_nearest_even(Format::bf16, ties[i]), nearest[i])
+          << "mode " << mode << " value " << hexd(ties[i]);
+    }
+    EXPECT_EQ(std::fegetround(), mode);
+    std::fesetround(FE_TONEAREST);
+  }
+}
+
+// ---- classification ---------------------------------------------------------------
+
+TEST(FormatClassify, EveryBf16AndFp16Pattern) {
+  for (Format f : k16) {
+    const double min_normal = std::ldexp(1.0, format_info(f).emin);
+    for (Bits b = 0; b <= 0xffff; ++b) {
+      const double v = decode(f, b);
+      ASSERT_EQ(is_nan(f, b), std::isnan(v)) << describe(f, b);
+      ASSERT_EQ(is_inf(f, b), std::isinf(v)) << describe(f, b);
+      ASSERT_EQ(is_zero(f, b), v == 0) << describe(f, b);
+      ASSERT_EQ(is_subnormal(f, b), v != 0 && std::fabs(v) < min_normal) << describe(f, b);
+      ASSERT_EQ(sign_bit(f, b), std::signbit(v)) << describe(f, b);
+    }
+  }
+}
+
+// ---- next_up / next_down ----------------------------------------------------------
+
+TEST(FormatNext, SpecialCases) {
+  for (Format f : kAll) {
+    const Bits s = sign_mask(f), inf = inf_pattern(f), max = max_pattern(f);
+    SCOPED_TRACE(std::string(format_name(f)));
+    EXPECT_EQ(next_up(f, 0), 1u);          // +0 -> +min_subnormal
+    EXPECT_EQ(next_up(f, s), 1u);          // -0 -> +min_subnormal
+    EXPECT_EQ(next_down(f, 0), s | 1);     // +0 -> -min_subnormal
+    EXPECT_EQ(next_down(f, s), s | 1);     // -0 -> -min_subnormal
+    EXPECT_EQ(next_up(f, s | 1), s);       // -min_subnormal -> -0
+    EXPECT_EQ(next_down(f, 1), 0u);        // +min_subnormal -> +0
+    EXPECT_EQ(next_up(f, max), inf);       // +max -> +Inf
+    EXPECT_EQ(next_down(f, s | max), s | inf);
+    EXPECT_EQ(next_up(f, inf), inf);
+    EXPECT_EQ(next_down(f, s | inf), s | inf);
+    EXPECT_EQ(next_up(f, s | inf), s | max);  // -Inf -> -max
+    EXPECT_EQ(next_down(f, inf), max);
+    for (Bits nan : {canonical_nan(f), s | canonical_nan(f), inf | 1}) {
+      EXPECT_EQ(next_up(f, nan), nan) << hex_bits(f, nan);
+      EXPECT_EQ(next_down(f, nan), nan) << hex_bits(f, nan);
+    }
+  }
+}
+
+// ---- the ordered-integer line -----------------------------------------------------
+
+// Over all values sorted: ordered_index is strictly increasing except that -0 and +0
+// share index 0, neighbours are one apart, next_up/next_down move to the neighbour, and
+// ulp_distance is the difference of ranks among distinct values (against 40 pivots).
+TEST(FormatOrderedLine, EveryBf16AndFp16PatternInValueOrder) {
+  for (Format f : k16) {
+    const std::vector<Bits> sorted = sorted_patterns(f);
+    ASSERT_EQ(sorted.front(), sign_mask(f) | inf_pattern(f));
+    ASSERT_EQ(sorted.back(), inf_pattern(f));
+    std::vector<int64_t> rank(sorted.size());
+    for (size_t i = 1; i < sorted.size(); ++i) {
+      const Bits a = sorted[i - 1], b = sorted[i];
+      const bool same = decode(f, a) == decode(f, b);  // only -0, +0
+      rank[i] = rank[i - 1] + (same ? 0 : 1);
+      ASSERT_EQ(ordered_index(f, b) - ordered_index(f, a), same ? 0 : 1)
+          << format_name(f) << " " << describe(f, a) << " then " << describe(f, b);
+      ASSERT_EQ(ulp_distance(f, a, b), same ? 0 : 1) << describe(f, a) << " " << describe(f, b);
+      if (!same) {
+        ASSERT_EQ(next_up(f, a), b) << describe(f, a);
+        ASSERT_EQ(next_down(f, b), a) << describe(f, b);
+      }
+    }
+    ASSERT_EQ(ordered_index(f, 0), 0);
+    ASSERT_EQ(ordered_index(f, sign_mask(f)), 0);
+    std::mt19937_64 rng(kSeed);
+    std::vector<size_t> pivots = {0, sorted.size() - 1, sorted.size() / 2};
+    while (pivots.size() < 40) pivots.push_back(rng() % sorted.size());
+    for (size_t j : pivots) {
+      for (size_t i = 0; i < sorted.size(); ++i) {
+        const int64_t want = std::abs(rank[i] - rank[j]);
+        ASSERT_EQ(ulp_distance(f, sorted[i], sorted[j]), want)
+            << describe(f, sorted[i]) << " to " << describe(f, sorted[j]);
+        ASSERT_EQ(ulp_distance(f, sorted[j], sorted[i]), want);
+      }
+    }
+  }
+}
+
+TEST(FormatUlpDistance, SpecialCases) {
+  for (Format f : kAll) {
+    SCOPED_TRACE(std::string(format_name(f)));
+    const Bits s = sign_mask(f), inf = inf_pattern(f), max = max_pattern(f);
+    EXPECT_EQ(ulp_distance(f, 0, s), 0);
+    EXPECT_EQ(ulp_distance(f, s | 1, 1), 2);  // -min_sub, (±0), +min_sub
+    EXPECT_EQ(ulp_distance(f, inf, max), 1);
+    EXPECT_EQ(ulp_distance(f, s | max, max), 2 * static_cast<int64_t>(max));
+    EXPECT_EQ(ulp_distance(f, s | inf, inf), 2 * static_cast<int64_t>(inf));
+    for (Bits nan : {canonical_nan(f), s | canonical_nan(f), inf | 1}) {
+      EXPECT_EQ(ulp_distance(f, nan, 0), kNanUlpDistance);
+      EXPECT_EQ(ulp_distance(f, inf, nan), kNanUlpDistance);
+      EXPECT_EQ(ulp_distance(f, nan, nan), kNanUlpDistance);
+    }
+  }
+}
+
+// A bf16 pattern shifted left by 16 is the fp32 pattern of the same value, and between
+// two neighbouring bf16 values lie 2^16 - 1 fp32 values: so the fp32 index is 2^16 times
+// the bf16 index (also for ±Inf and across zero) and every fp32 distance between such
+// patterns is 2^16 times the bf16 distance; NaN stays NaN.
+TEST(FormatUlpDistance, Fp32IsBf16TimesTwoToTheSixteen) {
+  std::mt19937_64 rng(kSeed);
+  std::vector<Bits> pivots = {0x0000, 0x8000, 0x0001, 0x8001, 0x3f80, 0x7f7f, 0xff80, 0x7fc0};
+  while (pivots.size() < 32) pivots.push_back(static_cast<Bits>(rng() & 0xffff));
+  for (Bits a = 0; a <= 0xffff; ++a) {
+    const double v = decode(Format::bf16, a), w = decode(Format::fp32, a << 16);
+    ASSERT_TRUE(std::isnan(v) ? std::isnan(w) : v == w) << describe(Format::bf16, a);
+    if (!is_nan(Format::bf16, a)) {
+      ASSERT_EQ(ordered_index(Format::fp32, a << 16), 65536 * ordered_index(Format::bf16, a));
+    }
+    for (Bits b : pivots) {
+      const int64_t d16 = ulp_distance(Format::bf16, a, b);
+      const int64_t d32 = ulp_distance(Format::fp32, a << 16, b << 16);
+      ASSERT_EQ(d32, d16 == kNanUlpDistance ? kNanUlpDistance : 65536 * d16)
+          << describe(Format::bf16, a) << " to " << describe(Format::bf16, b);
+    }
+  }
+}
+
+// ---- ulp_of -----------------------------------------------------------------------
+
+// For every finite value x: ulp_of(x) is the gap from x to its neighbour away from zero
+// (for ±max, the gap to its neighbour toward zero: 2^(emax-p+1)); points inside that gap
+// share it; 0 has the subnormal spacing; beyond max, Inf and NaN get the spacing at max.
+TEST(FormatUlpOf, EveryFiniteBf16AndFp16Value) {
+  for (Format f : k16) {
+    const FormatInfo& fi = format_info(f);
+    for (Bits b = 0; b < inf_pattern(f); ++b) {
+      const double x = decode(f, b);
+      const double gap = b == max_pattern(f) ? x - decode(f, b - 1) : decode(f, b + 1) - x;
+      ASSERT_EQ(ulp_of(f, x), gap) << describe(f, b);
+      ASSERT_EQ(ulp_of(f, -x), gap) << describe(f, b | sign_mask(f));
+      if (b != max_pattern(f)) {
+        ASSERT_EQ(ulp_of(f, x + gap / 2), gap) << describe(f, b) << " + half a gap";
+        ASSERT_EQ(ulp_of(f, -(x + gap / 2)), gap) << describe(f, b) << " - half a gap";
+      }
+    }
+    const double at_max = std::ldexp(1.0, fi.emax - fi.precision + 1);
+    EXPECT_EQ(ulp_of(f, 0.0), fi.min_subnormal);
+    EXPECT_EQ(ulp_of(f, -0.0), fi.min_subnormal);
+    for (double v : {2 * fi.max_finite, -2 * fi.max_finite, 1e300, (double)INFINITY,
+                     -(double)INFINITY, std::nan("")}) {
+      EXPECT_EQ(ulp_of(f, v), at_max) << format_name(f) << " " << hexd(v);
+    }
+  }
+}
+
+// fp32 ulp_of against nextafterf on the positive sample (every exponent field, mantissas
+// at its edges, every 65521st pattern).
+TEST(FormatUlpOf, Fp32AgainstNextafterf) {
+  for (Bits e = 0; e < 0xff; ++e) {
+    for (Bits m : {0u, 1u, 0x400000u, 0x7ffffeu, 0x7fffffu}) {
+      const Bits b = e << 23 | m;
+      const float x = bits_float(b);
+      if (b == 0x7f7fffffu) continue;  // max: covered by FormatUlpOf.EveryFinite... rule
+      const double gap = static_cast<double>(std::nextafterf(x, INFINITY)) - x;
+      ASSERT_EQ(ulp_of(Format::fp32, x), gap) << describe(Format::fp32, b);
+    }
+  }
+  EXPECT_EQ(ulp_of(Format::fp32, 0x1.fffffep127), 0x1p104);  // 2^(127-24+1)
+}
+
+// ---- fp32 rounding from double against the hardware cast -------------------------
+
+// (float)d rounds to nearest even on x86-64 and aarch64 (default mode, no flush to zero;
+// IEEE conversion, so values beyond the overflow threshold give ±Inf).
+// 10^6 doubles: uniformly random exponents over fp32's range and beyond (subnormals,
+// overflow, underflow) with random 52-bit mantissas; ties built on purpose (the midpoint
+// of a random fp32 value and its neighbour) and the doubles next to them.
+TEST(FormatRoundFp32, AgreesWithFloatCastOnAMillionDoubles) {
+  std::mt19937_64 rng(kSeed);
+  int ties_down = 0, ties_up = 0;  // ties that went to b and to b + 1 (by parity)
+  auto check = [&](double d) {
+    const Bits got = round_nearest_even(Format::fp32, d);
+    const Bits want = float_bits(static_cast<float>(d));
+    return got == want ? ::testing::AssertionSuccess()
+                       : ::testing::AssertionFailure()
+                             << "seed " << kSeed << ": round_nearest_even(fp32, " << hexd(d)
+                             << ") = " << describe(Format::fp32, got) << ", (float) cast "
+                             << describe(Format::fp32, want);
+  };
+  for (int i = 0; i < 500000; ++i) {
+    const uint64_t mant = rng() & ((uint64_t{1} << 52) - 1);
+    const int exp = static_cast<int>(rng() % 320) - 170;  // [-170, 149]
+    double d = std::ldexp(1.0 + std::ldexp(static_cast<double>(mant), -52), exp);
+    if (rng() & 1) d = -d;
+    ASSERT_TRUE(check(d));
+  }
+  for (int i = 0; i < 166667; ++i) {
+    Bits b = static_cast<Bits>(rng()) & 0x7fffffffu;
+    if (b >= 0x7f800000u) b -= 0x7f800000u;  // finite
+    const double lo = bits_float(b);
+    const double hi = b == 0x7f7fffffu ? 0x1p128 : static_cast<double>(bits_float(b + 1));
+    const double s = (rng() & 1) ? -1.0 : 1.0;
+    const double mid = s * (lo + (hi - lo) / 2);
+    ASSERT_TRUE(check(mid));
+    ASSERT_TRUE(check(std::nextafter(mid, 1e300)));
+    ASSERT_TRUE(check(std::nextafter(mid, -1e300)));
+    const Bits mag = round_nearest_even(Format::fp32, mid) & 0x7fffffffu;
+    ties_down += mag == b;
+    ties_up += mag == b + 1;
+  }
+  // Not vacuous: the midpoints are real ties and both parities occur.
+  EXPECT_EQ(ties_down + ties_up, 166667);
+  EXPECT_GT(ties_down, 50000);
+  EXPECT_GT(ties_up, 50000);
+}
+
+}  // namespace
+}  // namespace ssmv
