@@ -1,0 +1,22 @@
+#include "fast/common/cuda_check.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace ssmv {
+
+void throw_cuda_error(cudaError_t error, const char* expr, const char* file, int line) {
+  throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + expr +
+                           " failed: " + cudaGetErrorName(error) + ": " + cudaGetErrorString(error));
+}
+
+bool cuda_device_available() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();  // clear the sticky "no driver" error
+    return false;
+  }
+  return count > 0;
+}
+
+}  // namespace ssmv
