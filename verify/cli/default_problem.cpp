@@ -1,55 +1,12 @@
 #include "verify/cli/default_problem.h"
 
-#include <cmath>
+#include "verify/realistic_problem.h"
 
 namespace ssmv::cli {
-namespace {
-
-// splitmix64: a tiny, fully specified generator (std:: distributions differ between
-// standard libraries; ours must give the same problem everywhere).
-struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return double(next() >> 11) * 0x1p-53; }  // [0, 1)
-  double normal() {                                              // Box–Muller
-    const double u1 = 1.0 - uniform(), u2 = uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-  }
-};
-
-float in_format(Format f, double v) { return float(round_value(f, v)); }
-
-}  // namespace
 
 Problem default_problem(uint64_t seed) {
-  Rng rng{seed};
-  Problem p;
-  p.shape = Shape{{0, 37, 101}, /*H=*/4, /*P=*/16, /*N=*/32, /*G=*/2};
-  p.formats = Formats{Format::bf16, Format::fp32, Format::bf16};
-  p.dt_softplus = true;
-  const int64_t T = p.shape.num_tokens(), H = p.shape.H, P = p.shape.P, N = p.shape.N,
-                G = p.shape.G, S = p.shape.num_sequences();
-  const Format in = p.formats.input;
-  for (int64_t h = 0; h < H; ++h) {
-    p.A.push_back(in_format(Format::fp32, -std::exp(rng.uniform() * std::log(16.0))));
-    const double dt0 = std::exp(std::log(1e-3) + rng.uniform() * (std::log(0.1) - std::log(1e-3)));
-    p.dt_bias.push_back(in_format(Format::fp32, dt0 + std::log(-std::expm1(-dt0))));  // softplus⁻¹
-    p.D.push_back(in_format(Format::fp32, 1.0 + 0.1 * rng.normal()));
-  }
-  for (int64_t i = 0; i < T * H * P; ++i) p.x.push_back(in_format(in, rng.normal()));
-  for (int64_t i = 0; i < T * H * P; ++i) p.z.push_back(in_format(in, rng.normal()));
-  for (int64_t i = 0; i < T * H; ++i) p.dt.push_back(in_format(in, 0.5 * rng.normal()));
-  for (int64_t i = 0; i < T * G * N; ++i) p.B.push_back(in_format(in, rng.normal()));
-  for (int64_t i = 0; i < T * G * N; ++i) p.C.push_back(in_format(in, rng.normal()));
-  for (int64_t i = 0; i < S * H * P * N; ++i) {
-    p.initial_state.push_back(in_format(p.formats.state, 0.1 * rng.normal()));
-  }
-  return p;
+  return verify::realistic_problem(Shape{{0, 37, 101}, /*H=*/4, /*P=*/16, /*N=*/32, /*G=*/2},
+                                   Formats{Format::bf16, Format::fp32, Format::bf16}, seed);
 }
 
 }  // namespace ssmv::cli

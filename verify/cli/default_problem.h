@@ -11,8 +11,7 @@ namespace ssmv::cli {
 
 // Two sequences (37 and 64 tokens: one below, one at a chunk-size edge), H = 4, P = 16,
 // N = 32, G = 2, bf16 inputs, fp32 state, bf16 output, dt_softplus with dt_bias, D per
-// head, z gate, random initial states. A = −exp(U[log 1, log 16]); dt_bias =
-// softplus⁻¹(dt0) with dt0 log-uniform in [1e-3, 0.1]; x, B, C, z ~ N(0, 1); dt ~ N(0, 0.5).
+// head, z gate, random initial states; data as verify/realistic_problem.h draws it.
 Problem default_problem(uint64_t seed = 2026);
 
 }  // namespace ssmv::cli

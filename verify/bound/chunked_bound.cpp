@@ -1,0 +1,317 @@
+// Running error analysis of the chunked family, stage by stage; every step is derived in
+// docs/bounds.md §3 (the bracketed numbers refer to it).
+#include "verify/bound/chunked_bound.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "verify/bound/error_model.h"
+
+namespace ssmv::bound {
+namespace {
+
+double softplus(double v) { return v > 30 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v)); }
+double sigmoid(double v) { return 1.0 / (1.0 + std::exp(-v)); }
+
+// [3.0] An optional rounding to a format coarser than the accumulation: relative u_R and
+// the absolute floor of its subnormal range (half its smallest subnormal).
+struct Coarse {
+  double u = 0, eta = 0;
+};
+Coarse coarse_rounding(const Contract& c, Point point, const Formats& f) {
+  for (const Rounding& r : c.roundings) {
+    if (r.point != point) continue;
+    const Format fmt = resolve(r.format, f.input, f.state, f.output);
+    const FormatInfo& fi = format_info(fmt);
+    if (fi.precision >= format_info(c.accumulation).precision) return {};
+    return {fi.unit_roundoff, 0.5 * fi.min_subnormal};
+  }
+  return {};
+}
+
+// The contract's reduction whose description starts with `prefix`; sequential when absent.
+Reduction reduction(const Contract& c, const std::string& prefix) {
+  for (const Reduction& r : c.reductions) {
+    if (r.what.rfind(prefix, 0) == 0) return r;
+  }
+  return Reduction{prefix, ReductionOrder::sequential_fma, 1, "not declared: sequential assumed"};
+}
+
+// [3.1] Error of a chained sum, fed the magnitudes of its terms in the kernel's order,
+// starting from an accumulator of magnitude acc0. Sequential FMA: each term one rounding
+// at the running magnitude. Tensor-core steps of 16 (DESIGN.md §4): per step, 17
+// truncations each below 2^(E−26) ≤ 2^-25·max(|terms|, |acc|) plus a rounding toward zero
+// below one ULP (2u relative) of the step's result: 10.5u times the running magnitude.
+// For a reduction declared mma_m16n8k16 both models are evaluated and the larger kept
+// (the kernel falls back to sequential FMA for fp32 operands).
+class Chain {
+ public:
+  Chain(bool mma, double u, double eta, double acc0)
+      : mma_(mma), u_(u), eta_(eta), seq_acc_(acc0), mma_acc_(acc0) {}
+  void add(double abs_term, int64_t k) {
+    seq_acc_ += abs_term;
+    seq_err_ += u_ * seq_acc_ + eta_;
+    if (!mma_) return;
+    if (k / 16 != step_ && in_step_) flush();
+    step_ = k / 16;
+    in_step_ = true;
+    step_sum_ += abs_term;
+  }
+  double error() {
+    if (in_step_) flush();
+    return mma_ ? std::max(seq_err_, mma_err_) : seq_err_;
+  }
+
+ private:
+  static constexpr double kMmaStepUlps = 10.5;  // 17·2^-25/u + 2 with u = 2^-24
+  void flush() {
+    mma_acc_ += step_sum_;
+    mma_err_ += kMmaStepUlps * u_ * mma_acc_ + 2 * eta_;
+    step_sum_ = 0;
+    in_step_ = false;
+  }
+  bool mma_;
+  double u_, eta_;
+  double seq_acc_, seq_err_ = 0;
+  double mma_acc_, mma_err_ = 0, step_sum_ = 0;
+  int64_t step_ = -1;
+  bool in_step_ = false;
+};
+
+// Error of exp at exact argument w computed from an argument off by at most dw.
+double exp_error(const TranscendentalBudget& b, double w, double dw) {
+  const double e = std::exp(w);
+  return e * std::expm1(dw) + transcendental_error(b, std::min(w + dw, b.arg_hi), e * std::exp(dw));
+}
+
+}  // namespace
+
+ChunkedBounds chunked_bounds(const ChunkedInput& in) {
+  if (!in.problem || !in.contract || !in.delta || !in.y_exact || !in.y_ungated) {
+    throw std::invalid_argument("chunked_bounds: problem, contract, delta, y_exact and y_ungated are required");
+  }
+  const Problem& pr = *in.problem;
+  const Contract& c = *in.contract;
+  if (c.family != Family::chunked || c.chunk_size <= 0) {
+    throw std::invalid_argument("contract '" + c.name + "' is not of the chunked family with a chunk size");
+  }
+  const Shape& s = pr.shape;
+  const int64_t S = s.num_sequences(), H = s.H, P = s.P, N = s.N, L = c.chunk_size;
+  for (int64_t h = 0; h < H; ++h) {
+    if (pr.A[h] > 0) {
+      throw std::invalid_argument("A[" + std::to_string(h) + "] = " + std::to_string(pr.A[h]) +
+                                  " > 0: the chunked algorithm's exp(min(·, 0)) decays compute a "
+                                  "different function than the recurrence; no bound");
+    }
+  }
+  const double u = format_info(c.accumulation).unit_roundoff;
+  const double eta = underflow_floor(c.accumulation, c.flush_to_zero);
+  const Coarse r_B = coarse_rounding(c, Point::dt_scaled_B, pr.formats);
+  const Coarse r_CB = coarse_rounding(c, Point::decayed_CB, pr.formats);
+  const Coarse r_h = coarse_rounding(c, Point::incoming_state, pr.formats);
+  const TranscendentalBudget& b_exp = budget(c, "exp");
+  const TranscendentalBudget* b_sp = pr.dt_softplus ? &budget(c, "softplus") : nullptr;
+  const TranscendentalBudget* b_sig = pr.has_z() ? &budget(c, "sigmoid") : nullptr;
+  const Reduction red_cs = reduction(c, "cumsum"), red_st = reduction(c, "chunk state"),
+                  red_cb = reduction(c, "C·Bᵀ"), red_y = reduction(c, "y");
+  const bool cs_running = red_cs.order == ReductionOrder::sequential_fma && red_cs.partials <= 1;
+  const auto is_mma = [](const Reduction& r) { return r.order == ReductionOrder::mma_m16n8k16; };
+  const double g2 = gamma(2, u);
+
+  ChunkedBounds out;
+  out.y.assign(s.num_tokens() * H * P, 0.0);
+  out.final_state.assign(S * H * P * N, 0.0);
+  out.final_state_fp32.assign(S * H * P * N, 0.0);
+  int64_t chunks_total = 0;
+  for (int64_t seq = 0; seq < S; ++seq) chunks_total += (s.seq_len(seq) + L - 1) / L;
+  out.boundary_state.assign(chunks_total * H * P * N, 0.0);
+
+  // Per (sequence, head): the running state in double (h), its magnitude recurrence (habs)
+  // and the kernel's error bound (E), all [P, N].
+  std::vector<double> hd(P * N), habs(P * N), E(P * N);
+  std::vector<double> dl, ddl, cs, dcs;                 // per chunk token: δ, Δδ, cs, Δcs
+  std::vector<double> CB, dCB, CBmag;                   // [Lc, Lc]
+  std::vector<double> Bt, dBt;                          // [Lc, N] scaled B and its error
+  std::vector<double> st, dst;                          // [P, N] chunk state and its error
+  int64_t chunk_index = 0;
+  for (int64_t seq = 0; seq < S; ++seq) {
+    const int64_t seq_chunks = (s.seq_len(seq) + L - 1) / L;
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t g = s.group_of(h);
+      const double A = pr.A[h];
+      for (int64_t i = 0; i < P * N; ++i) {
+        hd[i] = pr.has_initial_state() ? pr.initial_state[pr.state_index(seq, h, 0, 0) + i] : 0.0;
+        habs[i] = std::fabs(hd[i]);
+        E[i] = 0;
+      }
+      for (int64_t cj = 0; cj < seq_chunks; ++cj) {
+        const int64_t t0 = s.cu_seqlens[seq] + cj * L;
+        const int64_t Lc = std::min(L, s.cu_seqlens[seq + 1] - t0);
+        // [3.2] δ and its error, as in the sequential family [2.1–2.2].
+        dl.assign(Lc, 0); ddl.assign(Lc, 0); cs.assign(Lc, 0); dcs.assign(Lc, 0);
+        double cs_run = 0, dcs_run = 0, abs_dA = 0, sum_ddA = 0;
+        for (int64_t k = 0; k < Lc; ++k) {
+          const int64_t t = t0 + k;
+          const double v = pr.dt[pr.dt_index(t, h)] + (pr.has_dt_bias() ? pr.dt_bias[h] : 0.0);
+          const double dv = pr.has_dt_bias() ? u * std::fabs(v) + eta : 0.0;
+          double dd = dv;
+          if (b_sp) dd = sigmoid(v + dv) * dv + transcendental_error(*b_sp, v, softplus(v + dv));
+          dl[k] = (*in.delta)[pr.dt_index(t, h)];
+          ddl[k] = dd;
+          // [3.3] cumulative sum: dA_k = fl(δ̂_k·A), then the sum in the contract's order.
+          const double dA = dl[k] * A;
+          const double ddA = std::fabs(A) * dd + u * std::fabs(A) * (std::fabs(dl[k]) + dd) + eta;
+          cs_run += dA;
+          abs_dA += std::fabs(dA);
+          sum_ddA += ddA;
+          if (cs_running) {
+            dcs_run = dcs_run + ddA + u * (std::fabs(cs_run) + dcs_run + ddA) + eta;
+          } else {
+            dcs_run = sum_ddA + gamma(reduction_depth(red_cs, k + 1), u) * abs_dA + (k + 1) * eta;
+          }
+          cs[k] = cs_run;
+          dcs[k] = dcs_run;
+        }
+        // [3.4] segment decays exp(min(cs_m − cs_k, 0)): the difference adds one rounding.
+        const auto seg_decay = [&](int64_t m, int64_t k, double& err) {
+          const double d = std::min(cs[m] - cs[k], 0.0);
+          const double dd = dcs[m] + dcs[k] + u * std::fabs(d) + eta;
+          err = exp_error(b_exp, d, dd);
+          return std::exp(d);
+        };
+        // [3.5] stage (b): scaled B_k = R(fl(B·fl(decay_last,k·δ_k))), then the chunk state.
+        Bt.assign(Lc * N, 0); dBt.assign(Lc * N, 0);
+        for (int64_t k = 0; k < Lc; ++k) {
+          double dD;
+          const double D = seg_decay(Lc - 1, k, dD);
+          const double sc = D * dl[k];
+          const double dsc = dD * (dl[k] + ddl[k]) + D * ddl[k] + u * (D + dD) * (dl[k] + ddl[k]) + eta;
+          for (int64_t n = 0; n < N; ++n) {
+            const double B = pr.B[pr.bc_index(t0 + k, g, n)];
+            Bt[k * N + n] = B * sc;
+            dBt[k * N + n] = std::fabs(B) * dsc + (u + r_B.u) * std::fabs(B) * (sc + dsc) + eta + r_B.eta;
+          }
+        }
+        st.assign(P * N, 0); dst.assign(P * N, 0);
+        for (int64_t p = 0; p < P; ++p) {
+          for (int64_t n = 0; n < N; ++n) {
+            Chain chain(is_mma(red_st), u, eta, 0.0);
+            double v = 0, carried = 0;
+            for (int64_t k = 0; k < Lc; ++k) {
+              const double x = pr.x[pr.x_index(t0 + k, h, p)];
+              v += x * Bt[k * N + n];
+              carried += std::fabs(x) * dBt[k * N + n];
+              chain.add(std::fabs(x) * (std::fabs(Bt[k * N + n]) + dBt[k * N + n]), k);
+            }
+            st[p * N + n] = v;
+            dst[p * N + n] = carried + chain.error();
+          }
+        }
+        // [3.6] stage (d): C·Bᵀ over n, |CB| with the double dot product's own margin.
+        CB.assign(Lc * Lc, 0); dCB.assign(Lc * Lc, 0); CBmag.assign(Lc * Lc, 0);
+        for (int64_t m = 0; m < Lc; ++m) {
+          for (int64_t k = 0; k <= m; ++k) {
+            Chain chain(is_mma(red_cb), u, eta, 0.0);
+            double v = 0, mag = 0;
+            for (int64_t n = 0; n < N; ++n) {
+              const double term = double(pr.C[pr.bc_index(t0 + m, g, n)]) * pr.B[pr.bc_index(t0 + k, g, n)];
+              v += term;
+              mag += std::fabs(term);
+              chain.add(std::fabs(term), n);
+            }
+            CB[m * Lc + k] = v;
+            CBmag[m * Lc + k] = std::fabs(v) + double(N) * 0x1p-52 * mag;
+            dCB[m * Lc + k] = chain.error();
+          }
+        }
+        // [3.7] stage (e) per row m: inter-chunk term from R(h_in), then the intra-chunk
+        // terms on the same accumulator, then D·x and the gate.
+        for (int64_t m = 0; m < Lc; ++m) {
+          const int64_t t = t0 + m;
+          const double em = std::exp(cs[m]);
+          const double dem = exp_error(b_exp, cs[m], dcs[m]);
+          // weights w_mk = R(fl(fl(CB·decay)·δ_k)) and their errors
+          std::vector<double> w(m + 1), dw(m + 1);
+          for (int64_t k = 0; k <= m; ++k) {
+            double dD;
+            const double D = seg_decay(m, k, dD);
+            const double cb = CBmag[m * Lc + k];
+            w[k] = cb * D * dl[k];
+            dw[k] = dCB[m * Lc + k] * D * dl[k] + cb * dD * dl[k] + cb * D * ddl[k] +
+                    (2 * u + r_CB.u) * (cb + dCB[m * Lc + k]) * (D + dD) * (dl[k] + ddl[k]) +
+                    2 * eta + r_CB.eta;
+          }
+          for (int64_t p = 0; p < P; ++p) {
+            // inter: q = Σ_n C_m[n]·R(h)[p,n], then fl(q·exp(cs_m))
+            Chain qchain(is_mma(red_y), u, eta, 0.0);
+            double q_mag = 0, dq = 0;
+            for (int64_t n = 0; n < N; ++n) {
+              const double Cn = std::fabs(double(pr.C[pr.bc_index(t, g, n)]));
+              const int64_t i = p * N + n;
+              const double h_ub = std::fabs(hd[i]) + 0x1p-30 * habs[i];
+              const double dR = E[i] + r_h.u * (h_ub + E[i]) + r_h.eta;
+              dq += Cn * dR;
+              q_mag += Cn * h_ub;
+              qchain.add(Cn * (h_ub + dR), n);
+            }
+            dq += qchain.error();
+            const double inter_mag = q_mag * em;
+            double err = q_mag * dem + em * dq + u * (q_mag + dq) * (em + dem) + eta;
+            // intra, chained on the accumulator holding the inter term
+            Chain ychain(is_mma(red_y), u, eta, inter_mag + err);
+            for (int64_t k = 0; k <= m; ++k) {
+              const double x = std::fabs(double(pr.x[pr.x_index(t0 + k, h, p)]));
+              err += x * dw[k];
+              ychain.add(x * (w[k] + dw[k]), k);
+            }
+            err += ychain.error();
+            // D·x by one fma: one rounding at |y_pre| ≤ |y_ungated| + err.
+            const int64_t yi = pr.x_index(t, h, p);
+            const double y_pre = std::fabs((*in.y_ungated)[yi]);
+            err += u * (y_pre + err) + eta;
+            double y_abs = y_pre;
+            if (b_sig) {
+              // [3.8] gate, as [2.7]
+              const double z = pr.z[yi];
+              const double sz = sigmoid(z);
+              const double gz = std::fabs(z) * sz;
+              const double sig_rel = transcendental_error(*b_sig, z, sz) / sz;
+              err = gz * err + (g2 + sig_rel) * gz * (y_pre + err) + 2 * eta;
+              y_abs = std::fabs((*in.y_exact)[yi]);
+            }
+            // [3.9] rounding to the output format
+            out.y[yi] = (err + half_ulp_at_most(pr.formats.output, y_abs * (1 + 0x1p-50) + err)) * kSafetyFactor;
+          }
+        }
+        // [3.10] stage (c): h_out = fma(exp(cs_last), h_in, chunk_state), kept in fp32.
+        const double a = std::exp(cs[Lc - 1]);
+        const double da = exp_error(b_exp, cs[Lc - 1], dcs[Lc - 1]);
+        for (int64_t i = 0; i < P * N; ++i) {
+          const double h_ub = std::fabs(hd[i]) + 0x1p-30 * habs[i];
+          const double st_mag = std::fabs(st[i]) + dst[i];
+          E[i] = (a + da) * E[i] + da * h_ub + dst[i] + u * ((a + da) * (h_ub + E[i]) + st_mag) + eta;
+          hd[i] = a * hd[i] + st[i];
+          habs[i] = a * habs[i] + st_mag;
+          const double out_ub = std::fabs(hd[i]) + 0x1p-30 * habs[i];
+          out.boundary_state[((chunk_index + cj) * H + h) * P * N + i] =
+              (E[i] + half_ulp_at_most(pr.formats.state, out_ub + E[i])) * kSafetyFactor;
+        }
+      }
+      for (int64_t i = 0; i < P * N; ++i) {
+        const int64_t si = pr.state_index(seq, h, 0, 0) + i;
+        const double ub = std::fabs(hd[i]) + 0x1p-30 * habs[i];
+        out.final_state_fp32[si] = E[i] * kSafetyFactor;
+        out.final_state[si] = (E[i] + half_ulp_at_most(pr.formats.state, ub + E[i])) * kSafetyFactor;
+      }
+    }
+    for (int64_t cj = 0; cj < seq_chunks; ++cj) {
+      out.boundary_positions.push_back(std::min(s.cu_seqlens[seq] + (cj + 1) * L, s.cu_seqlens[seq + 1]));
+    }
+    chunk_index += seq_chunks;
+  }
+  return out;
+}
+
+}  // namespace ssmv::bound

@@ -1,0 +1,33 @@
+// Per-element error bounds for the chunked family (chunk_scan: the chunked SSD prefill).
+// Derivation: docs/bounds.md §3.
+#pragma once
+
+#include <vector>
+
+#include "spec/contract.h"
+#include "spec/problem.h"
+
+namespace ssmv::bound {
+
+struct ChunkedInput {
+  const Problem* problem = nullptr;
+  const Contract* contract = nullptr;            // family chunked, chunk_size > 0
+  const std::vector<double>* delta = nullptr;    // [T, H] exact δ (reference, nearest doubles)
+  const std::vector<double>* y_exact = nullptr;  // [T, H, P] exact y (reference)
+  const std::vector<double>* y_ungated = nullptr;  // [T, H, P] exact y before the gate
+};
+
+struct ChunkedBounds {
+  std::vector<double> y;                // [T, H, P] on |ŷ − y| in the output format
+  std::vector<double> boundary_state;   // [chunks, H, P, N] on the state after each chunk, stored
+  std::vector<int64_t> boundary_positions;  // [chunks] packed position q ending each chunk
+  std::vector<double> final_state;      // [S, H, P, N] on the stored final state
+  std::vector<double> final_state_fp32; // [S, H, P, N] on the fp32 state before the store
+};
+
+// Throws std::invalid_argument when the contract cannot bound this problem: a family other
+// than chunked, a budget missing or out of range, or A > 0 (the chunked algorithm's
+// exp(min(·, 0)) guard then computes a different function than the recurrence).
+ChunkedBounds chunked_bounds(const ChunkedInput& in);
+
+}  // namespace ssmv::bound

@@ -1,0 +1,58 @@
+#include "verify/realistic_problem.h"
+
+#include <cmath>
+
+namespace ssmv::verify {
+namespace {
+
+struct Rng {
+  uint64_t s;
+  uint64_t next() {  // splitmix64
+    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return double(next() >> 11) * 0x1p-53; }  // [0, 1)
+  double normal() {                                              // Box–Muller
+    const double u1 = 1.0 - uniform(), u2 = uniform();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  }
+};
+
+float in_format(Format f, double v) { return float(round_value(f, v)); }
+
+}  // namespace
+
+Problem realistic_problem(const Shape& shape, const Formats& formats, uint64_t seed,
+                          const RealisticOptions& o) {
+  Rng rng{seed};
+  Problem p;
+  p.shape = shape;
+  p.formats = formats;
+  p.dt_softplus = o.dt_softplus;
+  const int64_t T = shape.num_tokens(), H = shape.H, P = shape.P, N = shape.N, G = shape.G,
+                S = shape.num_sequences();
+  const Format in = formats.input;
+  for (int64_t h = 0; h < H; ++h) {
+    p.A.push_back(in_format(Format::fp32, -std::exp(rng.uniform() * std::log(16.0))));
+    const double dt0 = std::exp(std::log(1e-3) + rng.uniform() * (std::log(0.1) - std::log(1e-3)));
+    // softplus⁻¹(dt0) = dt0 + log(−expm1(−dt0))
+    if (o.dt_bias) p.dt_bias.push_back(in_format(Format::fp32, dt0 + std::log(-std::expm1(-dt0))));
+  }
+  const int64_t d_count = o.d_mode == DMode::per_head ? H : o.d_mode == DMode::per_head_dim ? H * P : 0;
+  for (int64_t i = 0; i < d_count; ++i) p.D.push_back(in_format(Format::fp32, 1.0 + 0.1 * rng.normal()));
+  for (int64_t i = 0; i < T * H * P; ++i) p.x.push_back(in_format(in, rng.normal()));
+  if (o.z) for (int64_t i = 0; i < T * H * P; ++i) p.z.push_back(in_format(in, rng.normal()));
+  for (int64_t i = 0; i < T * H; ++i) p.dt.push_back(in_format(in, 0.5 * rng.normal()));
+  for (int64_t i = 0; i < T * G * N; ++i) p.B.push_back(in_format(in, rng.normal()));
+  for (int64_t i = 0; i < T * G * N; ++i) p.C.push_back(in_format(in, rng.normal()));
+  if (o.initial_state) {
+    for (int64_t i = 0; i < S * H * P * N; ++i) {
+      p.initial_state.push_back(in_format(formats.state, 0.1 * rng.normal()));
+    }
+  }
+  return p;
+}
+
+}  // namespace ssmv::verify
