@@ -1,0 +1,96 @@
+#include "fast/chunk_scan/contract.h"
+
+namespace ssmv::chunk_scan {
+namespace {
+
+// Budgets of fast/common/fast_math.h, as its first comment lines state them (measured
+// against MPFR by ssmv_fast_math_ulp, fast/common/tests/fast_math_ulp_main.cpp).
+// chunk_scan evaluates exp at arguments ≤ 0 only where a decay is exp(min(·, 0)); the
+// inter-chunk decays exp(cs_m) and exp(cs_last) take the cumulative sum as it is.
+std::vector<TranscendentalBudget> budgets() {
+  const std::string how = "fast/common/fast_math.h first comment lines (ssmv_fast_math_ulp vs MPFR)";
+  return {
+      {"exp", 0.90, 0.0, 0.0, -104.0, 89.0, how},
+      // Above 20 softplus(x) = x: error log1p(e^-x) < e^-20, under 0.0011 ULP of x.
+      {"softplus", 1.46, 0.0, 0x1p-149, -104.0, 20.0, how},
+      // Below x = -87.3 the result is below 2^-126: absolute error < 2^-126 there.
+      {"sigmoid", 1.52, 0.0, 0x1p-126, -87.3, 104.0, how},
+  };
+}
+
+std::vector<Reduction> reductions(ContractKind kind) {
+  const bool mma = kind == ContractKind::production;
+  const ReductionOrder order = mma ? ReductionOrder::mma_m16n8k16 : ReductionOrder::sequential_fma;
+  const std::string steps =
+      mma ? "mma.sync m16n8k16 with fp32 accumulator: 16-wide k-steps [16j,16j+16) in "
+            "increasing j, one accumulator chained through them (DESIGN.md §4 model); "
+            "sequential fmaf instead when the input format is fp32"
+          : "sequential fmaf in increasing k, one fp32 accumulator";
+  auto r = [](std::string what, ReductionOrder o, std::string detail) {
+    Reduction x;
+    x.what = std::move(what);
+    x.order = o;
+    x.detail = std::move(detail);
+    return x;
+  };
+  return {
+      r("cumsum: cs_m = Σ_{k≤m} δ_k·A", ReductionOrder::sequential_fma,
+       "sequential fp32 in increasing k: dA_k = fl(δ_k·A), cs_k = fl(cs_{k−1} + dA_k) (product "
+       "rounded before the add, no fma)"),
+      r("chunk state: Σ_k x_k[p]·R(B_k[n]·scale_k), k < chunk length", order, steps),
+      r("state passing: h = fma(exp(cs_last), h, chunk_state)", ReductionOrder::sequential_fma,
+       "one fmaf per chunk, chunks in order, fp32 between chunks"),
+      r("C·Bᵀ: Σ_n C_m[n]·B_k[n]", order, steps),
+      r("y: (Σ_n C_m[n]·R(h_in)[p,n])·exp(cs_m) then + Σ_{k≤m} R(w_mk)·x_k[p] on the same "
+       "accumulator, then fma(D, x, ·)",
+       order, steps + "; k-steps entirely above the causal diagonal are skipped (exact: a step "
+                      "of zero products leaves the accumulator unchanged)"),
+  };
+}
+
+}  // namespace
+
+std::string_view contract_kind_name(ContractKind kind) {
+  return kind == ContractKind::production ? "production" : "fp32";
+}
+
+bool parse_contract_kind(std::string_view text, ContractKind& out) {
+  if (text == "production") {
+    out = ContractKind::production;
+    return true;
+  }
+  if (text == "fp32") {
+    out = ContractKind::fp32;
+    return true;
+  }
+  return false;
+}
+
+Contract contract(ContractKind kind, int64_t chunk_size) {
+  Contract c;
+  c.name = std::string("chunk_scan.") + std::string(contract_kind_name(kind));
+  c.kernel = "chunk_scan";
+  c.family = Family::chunked;
+  c.chunk_size = chunk_size;
+  c.accumulation = Format::fp32;
+  if (kind == ContractKind::production) {
+    c.roundings.push_back({Point::dt_scaled_B, FormatRef::input});
+    c.roundings.push_back({Point::incoming_state, FormatRef::input});
+    c.roundings.push_back({Point::decayed_CB, FormatRef::input});
+  }
+  // Only the returned states (final, and boundary states on request) are rounded to the
+  // state format; the running state between chunks stays fp32.
+  c.roundings.push_back({Point::stored_state, FormatRef::state});
+  c.roundings.push_back({Point::output, FormatRef::output});
+  c.transcendentals = budgets();
+  c.reductions = reductions(kind);
+  c.flush_to_zero = false;
+  c.softplus_shortcut = true;
+  // Target: bit-identical (the twin implements the DESIGN.md §4 model). The measured
+  // figure and its command are recorded in bench/NOTES.md, section "chunk_scan (issue 4)".
+  c.gpu_twin_max_ulps = 0;
+  c.gpu_twin_how_measured = "not yet measured on the H200";
+  return c;
+}
+
+}  // namespace ssmv::chunk_scan

@@ -1,0 +1,34 @@
+// Host model of the H200's tensor-core accumulation (DESIGN.md §4), exact for every
+// bf16 or fp16 operand pair with normal or zero values and a finite fp32 accumulator:
+// the host twin reproduces mma.sync.m16n8k16 f32.{bf16,f16} outputs bit for bit with it.
+//
+// One step of m16n8k16 computes, per output element, d = c + Σ_{k<16} a_k·b_k as:
+//   * the 16 products a_k·b_k exactly;
+//   * reference exponents: e(a)+e(b)+1 for a product, e(c)+1 for c (e = floor(log2|v|));
+//     E is the largest over the non-zero terms;
+//   * every term truncated toward zero to a multiple of 2^(E−26);
+//   * the truncated terms summed exactly; the sum rounded toward zero to fp32.
+// A step whose products are all zero returns c unchanged (c keeps its 24 bits: its lowest
+// bit is 2^(e(c)−23), above the truncation grid 2^(e(c)−25)), so skipping such a step, as
+// the kernel does above the causal diagonal, changes nothing.
+#pragma once
+
+#include <cstddef>
+
+namespace ssmv::chunk_scan {
+
+// One 16-wide step for one output element: a and b hold `count` ≤ 16 operand values
+// (exact bf16 or fp16 values held in float); the missing ones are zero.
+float mma_step(const float* a, const float* b, int count, float c);
+
+// A chained reduction as the kernel issues it: acc = mma_step over k-steps
+// [16j, 16j+16) ∩ [0, len) for j = 0, 1, ... in increasing order. a and b are read with
+// strides (elements) a_stride and b_stride.
+float mma_chain(const float* a, std::ptrdiff_t a_stride, const float* b, std::ptrdiff_t b_stride,
+                int len, float acc);
+
+// The SIMT reduction of the fp32 paths: acc = fmaf(a_k, b_k, acc) for k = 0..len-1.
+float fma_chain(const float* a, std::ptrdiff_t a_stride, const float* b, std::ptrdiff_t b_stride,
+                int len, float acc);
+
+}  // namespace ssmv::chunk_scan

@@ -1,0 +1,120 @@
+#include "fast/chunk_scan/tests/problem_gen.h"
+
+#include <cmath>
+
+namespace ssmv::chunk_scan::testing {
+
+Problem make_problem(const GenOptions& o, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  Problem p;
+  p.shape.cu_seqlens = {0};
+  for (int64_t len : o.seq_lens) p.shape.cu_seqlens.push_back(p.shape.cu_seqlens.back() + len);
+  p.shape.H = o.H;
+  p.shape.P = o.P;
+  p.shape.N = o.N;
+  p.shape.G = o.G;
+  p.formats = {o.input, o.state, o.output};
+  p.dt_softplus = o.softplus;
+  p.dt_limit_lo = o.dt_limit_lo;
+  p.dt_limit_hi = o.dt_limit_hi;
+  const int64_t T = p.shape.num_tokens(), H = o.H, P = o.P, N = o.N, G = o.G;
+  const int64_t S = p.shape.num_sequences();
+  auto in = [&](double v) { return float(round_value(o.input, v)); };
+  auto fill = [&](std::vector<float>& v, int64_t n, Format f, double scale) {
+    v.resize(n);
+    for (auto& e : v) e = float(round_value(f, scale * normal(rng)));
+  };
+  fill(p.x, T * H * P, o.input, 1.0);
+  fill(p.B, T * G * N, o.input, 1.0);
+  fill(p.C, T * G * N, o.input, 1.0);
+  if (o.z) fill(p.z, T * H * P, o.input, 1.0);
+  p.A.resize(H);
+  for (auto& a : p.A) a = float(-std::exp(unit(rng) * std::log(16.0)));
+  // δ target log-uniform in [1e-3, 0.1]: with softplus, bias = softplus⁻¹(target) and dt a
+  // small perturbation; without, dt itself (plus a zero bias if one is asked for).
+  std::vector<double> target(H);
+  for (auto& t : target) t = std::exp(std::log(1e-3) + unit(rng) * (std::log(0.1) - std::log(1e-3)));
+  if (o.dt_bias) {
+    p.dt_bias.resize(H);
+    for (int64_t h = 0; h < H; ++h) {
+      p.dt_bias[h] = o.softplus ? float(std::log(std::expm1(target[h]))) : 0.0f;
+    }
+  }
+  p.dt.resize(T * H);
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t h = 0; h < H; ++h) {
+      p.dt[t * H + h] = o.softplus ? in(0.5 * normal(rng)) : in(target[h] * (0.5 + unit(rng)));
+    }
+  }
+  if (o.D) {
+    p.D.resize(o.D_per_dim ? H * P : H);
+    for (auto& d : p.D) d = float(normal(rng));
+  }
+  if (o.initial_state) fill(p.initial_state, S * H * P * N, o.state, 1.0);
+  return p;
+}
+
+GenOptions random_options(std::mt19937_64& rng, int64_t L, int64_t max_tokens) {
+  auto pick = [&](std::initializer_list<int64_t> v) {
+    return *(v.begin() + std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng));
+  };
+  auto chance = [&](double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; };
+  GenOptions o;
+  const Format formats[] = {Format::bf16, Format::fp16, Format::fp32};
+  o.input = chance(0.6) ? Format::bf16 : formats[pick({1, 2})];
+  o.state = formats[pick({0, 1, 2})];
+  o.output = formats[pick({0, 1, 2})];
+  o.G = pick({1, 1, 2});
+  o.H = o.G * pick({1, 2});
+  if (chance(0.05)) {
+    o.P = pick({128, 256});
+    o.N = pick({8, 16});
+  } else if (chance(0.05)) {
+    o.P = pick({8, 16});
+    o.N = pick({128, 256});
+  } else {
+    o.P = pick({8, 16, 24, 32, 64});
+    o.N = pick({16, 32, 48, 64});
+  }
+  const int64_t budget = max_tokens * 64 * 64 / (o.H * std::max<int64_t>(o.P * o.N, 64 * 64) / 1);
+  int64_t total = 0;
+  const int64_t S = pick({1, 2, 3, 5});
+  for (int64_t s = 0; s < S; ++s) {
+    int64_t len = pick({1, L - 1, L, L + 1, 2 * L + 1});
+    if (chance(0.4)) len = std::uniform_int_distribution<int64_t>(1, 2 * L)(rng);
+    if (total + len > budget && total > 0) break;
+    o.seq_lens.push_back(std::max<int64_t>(1, std::min(len, budget)));
+    total += o.seq_lens.back();
+  }
+  o.softplus = chance(0.8);
+  o.dt_bias = chance(0.8);
+  o.z = chance(0.5);
+  o.D = chance(0.7);
+  o.D_per_dim = chance(0.3);
+  o.initial_state = chance(0.5);
+  if (chance(0.2)) {
+    o.dt_limit_lo = 2e-3f;
+    o.dt_limit_hi = 5e-2f;
+  }
+  return o;
+}
+
+std::string describe(const Problem& p) {
+  std::string s = "T=" + std::to_string(p.shape.num_tokens()) + ",S=" +
+                  std::to_string(p.shape.num_sequences()) + ",H=" + std::to_string(p.shape.H) +
+                  ",P=" + std::to_string(p.shape.P) + ",N=" + std::to_string(p.shape.N) +
+                  ",G=" + std::to_string(p.shape.G) + ",in=" +
+                  std::string(format_name(p.formats.input)) + ",state=" +
+                  std::string(format_name(p.formats.state)) + ",out=" +
+                  std::string(format_name(p.formats.output)) + ",lens=";
+  for (int64_t i = 0; i < p.shape.num_sequences(); ++i) s += std::to_string(p.shape.seq_len(i)) + " ";
+  s += p.has_z() ? ",z" : "";
+  s += p.D.empty() ? "" : ",D";
+  s += p.has_initial_state() ? ",h0" : "";
+  s += p.dt_softplus ? ",softplus" : "";
+  return s;
+}
+
+}  // namespace ssmv::chunk_scan::testing
