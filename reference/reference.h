@@ -4,10 +4,19 @@
 // Every value is computed twice, at `precision_bits` and at `check_precision_bits`, and
 // returned only when the two agree to `certified_bits` relative to the value's magnitude
 // (the same computation on absolute values); otherwise CertificationError is thrown.
+// The returned value is the check run's (the more precise one).
+//
+// One core (reference/head_recurrence.h) computes one (sequence, head) pair over its
+// tokens; compute(), compute_streaming() and compute_decode() all run it. Memory is
+// O(H·P·N) per worker thread plus what the caller keeps: compute() keeps every output,
+// compute_streaming() hands each token's outputs to a Sink and keeps nothing.
 #pragma once
+
+#include <mpfr.h>
 
 #include <boost/multiprecision/mpfr.hpp>
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -19,7 +28,12 @@ namespace ssmv::ref {
 using Real = boost::multiprecision::mpfr_float;
 
 // Default working precision of the primary run (bits). The certifying run uses 64 more.
-inline constexpr int kDefaultPrecisionBits = 128;
+// 127 rather than 128: MPFR 4 has fast paths for operands of equal precision strictly
+// below 64·k bits (mpfr_mul_2 / add1sp2 for p < 128, mpfr_mul_3 / add1sp3 for p < 192),
+// so 127/191 bits run about 1.3x faster than 128/192 and lose one bit of 63 spare ones.
+inline constexpr int kDefaultPrecisionBits = 127;
+// Extra bits of the certifying run over the primary run when check_precision_bits = 0.
+inline constexpr int kDefaultCheckExtraBits = 64;
 // Required agreement, in bits relative to the magnitudes involved.
 inline constexpr int kCertifiedBits = 64;
 
@@ -28,24 +42,44 @@ class CertificationError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The number type the core runs on. Both give identical bits (tests/arithmetic_test.cpp):
+// every operation is one correctly rounded MPFR operation at the run's precision.
+enum class Arithmetic : uint8_t {
+  raw_mpfr,    // mpfr_t directly (default: fastest)
+  boost_mpfr,  // boost::multiprecision::mpfr_float (Real)
+};
+
 struct Options {
-  int precision_bits = kDefaultPrecisionBits;
-  int check_precision_bits = 0;  // 0: precision_bits + 64
+  int precision_bits = kDefaultPrecisionBits;  // >= 24, so every input is exact
+  int check_precision_bits = 0;  // 0: precision_bits + 64; otherwise > precision_bits
   int certified_bits = kCertifiedBits;
   // Packed token positions q (cu[s] < q <= cu[s+1]) at which to return the state of the
   // sequence s containing token q-1, after tokens [cu[s], q). Chunk boundaries, typically.
   std::vector<int64_t> state_positions;
   int threads = 1;  // worker threads over (sequence, head) pairs; 0: hardware concurrency
+  Arithmetic arithmetic = Arithmetic::raw_mpfr;
+
+  int resolved_check_precision_bits() const {
+    return check_precision_bits ? check_precision_bits : precision_bits + kDefaultCheckExtraBits;
+  }
 };
+
+// Magnitudes are upper bounds computed in double (reference/magnitude.h gives the
+// argument); they are rigorous while their partial values stay at or above DBL_MIN
+// (2^-1022). The agreement test uses max(magnitude, DBL_MIN), i.e. an absolute floor of
+// 2^-(1022 + certified_bits), 2^-937 below fp32's smallest subnormal. A magnitude that is
+// exactly 0 means every term is 0, and then both runs return exactly 0.
+inline constexpr double kMagnitudeFloor = 0x1p-1022;
 
 // Exact values with what error bounds need beside them.
 struct ExactValues {
   std::vector<Real> value;               // full precision (the certifying run's)
   std::vector<double> nearest;           // value rounded to the nearest double
   std::vector<double> magnitude;         // upper bound of the value's scale (see each field)
-  std::vector<double> certified_error;   // |primary − check|: ≤ 2^-certified_bits·magnitude
+  std::vector<double> certified_error;   // |primary − check| rounded up: ≤ 2^-certified_bits·max(magnitude, kMagnitudeFloor)
   size_t size() const { return nearest.size(); }
   Bits rounded(Format f, size_t i) const;  // value correctly rounded (RNE) to f
+  void resize(size_t n, int precision_bits);  // n zeros of the given precision
 };
 
 struct StateAt {
@@ -71,13 +105,53 @@ struct ExactResult {
   int check_precision_bits = 0;
 };
 
-// Throws ProblemError (bad problem) or CertificationError (precision too low).
+// Throws ProblemError (bad problem or options) or CertificationError (precision too low).
 ExactResult compute(const Problem& problem, const Options& options = {});
+
+// As compute(), starting from a full-precision initial state [S, H, P, N] (typically a
+// previous result's final_state, with its magnitudes) instead of problem.initial_state,
+// which must be empty. A prefill of [0,k) followed by this from its final state returns
+// bit for bit the value, nearest and magnitude of a prefill of [0,T) (the certifying run
+// continues from its own state); only certified_error may differ.
+ExactResult compute(const Problem& problem, const ExactValues& initial_state,
+                    const Options& options = {});
+
+// Streaming: what compute_streaming() hands over, certified, as soon as it is computed.
+struct TokenOutputs {
+  int64_t sequence = 0, token = 0, head = 0;  // token: packed position t
+  double delta = 0, decay = 0;                // nearest doubles of δ and exp(δ·A)
+  // [P] each; y points at the check run's values (valid during the call only).
+  std::span<const mpfr_srcptr> y;
+  std::span<const double> y_nearest, y_magnitude, y_certified_error;
+  std::span<const double> sum_abs_CS, sum_abs_C_Sabs, abs_Dx, y_ungated;
+};
+struct StateOutputs {
+  int64_t sequence = 0, head = 0;
+  int64_t position = 0;  // packed position q: the state after tokens [cu[s], q)
+  bool final = false;    // true: the sequence's final state (q = cu[s+1]); false: a requested position
+  // [P, N] each.
+  std::span<const mpfr_srcptr> value;
+  std::span<const double> nearest, magnitude, certified_error;
+};
+// Receives outputs from worker threads: calls for different (sequence, head) pairs may
+// run concurrently; for one pair they come in token order, each requested position's
+// state right after its last token, the final state last.
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  virtual void token(const TokenOutputs& out) = 0;
+  virtual void state(const StateOutputs& out) = 0;
+};
+// Memory: O(threads·P·N) — one (sequence, head) pair's state per worker, independent of T.
+void compute_streaming(const Problem& problem, Sink& sink, const Options& options = {});
 
 struct ExactDecodeResult {
   ExactResult result;       // y of every request (pad requests from a zero state)
   ExactValues state_pool;   // [slots, H, P, N]: written slots exact, the others as given
 };
+// Request s reads pool[slot_in[s]] (a zero state for the pad id) and writes its final
+// state to pool[out_slot(s)] unless it pads. Slots nobody writes keep their given values
+// with magnitude |value| and certified_error 0.
 ExactDecodeResult compute_decode(const DecodeProblem& decode, const Options& options = {});
 
 }  // namespace ssmv::ref

@@ -1,0 +1,32 @@
+// Internal: runs the core (head_recurrence.h) over every (sequence, head) pair of a
+// problem at the primary and the check precision in one pass over the tokens, certifies
+// every value and hands it to a Sink. Shared by compute(), compute_streaming() and
+// compute_decode() (reference.cpp).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "reference/reference.h"
+#include "spec/problem.h"
+
+namespace ssmv::ref::detail {
+
+// Where each sequence's initial state comes from.
+struct InitialStates {
+  // [S]: pointer to the sequence's [H, P, N] floats (state format), or null for zero.
+  std::vector<const float*> floats;
+  // When set: [S, H, P, N] full-precision values and magnitudes, used instead of floats.
+  const ExactValues* exact = nullptr;
+};
+
+// Checks the options (field and value in the ProblemError) and state_positions against
+// the problem; returns check_precision_bits resolved.
+int checked_check_precision(const Problem& problem, const Options& options);
+
+// The problem and options must have been validated. Throws CertificationError for the
+// failing element of the first failing (sequence, head) pair in (s, h) order, whatever
+// the thread count.
+void run(const Problem& problem, const InitialStates& initial, const Options& options, Sink& sink);
+
+}  // namespace ssmv::ref::detail

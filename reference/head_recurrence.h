@@ -1,0 +1,153 @@
+// The one core of the reference: the recurrence of ../shared/DESIGN.md section 2 for one
+// (sequence, head) pair, one token at a time, at one precision, on a number policy of
+// arithmetic.h. compute(), compute_streaming() and compute_decode() all run it (twice
+// per pair: at the primary and at the check precision).
+//
+// Per token t (g = group of h):
+//   δ = dt[t,h] (+ dt_bias[h]);  δ = log1p(exp(δ)) if softplus;  δ = clamp(δ, lo, hi)
+//   a = exp(δ·A[h]);  u_n = δ·B[t,g,n]
+//   S[p,n] = a·S[p,n] + u_n·x[t,h,p]
+//   y_ungated[p] = Σ_n C[t,g,n]·S[p,n] + D·x[t,h,p];  y[p] = y_ungated[p]·(z / (1 + e^-z))
+// Every operation is one MPFR rounding to nearest at the run's precision; the
+// certification (two precisions) bounds what these roundings add up to.
+//
+// No allocation after construction: every variable is reused token after token.
+#pragma once
+
+#include <mpfr.h>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+
+#include "reference/arithmetic.h"
+#include "spec/problem.h"
+
+namespace ssmv::ref {
+
+// Above this δ, exp(δ) would leave MPFR's default exponent range (|E| < 2^30, so e^δ
+// overflows near δ = 7.4e8); softplus then uses the exact identity
+// log1p(e^δ) = δ + log1p(e^-δ), which needs no large exponent.
+inline constexpr double kSoftplusIdentityAbove = 0x1p20;
+
+template <class Arith>
+class HeadRecurrence {
+ public:
+  using Num = typename Arith::Num;
+
+  HeadRecurrence(mpfr_prec_t prec, int64_t P, int64_t N)
+      : P_(P), N_(N), S_(new Num[P * N]), u_(new Num[N]), c_(new Num[N]), y_(new Num[P]),
+        y_ungated_(new Num[P]), gate_(new Num[P]) {
+    for (int64_t i = 0; i < P * N; ++i) Arith::init(S_[i], prec);
+    for (int64_t n = 0; n < N; ++n) {
+      Arith::init(u_[n], prec);
+      Arith::init(c_[n], prec);
+    }
+    for (int64_t p = 0; p < P; ++p) {
+      Arith::init(y_[p], prec);
+      Arith::init(y_ungated_[p], prec);
+      Arith::init(gate_[p], prec);
+    }
+    for (Num* v : {&delta_, &decay_, &x_, &t_, &acc_, &one_}) Arith::init(*v, prec);
+    Arith::set(one_, 1.0);
+  }
+
+  // Initial state S_0 [P, N]: zero, exact floats, or MPFR values (rounded to nearest).
+  void load_zero() {
+    for (int64_t i = 0; i < P_ * N_; ++i) Arith::zero(S_[i]);
+  }
+  void load(const float* h0) {
+    for (int64_t i = 0; i < P_ * N_; ++i) Arith::set(S_[i], double(h0[i]));
+  }
+  void load(const mpfr_srcptr* h0) {
+    for (int64_t i = 0; i < P_ * N_; ++i) Arith::set(S_[i], h0[i]);
+  }
+
+  // Advances by packed token t of head h. When sum_abs_cs is given ([P]), adds
+  // |C_n·S_n| (each product rounded to the nearest double) into it, from 0.
+  void step(const Problem& pr, int64_t t, int64_t h, double* sum_abs_cs) {
+    step_delta(pr, t, h);
+    const int64_t g = pr.shape.group_of(h);
+    Arith::set(t_, double(pr.A[h]));
+    Arith::mul(t_, delta_, t_);
+    Arith::exp(decay_, t_);
+    for (int64_t n = 0; n < N_; ++n) {
+      Arith::set(t_, double(pr.B[pr.bc_index(t, g, n)]));
+      Arith::mul(u_[n], delta_, t_);
+      Arith::set(c_[n], double(pr.C[pr.bc_index(t, g, n)]));
+    }
+    const bool has_d = pr.d_mode() != DMode::none;
+    for (int64_t p = 0; p < P_; ++p) {
+      Arith::set(x_, double(pr.x[pr.x_index(t, h, p)]));
+      Arith::zero(acc_);
+      Num* S = &S_[p * N_];
+      double abs_cs = 0;
+      for (int64_t n = 0; n < N_; ++n) {
+        Arith::mul(S[n], decay_, S[n]);
+        Arith::mul(t_, u_[n], x_);
+        Arith::add(S[n], S[n], t_);
+        Arith::mul(t_, c_[n], S[n]);
+        Arith::add(acc_, acc_, t_);
+        if (sum_abs_cs) abs_cs += std::fabs(mpfr_get_d(Arith::view(t_), MPFR_RNDN));
+      }
+      if (sum_abs_cs) sum_abs_cs[p] = abs_cs;
+      if (has_d) {
+        Arith::set(t_, double(pr.d_value(h, p)));
+        Arith::mul(t_, t_, x_);
+        Arith::add(y_ungated_[p], acc_, t_);
+      } else {
+        Arith::set(y_ungated_[p], Arith::view(acc_));
+      }
+      if (pr.has_z()) {
+        // gate = z·σ(z) = z / (1 + e^-z)
+        Arith::set(x_, double(pr.z[pr.x_index(t, h, p)]));
+        Arith::neg(t_, x_);
+        Arith::exp(t_, t_);
+        Arith::add(t_, one_, t_);
+        Arith::div(gate_[p], x_, t_);
+        Arith::mul(y_[p], y_ungated_[p], gate_[p]);
+      } else {
+        Arith::set(y_[p], Arith::view(y_ungated_[p]));
+      }
+    }
+  }
+
+  mpfr_srcptr delta() const { return Arith::view(delta_); }
+  mpfr_srcptr decay() const { return Arith::view(decay_); }
+  mpfr_srcptr y(int64_t p) const { return Arith::view(y_[p]); }
+  mpfr_srcptr y_ungated(int64_t p) const { return Arith::view(y_ungated_[p]); }
+  mpfr_srcptr state(int64_t i) const { return Arith::view(S_[i]); }  // i = p·N + n
+  // The gate z·σ(z) of dim p (only computed when z is given).
+  mpfr_srcptr gate(int64_t p) const { return Arith::view(gate_[p]); }
+
+ private:
+  void step_delta(const Problem& pr, int64_t t, int64_t h) {
+    Arith::set(delta_, double(pr.dt[pr.dt_index(t, h)]));
+    if (pr.has_dt_bias()) {
+      Arith::set(t_, double(pr.dt_bias[h]));
+      Arith::add(delta_, delta_, t_);
+    }
+    if (pr.dt_softplus) {
+      if (Arith::cmp(delta_, kSoftplusIdentityAbove) <= 0) {
+        Arith::exp(t_, delta_);
+        Arith::log1p(delta_, t_);
+      } else {
+        Arith::neg(t_, delta_);
+        Arith::exp(t_, t_);
+        Arith::log1p(t_, t_);
+        Arith::add(delta_, delta_, t_);
+      }
+    }
+    if (Arith::cmp(delta_, double(pr.dt_limit_lo)) < 0) Arith::set(delta_, double(pr.dt_limit_lo));
+    if (Arith::cmp(delta_, double(pr.dt_limit_hi)) > 0) Arith::set(delta_, double(pr.dt_limit_hi));
+  }
+
+  int64_t P_, N_;
+  std::unique_ptr<Num[]> S_;  // [P, N]
+  std::unique_ptr<Num[]> u_;  // [N] δ·B_n
+  std::unique_ptr<Num[]> c_;  // [N] C_n
+  std::unique_ptr<Num[]> y_, y_ungated_, gate_;  // [P]
+  Num delta_, decay_, x_, t_, acc_, one_;
+};
+
+}  // namespace ssmv::ref

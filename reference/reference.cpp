@@ -1,0 +1,197 @@
+// compute(), compute_streaming() and compute_decode(): validation, then the one driver
+// (driver.cpp) with a sink that keeps what the caller asked for.
+#include "reference/reference.h"
+
+#include <map>
+#include <string>
+
+#include "reference/driver.h"
+#include "reference/round.h"
+
+namespace ssmv::ref {
+
+Bits ExactValues::rounded(Format f, size_t i) const {
+  return round_nearest_even(f, value.at(i).backend().data());
+}
+
+void ExactValues::resize(size_t n, int precision_bits) {
+  value.resize(n);
+  for (Real& v : value) {
+    mpfr_set_prec(v.backend().data(), precision_bits);
+    mpfr_set_zero(v.backend().data(), 1);
+  }
+  nearest.assign(n, 0.0);
+  magnitude.assign(n, 0.0);
+  certified_error.assign(n, 0.0);
+}
+
+namespace {
+
+// Stores one element of a streamed tensor into ExactValues (the value exactly: both are
+// at the check precision).
+void store(ExactValues& v, size_t i, mpfr_srcptr value, double nearest, double magnitude,
+           double certified_error) {
+  mpfr_set(v.value[i].backend().data(), value, MPFR_RNDN);
+  v.nearest[i] = nearest;
+  v.magnitude[i] = magnitude;
+  v.certified_error[i] = certified_error;
+}
+
+// Keeps every output in an ExactResult. Different (sequence, head) pairs write disjoint
+// elements, so the worker threads need no lock.
+class ResultSink : public Sink {
+ public:
+  ResultSink(const Problem& pr, const Options& o, int check_bits, ExactResult& r)
+      : pr_(pr), r_(r) {
+    const Shape& sh = pr.shape;
+    const int64_t T = sh.num_tokens(), hpn = sh.H * sh.P * sh.N, thp = T * sh.H * sh.P;
+    r.precision_bits = o.precision_bits;
+    r.check_precision_bits = check_bits;
+    r.y.resize(thp, check_bits);
+    for (auto* v : {&r.sum_abs_CS, &r.sum_abs_C_Sabs, &r.abs_Dx, &r.y_ungated}) v->assign(thp, 0.0);
+    r.delta.assign(T * sh.H, 0.0);
+    r.decay.assign(T * sh.H, 0.0);
+    r.final_state.resize(sh.num_sequences() * hpn, check_bits);
+    const auto& cu = sh.cu_seqlens;
+    r.states_at.resize(o.state_positions.size());
+    for (size_t k = 0; k < o.state_positions.size(); ++k) {
+      const int64_t q = o.state_positions[k];
+      r.states_at[k].position = q;
+      r.states_at[k].sequence = (std::upper_bound(cu.begin(), cu.end(), q - 1) - cu.begin()) - 1;
+      r.states_at[k].state.resize(hpn, check_bits);
+      entries_at_[q].push_back(k);
+    }
+  }
+
+  void token(const TokenOutputs& o) override {
+    const int64_t P = pr_.shape.P;
+    const size_t base = size_t(pr_.x_index(o.token, o.head, 0));
+    for (int64_t p = 0; p < P; ++p) {
+      store(r_.y, base + p, o.y[p], o.y_nearest[p], o.y_magnitude[p], o.y_certified_error[p]);
+      r_.sum_abs_CS[base + p] = o.sum_abs_CS[p];
+      r_.sum_abs_C_Sabs[base + p] = o.sum_abs_C_Sabs[p];
+      r_.abs_Dx[base + p] = o.abs_Dx[p];
+      r_.y_ungated[base + p] = o.y_ungated[p];
+    }
+    r_.delta[pr_.dt_index(o.token, o.head)] = o.delta;
+    r_.decay[pr_.dt_index(o.token, o.head)] = o.decay;
+  }
+
+  void state(const StateOutputs& o) override {
+    const int64_t pn = pr_.shape.P * pr_.shape.N;
+    if (o.final) {
+      put(r_.final_state, size_t(pr_.state_index(o.sequence, o.head, 0, 0)), o, pn);
+    } else {
+      for (size_t k : entries_at_.at(o.position)) put(r_.states_at[k].state, size_t(o.head * pn), o, pn);
+    }
+  }
+
+ private:
+  static void put(ExactValues& v, size_t base, const StateOutputs& o, int64_t pn) {
+    for (int64_t i = 0; i < pn; ++i) {
+      store(v, base + i, o.value[i], o.nearest[i], o.magnitude[i], o.certified_error[i]);
+    }
+  }
+  const Problem& pr_;
+  ExactResult& r_;
+  std::map<int64_t, std::vector<size_t>> entries_at_;  // position q -> states_at entries
+};
+
+ExactResult compute_from(const Problem& problem, const detail::InitialStates& initial,
+                         const Options& options, int check_bits) {
+  ExactResult r;
+  ResultSink sink(problem, options, check_bits, r);
+  detail::run(problem, initial, options, sink);
+  return r;
+}
+
+detail::InitialStates initial_from_problem(const Problem& problem) {
+  detail::InitialStates init;
+  const int64_t S = problem.shape.num_sequences();
+  const int64_t hpn = problem.shape.state_elements_per_sequence();
+  init.floats.assign(S, nullptr);
+  if (problem.has_initial_state()) {
+    for (int64_t s = 0; s < S; ++s) init.floats[s] = problem.initial_state.data() + s * hpn;
+  }
+  return init;
+}
+
+}  // namespace
+
+ExactResult compute(const Problem& problem, const Options& options) {
+  validate(problem);
+  const int check_bits = detail::checked_check_precision(problem, options);
+  return compute_from(problem, initial_from_problem(problem), options, check_bits);
+}
+
+ExactResult compute(const Problem& problem, const ExactValues& initial_state, const Options& options) {
+  validate(problem);
+  const int check_bits = detail::checked_check_precision(problem, options);
+  if (problem.has_initial_state()) {
+    throw ProblemError(
+        "problem field 'initial_state' must be empty when a full-precision initial state is given");
+  }
+  const size_t n = size_t(problem.shape.num_sequences() * problem.shape.state_elements_per_sequence());
+  if (initial_state.value.size() != n || initial_state.magnitude.size() != n) {
+    throw ProblemError("full-precision initial state has " + std::to_string(initial_state.value.size()) +
+                       " values and " + std::to_string(initial_state.magnitude.size()) +
+                       " magnitudes; shape [S, H, P, N] needs " + std::to_string(n));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!mpfr_number_p(initial_state.value[i].backend().data()) || !(initial_state.magnitude[i] >= 0)) {
+      throw ProblemError("full-precision initial state element " + std::to_string(i) +
+                         " is not finite or has a magnitude that is not >= 0");
+    }
+  }
+  detail::InitialStates init;
+  init.floats.assign(problem.shape.num_sequences(), nullptr);
+  init.exact = &initial_state;
+  return compute_from(problem, init, options, check_bits);
+}
+
+void compute_streaming(const Problem& problem, Sink& sink, const Options& options) {
+  validate(problem);
+  detail::checked_check_precision(problem, options);
+  detail::run(problem, initial_from_problem(problem), options, sink);
+}
+
+ExactDecodeResult compute_decode(const DecodeProblem& decode, const Options& options) {
+  validate(decode);
+  const Problem& pr = decode.problem;
+  const int check_bits = detail::checked_check_precision(pr, options);
+  const int64_t S = pr.shape.num_sequences();
+  const int64_t hpn = pr.shape.state_elements_per_sequence();
+
+  detail::InitialStates init;
+  init.floats.assign(S, nullptr);
+  for (int64_t s = 0; s < S; ++s) {
+    if (!decode.is_pad(s)) init.floats[s] = decode.state_pool.data() + decode.slot_in[s] * hpn;
+  }
+  ExactDecodeResult out;
+  out.result = compute_from(pr, init, options, check_bits);
+
+  // The pool after the step: every slot as given (exact, magnitude |value|), then each
+  // non-pad request's final state written to its out slot.
+  ExactValues& pool = out.state_pool;
+  pool.resize(decode.state_pool.size(), check_bits);
+  for (size_t i = 0; i < decode.state_pool.size(); ++i) {
+    const double v = decode.state_pool[i];
+    mpfr_set_d(pool.value[i].backend().data(), v, MPFR_RNDN);  // exact: a state-format value
+    pool.nearest[i] = v;
+    pool.magnitude[i] = std::fabs(v);
+  }
+  const ExactValues& fin = out.result.final_state;
+  for (int64_t s = 0; s < S; ++s) {
+    if (decode.is_pad(s)) continue;
+    const size_t dst = size_t(decode.out_slot(s) * hpn), src = size_t(s * hpn);
+    for (int64_t i = 0; i < hpn; ++i) {
+      mpfr_set(pool.value[dst + i].backend().data(), fin.value[src + i].backend().data(), MPFR_RNDN);
+      pool.nearest[dst + i] = fin.nearest[src + i];
+      pool.magnitude[dst + i] = fin.magnitude[src + i];
+      pool.certified_error[dst + i] = fin.certified_error[src + i];
+    }
+  }
+  return out;
+}
+
+}  // namespace ssmv::ref
