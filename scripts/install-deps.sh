@@ -8,6 +8,7 @@ packages=(
   libboost-dev libmpfr-dev libgmp-dev libmpfi-dev
   librapidcheck-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
+  zlib1g-dev
 )
 
 missing=()

@@ -1,0 +1,246 @@
+#include "verify/tensor_file/problem_file.h"
+
+#include <set>
+
+#include "verify/tensor_file/tensor_file.h"
+
+namespace ssmv::tensor_file {
+namespace {
+
+const std::set<std::string> kProblemNames = {"x", "dt", "A", "B", "C", "D", "z", "dt_bias", "initial_states", "cu_seqlens"};
+const std::set<std::string> kOutputNames = {"y", "final_states"};
+
+// One expected dimension: its name and its value, or kFree when any value is accepted.
+constexpr int64_t kFree = -1;
+struct Dim {
+  std::string name;
+  int64_t value;
+};
+
+// Checks t's shape against `dims`; on mismatch: "[4, 2, 16] disagrees with
+// [tokens=5, G, N] (<why>)". Free dimensions must still be positive.
+void expect_shape(const Tensor& t, const std::vector<Dim>& dims, const std::string& why) {
+  bool ok = t.shape.size() == dims.size();
+  for (size_t i = 0; ok && i < dims.size(); ++i) {
+    ok = dims[i].value == kFree ? t.shape[i] > 0 : t.shape[i] == dims[i].value;
+  }
+  if (ok) return;
+  std::string want = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) want += ", ";
+    want += dims[i].name;
+    if (dims[i].value != kFree) {
+      want += '=';
+      want += std::to_string(dims[i].value);
+    }
+  }
+  want += "]";
+  t.where().fail("shape", shape_string(t.shape) + " disagrees with " + want + (why.empty() ? "" : " (" + why + ")"));
+}
+
+const Tensor* find(const TensorMap& m, const std::string& name) {
+  const auto it = m.find(name);
+  return it == m.end() ? nullptr : &it->second;
+}
+
+const Tensor& require(const TensorMap& m, const std::string& name, const std::string& file) {
+  const Tensor* t = find(m, name);
+  if (t == nullptr) Where{file, name}.fail("", "missing (a problem needs x, dt, A, B and C)");
+  return *t;
+}
+
+void check_names(const TensorMap& m, const std::string& file) {
+  for (const auto& [name, t] : m) {
+    const int64_t n = t.element_count();
+    if (n < 0 || t.data.size() != size_t(n) * dtype_size(t.dtype)) {
+      Where{file, name}.fail("data", std::to_string(t.data.size()) + " bytes do not hold shape " + shape_string(t.shape));
+    }
+    if (!kProblemNames.count(name) && !kOutputNames.count(name)) {
+      Where{file, name}.fail("name", "not a problem or output tensor (expected x, dt, A, B, C and optionally D, z, "
+                                     "dt_bias, initial_states, cu_seqlens; y, final_states)");
+    }
+  }
+}
+
+// Same tensor, but with the caller's file label (tensors built in memory carry none).
+Tensor labelled(const Tensor& t, const std::string& file) {
+  Tensor c;
+  c.name = t.name;
+  c.file = file;
+  c.dtype = t.dtype;
+  c.shape = t.shape;
+  return c;
+}
+
+std::vector<float> values(const Tensor& t, const std::string& file, Format f) {
+  if (t.file == file) return as_format_values(t, f);
+  Tensor c = labelled(t, file);
+  c.data = t.data;
+  return as_format_values(c, f);
+}
+
+}  // namespace
+
+Problem problem_from_tensors(const TensorMap& m, const std::string& file, const ProblemFileOptions& o, Layout* layout_out) {
+  check_names(m, file);
+  const Tensor& x = require(m, "x", file);
+  const Tensor& dt = require(m, "dt", file);
+  const Tensor& A = require(m, "A", file);
+  const Tensor& B = require(m, "B", file);
+  const Tensor& C = require(m, "C", file);
+  const Tensor* cu = find(m, "cu_seqlens");
+  const Tensor xl = labelled(x, file);
+
+  // The layout and the token axis: packed [T, ...], or batched [batch, L, ...].
+  Layout layout;
+  int64_t batch = 0, L = 0, T = 0;
+  const std::string from_x = "from x " + shape_string(x.shape);
+  if (x.shape.size() == 3) {
+    layout = Layout::packed;
+    T = x.shape[0];
+  } else if (x.shape.size() == 4 && cu != nullptr && x.shape[0] == 1) {
+    layout = Layout::packed;  // varlen kernels' [1, T, H, P]
+    T = x.shape[1];
+  } else if (x.shape.size() == 4) {
+    if (cu != nullptr) {
+      Where{file, "cu_seqlens"}.fail("", "given with the batched layout x " + shape_string(x.shape) +
+                                             " (batch > 1 means equal lengths); varlen data uses the packed layout "
+                                             "x [tokens, H, P] with cu_seqlens");
+    }
+    layout = Layout::batched;
+    batch = x.shape[0];
+    L = x.shape[1];
+    T = batch * L;  // both bounded by the file size, so the product fits
+  } else {
+    xl.where().fail("shape", shape_string(x.shape) + " is neither [tokens, H, P] (packed) nor [batch, L, H, P] (batched)");
+  }
+  const bool lead_axis = x.shape.size() == 4;  // tensors carry [batch, L, ...] or [1, T, ...]
+  const int64_t H = x.shape[x.shape.size() - 2], P = x.shape.back();
+  if (T <= 0 || H <= 0 || P <= 0) xl.where().fail("shape", shape_string(x.shape) + ": every dimension must be positive");
+
+  // Leading dims of token tensors: [T] packed, [batch, L] batched, [1, T] varlen-with-batch.
+  std::vector<Dim> lead;
+  std::string lead_why;
+  if (layout == Layout::batched) {
+    lead = {{"batch", batch}, {"L", L}};
+    lead_why = "batch and L " + from_x;
+  } else if (lead_axis) {
+    lead = {{"1", 1}, {"tokens", T}};
+    lead_why = "tokens " + from_x;
+  } else {
+    lead = {{"tokens", T}};
+    lead_why = "tokens " + from_x;
+  }
+  auto with = [&](std::vector<Dim> tail) {
+    std::vector<Dim> d = lead;
+    d.insert(d.end(), tail.begin(), tail.end());
+    return d;
+  };
+  const Tensor Bl = labelled(B, file), Cl = labelled(C, file), dtl = labelled(dt, file), Al = labelled(A, file);
+  expect_shape(dtl, with({{"H", H}}), lead_why + ", H " + from_x);
+  expect_shape(Al, {{"H", H}}, "H " + from_x);
+  expect_shape(Bl, with({{"G", kFree}, {"N", kFree}}), lead_why);
+  const int64_t G = B.shape[B.shape.size() - 2], N = B.shape.back();
+  const std::string from_b = "G and N from B " + shape_string(B.shape);
+  expect_shape(Cl, with({{"G", G}, {"N", N}}), lead_why + ", " + from_b);
+
+  Problem p;
+  p.formats = o.formats;
+  p.dt_softplus = o.dt_softplus;
+  p.dt_limit_lo = o.dt_limit_lo;
+  p.dt_limit_hi = o.dt_limit_hi;
+  p.shape.H = H;
+  p.shape.P = P;
+  p.shape.G = G;
+  p.shape.N = N;
+  if (cu != nullptr) {
+    const Tensor cl = labelled(*cu, file);
+    if (cu->shape.size() != 1 || cu->shape[0] < 2) {
+      cl.where().fail("shape", shape_string(cu->shape) + " is not [S + 1] with S >= 1 sequences");
+    }
+    Tensor cv = cl;
+    cv.data = cu->data;
+    p.shape.cu_seqlens = to_int64(cv);
+    if (p.shape.cu_seqlens.back() != T) {
+      cl.where().fail("values", "last entry " + std::to_string(p.shape.cu_seqlens.back()) + " is not the token count " +
+                                    std::to_string(T) + " " + from_x);
+    }
+  } else if (layout == Layout::batched) {
+    for (int64_t s = 0; s <= batch; ++s) p.shape.cu_seqlens.push_back(s * L);
+  } else {
+    p.shape.cu_seqlens = {0, T};
+  }
+  const int64_t S = p.shape.num_sequences();
+
+  p.x = values(x, file, o.formats.input);
+  p.dt = values(dt, file, o.formats.input);
+  p.A = values(A, file, Format::fp32);
+  p.B = values(B, file, o.formats.input);
+  p.C = values(C, file, o.formats.input);
+  if (const Tensor* z = find(m, "z")) {
+    expect_shape(labelled(*z, file), with({{"H", H}, {"P", P}}), lead_why + ", H and P " + from_x);
+    p.z = values(*z, file, o.formats.input);
+  }
+  if (const Tensor* D = find(m, "D")) {
+    if (D->shape.size() == 1) {
+      expect_shape(labelled(*D, file), {{"H", H}}, "H " + from_x + "; or [H, P]");
+    } else {
+      expect_shape(labelled(*D, file), {{"H", H}, {"P", P}}, "H and P " + from_x + "; or [H]");
+    }
+    p.D = values(*D, file, Format::fp32);
+  }
+  if (const Tensor* b = find(m, "dt_bias")) {
+    expect_shape(labelled(*b, file), {{"H", H}}, "H " + from_x);
+    p.dt_bias = values(*b, file, Format::fp32);
+  }
+  if (const Tensor* h0 = find(m, "initial_states")) {
+    expect_shape(labelled(*h0, file), {{"S", S}, {"H", H}, {"P", P}, {"N", N}},
+                 "S sequences, H and P " + from_x + ", N from B " + shape_string(B.shape));
+    p.initial_state = values(*h0, file, o.formats.state);
+  }
+  try {
+    validate(p);
+  } catch (const ProblemError& e) {
+    Where{file, ""}.fail("", e.what());
+  }
+  if (layout_out) *layout_out = layout;
+  return p;
+}
+
+Problem load_problem_file(const std::string& path, const ProblemFileOptions& options) {
+  return problem_from_tensors(load_tensor_file(path), path, options);
+}
+
+KernelOutputs outputs_from_tensors(const TensorMap& m, const std::string& file, const Problem& p) {
+  check_names(m, file);
+  const Shape& s = p.shape;
+  const int64_t T = s.num_tokens(), S = s.num_sequences();
+  const Tensor* y = find(m, "y");
+  if (y == nullptr) Where{file, "y"}.fail("", "missing (the outputs need y)");
+  const Tensor yl = labelled(*y, file);
+  // Batched [S, L, H, P] is accepted when every sequence has length L: its row-major order
+  // is then exactly the packed order.
+  bool equal_lengths = true;
+  for (int64_t i = 0; i < S; ++i) equal_lengths = equal_lengths && s.seq_len(i) == s.seq_len(0);
+  const std::string why = "tokens, H and P of the problem (cu_seqlens " + std::to_string(S) + " sequences)";
+  if (y->shape.size() == 4 && equal_lengths) {
+    expect_shape(yl, {{"batch", S}, {"L", s.seq_len(0)}, {"H", s.H}, {"P", s.P}}, why);
+  } else if (y->shape.size() == 4 && y->shape[0] == 1) {
+    expect_shape(yl, {{"1", 1}, {"tokens", T}, {"H", s.H}, {"P", s.P}}, why);
+  } else {
+    expect_shape(yl, {{"tokens", T}, {"H", s.H}, {"P", s.P}}, why);
+  }
+  KernelOutputs out;
+  out.y = values(*y, file, p.formats.output);
+  if (const Tensor* f = find(m, "final_states")) {
+    expect_shape(labelled(*f, file), {{"S", S}, {"H", s.H}, {"P", s.P}, {"N", s.N}}, "sequences, H, P and N of the problem");
+    out.final_states = values(*f, file, p.formats.state);
+  }
+  return out;
+}
+
+KernelOutputs load_outputs_file(const std::string& path, const Problem& problem) {
+  return outputs_from_tensors(load_tensor_file(path), path, problem);
+}
+
+}  // namespace ssmv::tensor_file

@@ -1,0 +1,63 @@
+// Maps tensor files onto ssmv's problem (spec/problem.h) and a kernel's outputs.
+//
+// Problem tensors (names as in ../../docs/tensor-files.md):
+//   packed layout                 batched layout (equal lengths L)
+//   x      [T, H, P]              [batch, L, H, P]     input format
+//   dt     [T, H]                 [batch, L, H]        input format
+//   A      [H]                    [H]                  fp32
+//   B, C   [T, G, N]              [batch, L, G, N]     input format
+//   z      [T, H, P]  optional    [batch, L, H, P]     input format
+//   D      [H] or [H, P] optional                      fp32
+//   dt_bias [H] optional                               fp32
+//   initial_states [S, H, P, N] optional (S = batch)   state format
+//   cu_seqlens [S + 1] integer, packed only; absent means one sequence of all T tokens.
+//   (x [1, T, H, P] with cu_seqlens is the packed layout with a batch axis of 1, as
+//   varlen Triton kernels take it.)
+// Output tensors: y [T, H, P] or [batch, L, H, P] (output format), optional final_states
+// [S, H, P, N] (state format). A file may hold problem and outputs together; any other
+// name is an error (a misspelt optional tensor must not be silently ignored).
+//
+// Values go through as_format_values with the declared formats (bf16 as int16/uint16 bit
+// patterns included), then validate() checks the problem (finite, exact, consistent).
+// Errors are TensorFileErrors naming the file, the tensor and the field, e.g.
+//   "problem.npz: tensor 'B': shape: [4, 2, 16] disagrees with [tokens=5, G, N] (tokens from x [5, 8, 64])".
+#pragma once
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "spec/problem.h"
+#include "verify/tensor_file/tensor.h"
+
+namespace ssmv::tensor_file {
+
+enum class Layout : uint8_t { packed, batched };
+
+// What the caller declares: the tensors' number formats and the options no file holds.
+struct ProblemFileOptions {
+  Formats formats;  // input (x, dt, B, C, z), state (initial/final states), output (y)
+  bool dt_softplus = false;
+  float dt_limit_lo = -std::numeric_limits<float>::infinity();
+  float dt_limit_hi = std::numeric_limits<float>::infinity();
+};
+
+// The problem in `tensors` (read from `file`, named in messages); validated. *layout,
+// when given, receives the layout x was found in.
+Problem problem_from_tensors(const TensorMap& tensors, const std::string& file,
+                             const ProblemFileOptions& options, Layout* layout = nullptr);
+Problem load_problem_file(const std::string& path, const ProblemFileOptions& options);
+
+// A kernel's outputs in the packed order of the problem.
+struct KernelOutputs {
+  std::vector<float> y;             // [T, H, P] output format; NaN and Inf kept (judged later)
+  std::vector<float> final_states;  // [S, H, P, N] state format, or empty when absent
+};
+
+// The outputs in `tensors`, their shapes checked against `problem` (y packed [T, H, P], or
+// batched [S, L, H, P] when every sequence has length L). Values must be exact in the
+// problem's output / state formats; NaN and Inf are accepted (INVALID is a verdict).
+KernelOutputs outputs_from_tensors(const TensorMap& tensors, const std::string& file, const Problem& problem);
+KernelOutputs load_outputs_file(const std::string& path, const Problem& problem);
+
+}  // namespace ssmv::tensor_file

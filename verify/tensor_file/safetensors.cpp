@@ -1,0 +1,213 @@
+#include "verify/tensor_file/safetensors.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "verify/json/json.h"
+
+namespace ssmv::tensor_file {
+namespace {
+
+constexpr std::pair<const char*, DType> kDTypes[] = {
+    {"BOOL", DType::boolean}, {"U8", DType::u8},   {"I8", DType::i8},     {"I16", DType::i16},
+    {"U16", DType::u16},      {"I32", DType::i32}, {"U32", DType::u32},   {"I64", DType::i64},
+    {"U64", DType::u64},      {"F16", DType::f16}, {"BF16", DType::bf16}, {"F32", DType::f32},
+    {"F64", DType::f64},
+};
+
+uint64_t read_u64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+// One tensor's entry of the header, parsed and checked against the buffer size.
+struct Entry {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  uint64_t begin, end;
+};
+
+Entry parse_entry(const std::string& name, const json::Value& v, uint64_t buffer, const Where& where) {
+  if (!v.is_object()) where.fail("header", "entry is not a JSON object");
+  Entry e;
+  e.name = name;
+  for (const auto& [key, value] : v.members) {
+    if (key != "dtype" && key != "shape" && key != "data_offsets") {
+      where.fail("header", "unknown field '" + key + "' (expected dtype, shape, data_offsets)");
+    }
+  }
+  const std::string fd = "header field 'dtype'", fs = "header field 'shape'", fo = "header field 'data_offsets'";
+  const json::Value* dt = v.find("dtype");
+  const json::Value* sh = v.find("shape");
+  const json::Value* off = v.find("data_offsets");
+  if (dt == nullptr) where.fail(fd, "missing");
+  if (sh == nullptr) where.fail(fs, "missing");
+  if (off == nullptr) where.fail(fo, "missing");
+  if (!dt->is_string()) where.fail(fd, "is not a string");
+  if (!parse_safetensors_dtype(dt->text, e.dtype)) {
+    where.fail(fd, "unknown dtype \"" + dt->text + "\" (supported: BOOL U8 I8 I16 U16 I32 U32 I64 U64 F16 BF16 F32 F64)");
+  }
+  if (!sh->is_array()) where.fail(fs, "is not an array");
+  for (size_t i = 0; i < sh->items.size(); ++i) {
+    const json::Value& d = sh->items[i];
+    if (!d.is_integer() || d.text[0] == '-') where.fail(fs, "dimension " + std::to_string(i) + " is not a non-negative integer");
+    try {
+      e.shape.push_back(d.as_int64());
+    } catch (const json::TypeError&) {
+      where.fail(fs, "dimension " + std::to_string(i) + " = " + d.text + " does not fit in 64 bits");
+    }
+  }
+  if (!off->is_array() || off->items.size() != 2) where.fail(fo, "is not an array of two integers [begin, end]");
+  uint64_t o[2];
+  for (int i = 0; i < 2; ++i) {
+    const json::Value& x = off->items[size_t(i)];
+    if (!x.is_integer() || x.text[0] == '-') where.fail(fo, "is not an array of two non-negative integers");
+    try {
+      o[i] = uint64_t(x.as_int64());
+    } catch (const json::TypeError&) {
+      where.fail(fo, x.text + " does not fit in 64 bits");
+    }
+  }
+  e.begin = o[0];
+  e.end = o[1];
+  if (e.begin > e.end) where.fail(fo, "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "]: begin is after end");
+  if (e.end > buffer) {
+    where.fail(fo, "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "] runs past the data buffer of " +
+                       std::to_string(buffer) + " bytes");
+  }
+  const int64_t n = checked_element_count(e.shape, dtype_size(e.dtype), buffer, where, fs);
+  if (uint64_t(n) * dtype_size(e.dtype) != e.end - e.begin) {
+    where.fail(fo, "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "] holds " +
+                       std::to_string(e.end - e.begin) + " bytes, shape " + shape_string(e.shape) + " of " + dt->text +
+                       " needs " + std::to_string(uint64_t(n) * dtype_size(e.dtype)));
+  }
+  return e;
+}
+
+}  // namespace
+
+bool parse_safetensors_dtype(const std::string& name, DType& out) {
+  for (const auto& [n, t] : kDTypes) {
+    if (name == n) {
+      out = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string safetensors_dtype_name(DType t) {
+  for (const auto& [n, d] : kDTypes) {
+    if (d == t) return n;
+  }
+  return "?";
+}
+
+TensorMap parse_safetensors(std::span<const uint8_t> bytes, const Where& where,
+                            std::map<std::string, std::string>* metadata) {
+  if (bytes.size() < 8) {
+    where.fail("header size", "file of " + std::to_string(bytes.size()) + " bytes is too short for a safetensors header");
+  }
+  const uint64_t n = read_u64(bytes.data());
+  if (n > bytes.size() - 8) {
+    where.fail("header size", std::to_string(n) + " bytes, but only " + std::to_string(bytes.size() - 8) +
+                                  " bytes follow (truncated file, or not a safetensors file)");
+  }
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data() + 8), size_t(n));
+  if (text.empty() || text[0] != '{') where.fail("header", "does not start with '{' (not a safetensors file?)");
+  json::Value header;
+  try {
+    header = json::parse(text);
+  } catch (const json::ParseError& e) {
+    where.fail("header", e.what());
+  }
+  if (!header.is_object()) where.fail("header", "is not a JSON object");
+  const uint64_t buffer = bytes.size() - 8 - n;
+  const uint8_t* data = bytes.data() + 8 + n;
+
+  std::vector<Entry> entries;
+  for (const auto& [name, value] : header.members) {
+    if (name == "__metadata__") {
+      if (!value.is_object()) where.fail("__metadata__", "is not a JSON object");
+      for (const auto& [k, v] : value.members) {
+        if (!v.is_string()) where.fail("__metadata__", "value of '" + k + "' is not a string");
+        if (metadata) (*metadata)[k] = v.text;
+      }
+      continue;
+    }
+    entries.push_back(parse_entry(name, value, buffer, where.with_tensor(name)));
+  }
+  // Sorted by offset, the tensors must tile [0, buffer) exactly.
+  std::vector<const Entry*> order;
+  for (const Entry& e : entries) order.push_back(&e);
+  std::sort(order.begin(), order.end(),
+            [](const Entry* a, const Entry* b) { return std::tie(a->begin, a->end) < std::tie(b->begin, b->end); });
+  uint64_t covered = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const Entry& e = *order[i];
+    const std::string fo = "header field 'data_offsets'";
+    if (e.begin < covered) {
+      where.with_tensor(e.name).fail(fo, "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
+                                             "] overlaps tensor '" + order[i - 1]->name + "'");
+    }
+    if (e.begin > covered) {
+      where.with_tensor(e.name).fail(fo, "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "] leaves bytes [" +
+                                             std::to_string(covered) + ", " + std::to_string(e.begin) +
+                                             ") of the buffer unused (a hole)");
+    }
+    covered = e.end;
+  }
+  if (covered != buffer) {
+    where.fail("data", "the tensors cover " + std::to_string(covered) + " of the buffer's " + std::to_string(buffer) +
+                           " bytes (trailing bytes)");
+  }
+  TensorMap out;
+  for (const Entry& e : entries) {
+    Tensor t;
+    t.name = e.name;
+    t.file = where.file;
+    t.dtype = e.dtype;
+    t.shape = e.shape;
+    t.data.assign(data + e.begin, data + e.end);
+    out.emplace(e.name, std::move(t));  // JSON keys are unique: the parser rejects duplicates
+  }
+  return out;
+}
+
+std::vector<uint8_t> write_safetensors(const TensorMap& tensors, const std::map<std::string, std::string>& metadata) {
+  json::Value header = json::Value::object();
+  if (!metadata.empty()) {
+    json::Value m = json::Value::object();
+    for (const auto& [k, v] : metadata) m.add(k, json::Value::from_string(v));
+    header.add("__metadata__", std::move(m));
+  }
+  uint64_t offset = 0;
+  for (const auto& [name, t] : tensors) {
+    const int64_t n = t.element_count();
+    if (n < 0 || t.data.size() != size_t(n) * dtype_size(t.dtype)) {
+      t.where().fail("data", std::to_string(t.data.size()) + " bytes do not hold shape " + shape_string(t.shape));
+    }
+    if (name == "__metadata__") t.where().fail("name", "'__metadata__' is reserved by the format");
+    json::Value e = json::Value::object();
+    e.add("dtype", json::Value::from_string(safetensors_dtype_name(t.dtype)));
+    json::Value shape = json::Value::array();
+    for (const int64_t d : t.shape) shape.items.push_back(json::Value::from_int(d));
+    e.add("shape", std::move(shape));
+    e.add("data_offsets", json::Value::array({json::Value::from_int(int64_t(offset)),
+                                              json::Value::from_int(int64_t(offset + t.data.size()))}));
+    header.add(name, std::move(e));
+    offset += t.data.size();
+  }
+  std::string text = json::dump(header);
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::vector<uint8_t> out;
+  out.reserve(8 + text.size() + offset);
+  for (int i = 0; i < 8; ++i) out.push_back(uint8_t(uint64_t(text.size()) >> (8 * i)));
+  out.insert(out.end(), text.begin(), text.end());
+  for (const auto& [name, t] : tensors) out.insert(out.end(), t.data.begin(), t.data.end());
+  return out;
+}
+
+}  // namespace ssmv::tensor_file
