@@ -74,7 +74,8 @@ inline constexpr int64_t kNanUlpDistance = std::numeric_limits<int64_t>::max();
 int64_t ulp_distance(Format f, Bits a, Bits b);
 
 // Spacing of the format's values at |v|: 2^(max(e, emin) - p + 1) with e = floor(log2|v|);
-// for v = 0 the subnormal spacing; for |v| above max_finite, the spacing at max_finite.
+// for v = 0 the subnormal spacing; for |v| above max_finite (also ±Inf) and for NaN, the
+// spacing at max_finite.
 double ulp_of(Format f, double v);
 
 // Hex of the pattern, e.g. "0x3f80" (bf16) or "0x3f800000" (fp32).

@@ -11,11 +11,17 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <ostream>
 #include <random>
 #include <vector>
 
 #include "reference/round.h"
 #include "reference/tests/ieee_oracle.h"
+
+namespace ssmv {
+// Names the format in test listings ("GetParam() = bf16" rather than the raw byte).
+void PrintTo(Format f, std::ostream* os) { *os << format_name(f); }
+}  // namespace ssmv
 
 namespace ssmv::ref::testing {
 namespace {
@@ -60,13 +66,14 @@ Bits sign_mask(Format f) { return Bits{1} << (format_info(f).total_bits - 1); }
 }
 
 // The inputs around one gap [lo, hi] of the format (hi may be the virtual next value
-// 2^(emax+1) above max_finite): the exact midpoint (a tie), the doubles next to it, the
-// 200-bit values next to it, and the seven interior points lo + k*(hi-lo)/8. All of them
-// are exact in double (p <= 24 and the gap is a power of two), and negated.
+// 2^(emax+1) above max_finite): lo itself (which must come back unchanged), the exact
+// midpoint (a tie), the doubles next to it, the 200-bit values next to it, and the seven
+// interior points lo + k*(hi-lo)/8. All of them are exact in double (p <= 24 and the gap
+// is a power of two), and negated (so lo = 0 also gives -0).
 ::testing::AssertionResult gap_rounds_like_oracle(Format f, double lo, double hi) {
   const double mid = lo + (hi - lo) / 2;
   for (double s : {1.0, -1.0}) {
-    std::vector<double> doubles = {s * mid, std::nextafter(s * mid, 1e300),
+    std::vector<double> doubles = {s * lo, s * mid, std::nextafter(s * mid, 1e300),
                                    std::nextafter(s * mid, -1e300)};
     for (int k = 1; k < 8; ++k) doubles.push_back(s * (lo + k * ((hi - lo) / 8)));
     for (double d : doubles) {
