@@ -158,6 +158,8 @@ TEST(ReferenceIdentity, GroupMappingEqualsRepeatedBC) {
   for (int64_t t = 0; t < T; ++t)
     for (int64_t p = 0; p < P; ++p)
       EXPECT_TRUE(same_element(r.y, twins.x_index(t, 0, p), r.y, twins.x_index(t, 1, p)));
+  // Head 2 has head 0's x but group 1's B and C: not a twin (the mapping is not vacuous).
+  EXPECT_NE(r.y.nearest[twins.x_index(T - 1, 0, 0)], r.y.nearest[twins.x_index(T - 1, 2, 0)]);
 }
 
 // Sequences packed together (varlen over cu_seqlens) equal each sequence alone, bit for
