@@ -43,6 +43,28 @@ void append_utf8(std::string& out, uint32_t cp) {
   }
 }
 
+// Length of the well-formed UTF-8 sequence that starts s (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF), or 0 when it is not one.
+size_t utf8_sequence_length(std::string_view s) {
+  const auto b0 = uint8_t(s[0]);
+  if (b0 < 0x80) return 1;
+  size_t len;
+  uint32_t cp;
+  if (b0 >= 0xC2 && b0 <= 0xDF) { len = 2; cp = b0 & 0x1F; }
+  else if (b0 >= 0xE0 && b0 <= 0xEF) { len = 3; cp = b0 & 0x0F; }
+  else if (b0 >= 0xF0 && b0 <= 0xF4) { len = 4; cp = b0 & 0x07; }
+  else return 0;
+  if (s.size() < len) return 0;
+  for (size_t i = 1; i < len; ++i) {
+    const auto b = uint8_t(s[i]);
+    if ((b & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b & 0x3F);
+  }
+  const bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+  if (overlong || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return 0;
+  return len;
+}
+
 class Parser {
  public:
   explicit Parser(std::string_view text) : s_(text) {}
@@ -181,27 +203,11 @@ class Parser {
     return v;
   }
 
-  // One UTF-8 sequence starting at pos_ (first byte >= 0x80), validated per RFC 3629:
-  // no overlong forms, no surrogates, nothing above U+10FFFF.
+  // One UTF-8 sequence starting at pos_ (first byte >= 0x80).
   void copy_utf8(std::string& out) {
-    const size_t start = pos_;
-    const auto b0 = uint8_t(s_[pos_]);
-    int len;
-    uint32_t cp;
-    if (b0 >= 0xC2 && b0 <= 0xDF) { len = 2; cp = b0 & 0x1F; }
-    else if (b0 >= 0xE0 && b0 <= 0xEF) { len = 3; cp = b0 & 0x0F; }
-    else if (b0 >= 0xF0 && b0 <= 0xF4) { len = 4; cp = b0 & 0x07; }
-    else fail("invalid UTF-8 byte in a string");
-    if (s_.size() - pos_ < size_t(len)) fail("truncated UTF-8 sequence in a string");
-    for (int i = 1; i < len; ++i) {
-      const auto b = uint8_t(s_[pos_ + i]);
-      if ((b & 0xC0) != 0x80) fail_at(pos_ + i, "invalid UTF-8 continuation byte in a string");
-      cp = (cp << 6) | (b & 0x3F);
-    }
-    const bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
-    if (overlong || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) {
-      fail_at(start, "invalid UTF-8 sequence in a string");
-    }
+    const size_t len = utf8_sequence_length(s_.substr(pos_));
+    if (len == 0) fail(uint8_t(s_[pos_]) < 0xC2 || uint8_t(s_[pos_]) > 0xF4 ? "invalid UTF-8 byte in a string"
+                                                                            : "invalid UTF-8 sequence in a string");
     out.append(s_.substr(pos_, len));
     pos_ += len;
   }
@@ -481,6 +487,15 @@ std::string dump(const Value& v, int indent) {
   std::string out;
   dump_to(out, v, indent, 0);
   return out;
+}
+
+bool is_valid_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t len = utf8_sequence_length(s.substr(i));
+    if (len == 0) return false;
+    i += len;
+  }
+  return true;
 }
 
 std::string quote(std::string_view s) {

@@ -93,6 +93,10 @@ Value parse(std::string_view text);
 // Serializes; indent < 0 writes one line, otherwise pretty-prints with that many spaces.
 std::string dump(const Value& v, int indent = -1);
 
+// True when s is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
+// above U+10FFFF) — what parse() demands of strings; writers check names with it.
+bool is_valid_utf8(std::string_view s);
+
 // A JSON string literal with quotes, escaping '"', '\\' and control characters.
 std::string quote(std::string_view s);
 

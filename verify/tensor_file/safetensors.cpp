@@ -180,7 +180,12 @@ std::vector<uint8_t> write_safetensors(const TensorMap& tensors, const std::map<
   json::Value header = json::Value::object();
   if (!metadata.empty()) {
     json::Value m = json::Value::object();
-    for (const auto& [k, v] : metadata) m.add(k, json::Value::from_string(v));
+    for (const auto& [k, v] : metadata) {
+      if (!json::is_valid_utf8(k) || !json::is_valid_utf8(v)) {
+        Where{"", ""}.fail("__metadata__", "entry '" + k + "' is not valid UTF-8, which a JSON header requires");
+      }
+      m.add(k, json::Value::from_string(v));
+    }
     header.add("__metadata__", std::move(m));
   }
   uint64_t offset = 0;
@@ -190,6 +195,7 @@ std::vector<uint8_t> write_safetensors(const TensorMap& tensors, const std::map<
       t.where().fail("data", std::to_string(t.data.size()) + " bytes do not hold shape " + shape_string(t.shape));
     }
     if (name == "__metadata__") t.where().fail("name", "'__metadata__' is reserved by the format");
+    if (!json::is_valid_utf8(name)) t.where().fail("name", "is not valid UTF-8, which a JSON header requires");
     json::Value e = json::Value::object();
     e.add("dtype", json::Value::from_string(safetensors_dtype_name(t.dtype)));
     json::Value shape = json::Value::array();

@@ -136,24 +136,39 @@ void write_file_atomically(const std::string& path, std::span<const uint8_t> byt
   }
 }
 
+namespace {
+
+// Runs a writer, naming `path` in its errors (in-memory writers do not know the path).
+template <typename Write>
+void with_path(const std::string& path, Write write) {
+  try {
+    write();
+  } catch (const TensorFileError& e) {
+    if (!e.file().empty() && e.file() == path) throw;
+    throw TensorFileError(path, e.tensor(), e.field(), e.detail());
+  }
+}
+
+}  // namespace
+
 void save_npy(const std::string& path, const Tensor& t) {
-  Tensor named = t;
-  named.file = path;
-  write_file_atomically(path, write_npy(named));
+  with_path(path, [&] { write_file_atomically(path, write_npy(t)); });
 }
 
 void save_npz(const std::string& path, const TensorMap& tensors) {
-  std::vector<ZipEntry> entries;
-  for (const auto& [name, t] : tensors) {
-    if (name.empty()) Where{path, name}.fail("name", "tensor names must not be empty");
-    entries.push_back(ZipEntry{name + ".npy", write_npy(t)});
-  }
-  write_file_atomically(path, write_zip_stored(entries, Where{path, ""}));
+  with_path(path, [&] {
+    std::vector<ZipEntry> entries;
+    for (const auto& [name, t] : tensors) {
+      if (name.empty()) Where{path, name}.fail("name", "tensor names must not be empty");
+      entries.push_back(ZipEntry{name + ".npy", write_npy(t)});
+    }
+    write_file_atomically(path, write_zip_stored(entries, Where{path, ""}));
+  });
 }
 
 void save_safetensors(const std::string& path, const TensorMap& tensors,
                       const std::map<std::string, std::string>& metadata) {
-  write_file_atomically(path, write_safetensors(tensors, metadata));
+  with_path(path, [&] { write_file_atomically(path, write_safetensors(tensors, metadata)); });
 }
 
 }  // namespace ssmv::tensor_file

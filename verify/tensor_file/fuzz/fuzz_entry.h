@@ -1,0 +1,19 @@
+// The fuzzed function: every tensor-file parser on the same bytes, then everything a
+// caller does with what parsed. Shared by the libFuzzer target (libfuzzer_main.cpp, built
+// with clang's -fsanitize=fuzzer,address,undefined) and the g++ regression test that
+// replays the seed corpus and every crash input ever found (tests/fuzz_regression_test.cpp).
+//
+// Contract it checks: on any input the parsers either succeed or throw TensorFileError
+// (json::ParseError for the JSON parser); any other exception, a crash, an out-of-bounds
+// access or undefined behaviour is a finding. What parsed must survive a write and re-read
+// unchanged (std::abort otherwise, which libFuzzer reports).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ssmv::tensor_file {
+
+void fuzz_tensor_parsers(const uint8_t* data, size_t size);
+
+}  // namespace ssmv::tensor_file
