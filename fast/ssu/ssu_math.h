@@ -1,0 +1,94 @@
+// The per-thread arithmetic of SSU, written once and compiled twice: by nvcc into the
+// kernel (ssu_kernel.cu) and by the C++ compiler into the host twin (ssu_twin.cpp).
+// Every rounding is explicit: fp32 operations in source order (contraction is off on both
+// compilers), fma_rn where the kernel fuses, transcendentals from fast/common/fast_math.h.
+//
+// Rounding points, per (request, head, token): 
+//   d  = fl(dt + dt_bias)                       (no add without dt_bias)
+//   d  = softplus(d) if dt_softplus             (fm::softplus: x > 20 -> x)
+//   d  = clamp(d, lo, hi)                       (exact)
+//   a  = fm::exp(fl(d · A))
+// per state dim n (one lane, reused for every row p):
+//   dB = fl(d · B[n])
+// per (p, n):
+//   S  = fma_rn(dB, x[p], fl(a · S))            (two roundings; S stays fp32 across tokens)
+// per p, from the unrounded fp32 S:
+//   acc_lane = fma_rn(C[n], S[n], acc_lane)     over the lane's n in layout order
+//   sum      = 5-level butterfly over the 32 lanes (xor 16, 8, 4, 2, 1; fp32 adds)
+//   y  = fma_rn(D, x[p], sum)                   (y = sum without D)
+//   y  = fl(y · fl(z · fm::sigmoid(z)))         (with z)
+//   y rounded to nearest even in the output format; S likewise in the state format when
+//   it is stored (final state, per-token states).
+#pragma once
+
+#include "fast/common/fast_math.h"
+#include "fast/common/hd.h"
+
+namespace ssmv::ssu {
+
+inline constexpr int kWarp = 32;
+
+// Launch geometry: one warp per state row (p) at a time, kRowsPerWarp rows per warp,
+// kWarpsPerBlock warps per block; a block covers kRowsPerBlock rows of one (request, head).
+// It decides only which thread computes a row, never how: it does not affect any bit.
+inline constexpr int kWarpsPerBlock = 4;
+inline constexpr int kRowsPerWarp = 4;
+inline constexpr int kRowsPerBlock = kWarpsPerBlock * kRowsPerWarp;
+// Most state elements one lane holds for one row: J·V ≤ 8 for N ≤ 256 (see lane_layout).
+inline constexpr int kMaxLaneElements = 8;
+
+// State elements of one row owned by a lane: n = (j·32 + lane)·V + v for v < V, j < J,
+// n < N. V (the vector width) depends only on N and the state element size, so the GPU
+// and the twin agree on every lane's partial sum whatever loads the kernel uses.
+struct LaneLayout {
+  int V = 1;  // consecutive elements per lane and chunk
+  int J = 1;  // chunks per lane
+};
+
+// V: the widest of 8, 4, 2, 1 elements that fits 16 bytes and keeps all 32 lanes busy
+// (32·V ≤ N); J = ceil(N / (32·V)) ≤ 2 for N ≤ 256, so a lane holds at most 8 elements.
+SSMV_HD SSMV_FORCEINLINE LaneLayout lane_layout(int N, int state_bytes) {
+  LaneLayout l;
+  for (int v = 8; v >= 2; v /= 2) {
+    if (v * state_bytes <= 16 && kWarp * v <= N) {
+      l.V = v;
+      break;
+    }
+  }
+  l.J = (N + kWarp * l.V - 1) / (kWarp * l.V);
+  return l;
+}
+
+SSMV_HD SSMV_FORCEINLINE int lane_element(const LaneLayout& l, int lane, int j, int v) {
+  return (j * kWarp + lane) * l.V + v;
+}
+
+struct TokenScalars {
+  float delta;  // δ after bias, softplus and clamp
+  float decay;  // a = exp(δ·A)
+};
+
+SSMV_HD SSMV_FORCEINLINE TokenScalars token_scalars(float dt, bool has_bias, float bias, bool softplus,
+                                                    float lo, float hi, float A) {
+  float d = has_bias ? dt + bias : dt;
+  if (softplus) d = fm::softplus(d);
+  d = d < lo ? lo : d;
+  d = d > hi ? hi : d;
+  return {d, fm::exp(d * A)};
+}
+
+SSMV_HD SSMV_FORCEINLINE float scaled_B(float delta, float b) { return delta * b; }
+
+SSMV_HD SSMV_FORCEINLINE float update_state(float s, float decay, float dB, float x) {
+  return fm::fma_rn(dB, x, decay * s);
+}
+
+SSMV_HD SSMV_FORCEINLINE float accumulate(float acc, float c, float s) { return fm::fma_rn(c, s, acc); }
+
+SSMV_HD SSMV_FORCEINLINE float finish_output(float sum, bool has_D, float D, float x, bool has_z, float z) {
+  float y = has_D ? fm::fma_rn(D, x, sum) : sum;
+  if (has_z) y = y * (z * fm::sigmoid(z));
+  return y;
+}
+
+}  // namespace ssmv::ssu

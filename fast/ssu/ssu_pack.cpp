@@ -1,0 +1,150 @@
+#include "fast/ssu/ssu_pack.h"
+
+#include <cstring>
+#include <string>
+
+namespace ssmv::ssu {
+namespace {
+
+int bytes_of(Format f) { return f == Format::fp32 ? 4 : 2; }
+
+// Values exact in format f (validate checked it) as their bits.
+std::vector<uint8_t> encode(Format f, const std::vector<float>& v) {
+  std::vector<uint8_t> out(v.size() * bytes_of(f));
+  for (size_t i = 0; i < v.size(); ++i) {
+    const Bits b = encode_exact(f, static_cast<double>(v[i]));
+    if (f == Format::fp32) {
+      const uint32_t w = b;
+      std::memcpy(out.data() + 4 * i, &w, 4);
+    } else {
+      const uint16_t w = static_cast<uint16_t>(b);
+      std::memcpy(out.data() + 2 * i, &w, 2);
+    }
+  }
+  return out;
+}
+
+std::vector<Bits> decode_bits(Format f, const std::vector<uint8_t>& raw) {
+  std::vector<Bits> out(raw.size() / bytes_of(f));
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (f == Format::fp32) {
+      uint32_t w;
+      std::memcpy(&w, raw.data() + 4 * i, 4);
+      out[i] = w;
+    } else {
+      uint16_t w;
+      std::memcpy(&w, raw.data() + 2 * i, 2);
+      out[i] = w;
+    }
+  }
+  return out;
+}
+
+std::vector<int32_t> narrow(const std::vector<int64_t>& v) { return std::vector<int32_t>(v.begin(), v.end()); }
+
+}  // namespace
+
+void validate(const DecodeProblem& d, const Options& options) {
+  ssmv::validate(d);
+  const Problem& pr = d.problem;
+  const Shape& s = pr.shape;
+  auto fail = [](const std::string& m) { throw ProblemError("ssu: " + m); };
+  if (s.P > kMaxP) fail("field 'P' = " + std::to_string(s.P) + ": the kernel supports P <= " + std::to_string(kMaxP));
+  if (s.N > kMaxN) fail("field 'N' = " + std::to_string(s.N) + ": the kernel supports N <= " + std::to_string(kMaxN));
+  if (s.H > 65535) fail("field 'H' = " + std::to_string(s.H) + ": the kernel supports H <= 65535");
+  if (d.slots > INT32_MAX) fail("field 'slots' = " + std::to_string(d.slots) + ": the kernel indexes slots in 32 bits");
+  if (d.pad_slot_id < INT32_MIN || d.pad_slot_id > INT32_MAX) {
+    fail("field 'pad_slot_id' = " + std::to_string(d.pad_slot_id) + ": must fit in 32 bits");
+  }
+  if (s.num_tokens() > INT32_MAX) fail("field 'cu_seqlens' ends at " + std::to_string(s.num_tokens()) + ": more than 2^31 - 1 tokens");
+  if (!options.token_state_slots.empty()) {
+    if (int64_t(options.token_state_slots.size()) != s.num_tokens()) {
+      fail("option 'token_state_slots' has " + std::to_string(options.token_state_slots.size()) +
+           " entries; one per token needs " + std::to_string(s.num_tokens()));
+    }
+    for (size_t q = 0; q < options.token_state_slots.size(); ++q) {
+      const int64_t v = options.token_state_slots[q];
+      if (v != d.pad_slot_id && (v < 0 || v >= d.slots)) {
+        fail("option 'token_state_slots'[" + std::to_string(q) + "] = " + std::to_string(v) + " is outside [0, " +
+             std::to_string(d.slots) + ") and is not the pad slot id " + std::to_string(d.pad_slot_id));
+      }
+    }
+  }
+}
+
+HostLaunch::HostLaunch(const DecodeProblem& d, const Options& options) {
+  validate(d, options);
+  const Problem& pr = d.problem;
+  const Shape& s = pr.shape;
+  const Formats& f = pr.formats;
+  idx_.cu_seqlens = narrow(s.cu_seqlens);
+  idx_.slot_in = narrow(d.slot_in);
+  idx_.slot_out = narrow(d.slot_out);
+  idx_.token_state_slots = narrow(options.token_state_slots);
+  state_ = encode(f.state, d.state_pool);
+  x_ = encode(f.input, pr.x);
+  dt_ = encode(f.input, pr.dt);
+  B_ = encode(f.input, pr.B);
+  C_ = encode(f.input, pr.C);
+  z_ = encode(f.input, pr.z);
+  y_.assign(size_t(s.num_tokens() * s.H * s.P) * bytes_of(f.output), 0);
+  A_ = pr.A;
+  dt_bias_ = pr.dt_bias;
+  D_ = pr.D;
+
+  Params& p = params_;
+  p.num_requests = static_cast<int32_t>(s.num_sequences());
+  p.num_tokens = static_cast<int32_t>(s.num_tokens());
+  p.H = static_cast<int32_t>(s.H);
+  p.P = static_cast<int32_t>(s.P);
+  p.N = static_cast<int32_t>(s.N);
+  p.G = static_cast<int32_t>(s.G);
+  p.slots = static_cast<int32_t>(d.slots);
+  p.pad_slot_id = static_cast<int32_t>(d.pad_slot_id);
+  p.input_format = f.input;
+  p.state_format = f.state;
+  p.output_format = f.output;
+  p.dt_softplus = pr.dt_softplus;
+  p.dt_limit_lo = pr.dt_limit_lo;
+  p.dt_limit_hi = pr.dt_limit_hi;
+  p.d_mode = pr.d_mode();
+  p.cu_seqlens = idx_.cu_seqlens.data();
+  p.slot_in = idx_.slot_in.data();
+  p.slot_out = idx_.slot_out.empty() ? nullptr : idx_.slot_out.data();
+  p.token_state_slots = idx_.token_state_slots.empty() ? nullptr : idx_.token_state_slots.data();
+  p.state = state_.data();
+  p.state_stride_p = s.N;
+  p.state_stride_head = s.P * s.N;
+  p.state_stride_slot = s.H * s.P * s.N;
+  p.x = x_.data();
+  p.x_stride_head = s.P;
+  p.x_stride_token = s.H * s.P;
+  p.dt = dt_.data();
+  p.dt_stride_token = s.H;
+  p.A = A_.data();
+  p.dt_bias = dt_bias_.empty() ? nullptr : dt_bias_.data();
+  p.D = D_.empty() ? nullptr : D_.data();
+  p.D_stride_head = p.d_mode == DMode::per_head_dim ? s.P : 0;
+  p.B = B_.data();
+  p.B_stride_group = s.N;
+  p.B_stride_token = s.G * s.N;
+  p.C = C_.data();
+  p.C_stride_group = s.N;
+  p.C_stride_token = s.G * s.N;
+  p.z = z_.empty() ? nullptr : z_.data();
+  p.z_stride_head = s.P;
+  p.z_stride_token = s.H * s.P;
+  p.y = y_.data();
+  p.y_stride_head = s.P;
+  p.y_stride_token = s.H * s.P;
+  check_params(p);
+  check_indices(p, idx_);
+}
+
+Result decode_result(Format output, const std::vector<uint8_t>& y, Format state, const std::vector<uint8_t>& pool) {
+  return Result{decode_bits(output, y), decode_bits(state, pool)};
+}
+
+Result HostLaunch::result() const { return decode_result(params_.output_format, y_, params_.state_format, state_); }
+
+}  // namespace ssmv::ssu

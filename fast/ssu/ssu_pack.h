@@ -1,0 +1,37 @@
+// A DecodeProblem laid out as the kernel reads it: every tensor in its format's bits,
+// dense row-major, and a Params pointing at these host buffers (run_twin runs it as is;
+// the GPU path copies each buffer to the device with the same strides).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "fast/ssu/ssu.h"
+#include "fast/ssu/ssu_check.h"
+#include "fast/ssu/ssu_params.h"
+
+namespace ssmv::ssu {
+
+// y and the pool from raw buffers of their formats.
+Result decode_result(Format output, const std::vector<uint8_t>& y, Format state, const std::vector<uint8_t>& pool);
+
+class HostLaunch {
+ public:
+  // Validates (ssu::validate) and packs.
+  HostLaunch(const DecodeProblem& d, const Options& options);
+  HostLaunch(const HostLaunch&) = delete;
+  HostLaunch& operator=(const HostLaunch&) = delete;
+
+  const Params& params() const { return params_; }
+  const IndexArrays& indices() const { return idx_; }
+  Result result() const;  // y and the pool read back from the buffers
+
+  IndexArrays idx_;
+  std::vector<uint8_t> state_, x_, dt_, B_, C_, z_, y_;  // format bits, little-endian
+  std::vector<float> A_, dt_bias_, D_;
+
+ private:
+  Params params_;
+};
+
+}  // namespace ssmv::ssu

@@ -1,0 +1,115 @@
+#include "fast/ssu/ssu_twin.h"
+
+#include <array>
+#include <cstring>
+
+#include "fast/ssu/ssu_math.h"
+#include "spec/format.h"
+
+namespace ssmv::ssu {
+namespace {
+
+// Element i of a tensor of format f, as the fp32 the kernel computes with (exact).
+float load(Format f, const void* base, int64_t i) {
+  if (f == Format::fp32) {
+    float v;
+    std::memcpy(&v, static_cast<const float*>(base) + i, sizeof v);
+    return v;
+  }
+  const uint16_t b = static_cast<const uint16_t*>(base)[i];
+  return static_cast<float>(decode(f, b));
+}
+
+// Stores v rounded to nearest even in format f (the kernel's cvt.rn).
+void store(Format f, void* base, int64_t i, float v) {
+  if (f == Format::fp32) {
+    std::memcpy(static_cast<float*>(base) + i, &v, sizeof v);
+    return;
+  }
+  static_cast<uint16_t*>(base)[i] = static_cast<uint16_t>(round_nearest_even(f, static_cast<double>(v)));
+}
+
+// The kernel's butterfly: at each level lane l adds the value of lane l ^ offset.
+float butterfly_sum(std::array<float, kWarp> v) {
+  for (int offset = kWarp / 2; offset >= 1; offset /= 2) {
+    std::array<float, kWarp> next;
+    for (int l = 0; l < kWarp; ++l) next[l] = v[l] + v[l ^ offset];
+    v = next;
+  }
+  return v[0];
+}
+
+IndexArrays copy_indices(const Params& p) {
+  IndexArrays idx;
+  idx.cu_seqlens.assign(p.cu_seqlens, p.cu_seqlens + p.num_requests + 1);
+  idx.slot_in.assign(p.slot_in, p.slot_in + p.num_requests);
+  if (p.slot_out) idx.slot_out.assign(p.slot_out, p.slot_out + p.num_requests);
+  if (p.token_state_slots) idx.token_state_slots.assign(p.token_state_slots, p.token_state_slots + p.num_tokens);
+  return idx;
+}
+
+// One (request, head, row p): what one warp of the kernel computes for that row.
+void run_row(const Params& p, int r, int h, int row, const LaneLayout& lay) {
+  const int32_t t0 = p.cu_seqlens[r], t1 = p.cu_seqlens[r + 1];
+  const int32_t slot_in = p.slot_in[r];
+  const bool pad = slot_in == p.pad_slot_id;
+  const int g = h / (p.H / p.G);
+  // s[lane][k], k = j·V + v: the row's state as the lanes hold it (fp32 across tokens).
+  std::array<std::array<float, kMaxLaneElements>, kWarp> s{};
+  auto state_index = [&](int32_t slot, int n) {
+    return int64_t(slot) * p.state_stride_slot + int64_t(h) * p.state_stride_head + int64_t(row) * p.state_stride_p + n;
+  };
+  auto for_each_element = [&](auto&& f) {  // (lane, k, n) for every n < N, in lane order
+    for (int lane = 0; lane < kWarp; ++lane)
+      for (int j = 0; j < lay.J; ++j)
+        for (int v = 0; v < lay.V; ++v) {
+          const int n = lane_element(lay, lane, j, v);
+          if (n < p.N) f(lane, j * lay.V + v, n);
+        }
+  };
+  if (!pad) for_each_element([&](int lane, int k, int n) { s[lane][k] = load(p.state_format, p.state, state_index(slot_in, n)); });
+
+  const float dt_bias = p.dt_bias ? p.dt_bias[h] : 0.0f;
+  const float D = p.d_mode == DMode::per_head ? p.D[h]
+                  : p.d_mode == DMode::per_head_dim ? p.D[int64_t(h) * p.D_stride_head + row]
+                                                    : 0.0f;
+  for (int32_t t = t0; t < t1; ++t) {
+    const float dt = load(p.input_format, p.dt, int64_t(t) * p.dt_stride_token + h);
+    const TokenScalars ts = token_scalars(dt, p.dt_bias != nullptr, dt_bias, p.dt_softplus, p.dt_limit_lo,
+                                          p.dt_limit_hi, p.A[h]);
+    const float x = load(p.input_format, p.x, int64_t(t) * p.x_stride_token + int64_t(h) * p.x_stride_head + row);
+    std::array<float, kWarp> acc{};
+    for_each_element([&](int lane, int k, int n) {
+      const float b = load(p.input_format, p.B, int64_t(t) * p.B_stride_token + int64_t(g) * p.B_stride_group + n);
+      const float c = load(p.input_format, p.C, int64_t(t) * p.C_stride_token + int64_t(g) * p.C_stride_group + n);
+      s[lane][k] = update_state(s[lane][k], ts.decay, scaled_B(ts.delta, b), x);
+      acc[lane] = accumulate(acc[lane], c, s[lane][k]);
+    });
+    const float z = p.z ? load(p.input_format, p.z, int64_t(t) * p.z_stride_token + int64_t(h) * p.z_stride_head + row)
+                        : 0.0f;
+    const float y = finish_output(butterfly_sum(acc), p.d_mode != DMode::none, D, x, p.z != nullptr, z);
+    store(p.output_format, p.y, int64_t(t) * p.y_stride_token + int64_t(h) * p.y_stride_head + row, y);
+    if (!pad && p.token_state_slots && p.token_state_slots[t] != p.pad_slot_id) {
+      const int32_t slot = p.token_state_slots[t];
+      for_each_element([&](int lane, int k, int n) { store(p.state_format, p.state, state_index(slot, n), s[lane][k]); });
+    }
+  }
+  if (!pad) {
+    const int32_t slot = p.slot_out ? p.slot_out[r] : slot_in;
+    for_each_element([&](int lane, int k, int n) { store(p.state_format, p.state, state_index(slot, n), s[lane][k]); });
+  }
+}
+
+}  // namespace
+
+void run_twin(const Params& p) {
+  check_params(p);
+  if (p.num_requests == 0) return;
+  check_indices(p, copy_indices(p));
+  const LaneLayout lay = lane_layout(p.N, p.state_format == Format::fp32 ? 4 : 2);
+  for (int r = 0; r < p.num_requests; ++r)
+    for (int h = 0; h < p.H; ++h)
+      for (int row = 0; row < p.P; ++row) run_row(p, r, h, row, lay);
+}
+
+}  // namespace ssmv::ssu

@@ -1,0 +1,61 @@
+// The SSU contract as data: its fields, and that the declared reduction (partials = 16)
+// bounds the real depth of the kernel's Σ_n C·S for every N ≤ 256 and both state sizes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "fast/ssu/contract.h"
+#include "fast/ssu/ssu_math.h"
+#include "fast/ssu/ssu_params.h"
+
+namespace ssmv::ssu {
+namespace {
+
+TEST(SsuContract, Fields) {
+  const Contract c = contract();
+  EXPECT_EQ(c.kernel, "ssu");
+  EXPECT_EQ(c.family, Family::sequential);
+  EXPECT_TRUE(c.softplus_shortcut);
+  EXPECT_FALSE(c.flush_to_zero);
+  ASSERT_EQ(c.roundings.size(), 2u);
+  EXPECT_EQ(c.roundings[0].point, Point::stored_state);
+  EXPECT_EQ(c.roundings[0].format, FormatRef::state);
+  EXPECT_EQ(c.roundings[1].point, Point::output);
+  EXPECT_EQ(c.roundings[1].format, FormatRef::output);
+  ASSERT_EQ(c.transcendentals.size(), 3u);
+  // Budgets at or above the maxima measured by ssmv_fast_math_ulp (fast_math.h comments).
+  EXPECT_GE(c.transcendentals[0].ulp_const, 0.9292);
+  EXPECT_GE(c.transcendentals[1].ulp_const, 1.5247);
+  EXPECT_GE(c.transcendentals[2].ulp_const, 2.4098);
+  EXPECT_EQ(c.gpu_twin_max_ulps, 0);
+}
+
+// Depth of the kernel's reduction for N: the longest lane chain (fma count) plus the
+// levels of the butterfly that add two non-zero partial sums (ceil(log2(active lanes))).
+int64_t actual_depth(int N, int state_bytes) {
+  const LaneLayout l = lane_layout(N, state_bytes);
+  std::vector<int64_t> count(kWarp, 0);
+  for (int lane = 0; lane < kWarp; ++lane)
+    for (int j = 0; j < l.J; ++j)
+      for (int v = 0; v < l.V; ++v) count[lane] += lane_element(l, lane, j, v) < N;
+  const int64_t active = std::count_if(count.begin(), count.end(), [](int64_t k) { return k > 0; });
+  int64_t levels = 0;
+  while ((int64_t{1} << levels) < active) ++levels;
+  return *std::max_element(count.begin(), count.end()) + levels;
+}
+
+TEST(SsuContract, DeclaredReductionDepthBoundsTheKernelForEveryN) {
+  const Reduction& r = contract().reductions.at(0);
+  for (int bytes : {4, 2}) {
+    for (int N = 1; N <= kMaxN; ++N) {
+      EXPECT_GE(reduction_depth(r, N), actual_depth(N, bytes)) << "N = " << N << ", state bytes " << bytes;
+      const LaneLayout l = lane_layout(N, bytes);
+      EXPECT_LE(l.J * l.V, kMaxLaneElements) << "N = " << N;
+      EXPECT_LE(l.V * bytes, 16);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ssmv::ssu
