@@ -1,5 +1,5 @@
 // Helpers for the reference tests: problems built from explicit values, exact MPFR
-// comparisons of results, a fixed-seed generator of format-exact inputs.
+// comparisons of results.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "reference/random_problem.h"
 #include "reference/reference.h"
 #include "spec/format.h"
 #include "spec/problem.h"
@@ -34,35 +35,7 @@ inline Problem zero_problem(std::vector<int64_t> cu, int64_t H, int64_t P, int64
   return pr;
 }
 
-// Mamba2-like random data, exact in bf16 (state fp32): x, B, C ~ N(0,1); dt in
-// [1e-3, 0.1] before softplus via a bias; A in [-16, -1]; D per head; z ~ N(0,1).
-inline Problem random_problem(std::vector<int64_t> cu, int64_t H, int64_t P, int64_t N,
-                              int64_t G, uint32_t seed, bool with_initial_state) {
-  Problem pr = zero_problem(std::move(cu), H, P, N, G);
-  pr.formats = {Format::bf16, Format::fp32, Format::bf16};
-  std::mt19937 rng(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  auto bf16 = [&](double v) { return float(round_value(Format::bf16, v)); };
-  auto f32 = [&](double v) { return float(v); };
-  for (auto& v : pr.x) v = bf16(normal(rng));
-  for (auto& v : pr.B) v = bf16(normal(rng));
-  for (auto& v : pr.C) v = bf16(normal(rng));
-  for (auto& v : pr.dt) v = bf16(std::exp(std::log(1e-3) + unit(rng) * std::log(100.0)));
-  for (auto& v : pr.A) v = f32(-std::exp(unit(rng) * std::log(16.0)));
-  pr.dt_bias.assign(H, 0.0f);
-  for (auto& v : pr.dt_bias) v = f32(-4.0 + unit(rng));
-  pr.dt_softplus = true;
-  pr.D.assign(H, 0.0f);
-  for (auto& v : pr.D) v = f32(normal(rng));
-  pr.z.assign(pr.x.size(), 0.0f);
-  for (auto& v : pr.z) v = bf16(normal(rng));
-  if (with_initial_state) {
-    pr.initial_state.assign(pr.shape.num_sequences() * H * P * N, 0.0f);
-    for (auto& v : pr.initial_state) v = f32(normal(rng));
-  }
-  return pr;
-}
+using ref::random_problem;  // reference/random_problem.h
 
 // Bit-for-bit equality of element a[i] and b[j] (value, nearest double, magnitude).
 inline ::testing::AssertionResult same_element(const ExactValues& a, size_t i, const ExactValues& b,
