@@ -1,0 +1,251 @@
+#include "fast/chunk_scan/chunk_scan_gpu.h"
+
+#include <cstring>
+#include <vector>
+
+#include "fast/chunk_scan/kernels.cuh"
+#include "fast/common/cuda_check.h"
+
+namespace ssmv::chunk_scan {
+namespace {
+
+// A device allocation of `bytes`, freed on destruction.
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t n) : bytes(n) {
+    if (n > 0) SSMV_CUDA_CHECK(cudaMalloc(&ptr, n));
+  }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr(o.ptr), bytes(o.bytes) { o.ptr = nullptr; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(ptr, o.ptr);
+    std::swap(bytes, o.bytes);
+    return *this;
+  }
+  ~DeviceBuffer() {
+    if (ptr) cudaFree(ptr);
+  }
+};
+
+size_t bytes_of(Format f) { return f == Format::fp32 ? 4 : 2; }
+
+// Values exact in f, encoded as f's bits (2 or 4 bytes each), uploaded.
+DeviceBuffer upload(const std::vector<float>& v, Format f) {
+  DeviceBuffer d(v.size() * bytes_of(f));
+  if (v.empty()) return d;
+  if (f == Format::fp32) {
+    SSMV_CUDA_CHECK(cudaMemcpy(d.ptr, v.data(), d.bytes, cudaMemcpyHostToDevice));
+  } else {
+    std::vector<uint16_t> bits(v.size());
+    for (size_t i = 0; i < v.size(); ++i) bits[i] = uint16_t(encode_exact(f, v[i]));
+    SSMV_CUDA_CHECK(cudaMemcpy(d.ptr, bits.data(), d.bytes, cudaMemcpyHostToDevice));
+  }
+  return d;
+}
+
+template <class T>
+DeviceBuffer upload_raw(const std::vector<T>& v) {
+  DeviceBuffer d(v.size() * sizeof(T));
+  if (!v.empty()) SSMV_CUDA_CHECK(cudaMemcpy(d.ptr, v.data(), d.bytes, cudaMemcpyHostToDevice));
+  return d;
+}
+
+std::vector<float> download_as(const void* ptr, size_t count, Format f) {
+  std::vector<float> out(count);
+  if (count == 0) return out;
+  if (f == Format::fp32) {
+    SSMV_CUDA_CHECK(cudaMemcpy(out.data(), ptr, count * 4, cudaMemcpyDeviceToHost));
+  } else {
+    std::vector<uint16_t> bits(count);
+    SSMV_CUDA_CHECK(cudaMemcpy(bits.data(), ptr, count * 2, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < count; ++i) out[i] = float(decode(f, bits[i]));
+  }
+  return out;
+}
+
+std::vector<int32_t> to_i32(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }
+
+}  // namespace
+
+struct ChunkScanGpu::Buffers {
+  DeviceBuffer x, dt, A, dt_bias, D, B, C, z, h0;
+  DeviceBuffer chunk_start, chunk_len, seq_first_chunk;
+  DeviceBuffer delta, cumsum, chunk_decay, chunk_state, state_in, cb;
+  DeviceBuffer y, final_state, boundary;
+};
+
+ChunkScanGpu::ChunkScanGpu(const Problem& pr, const Config& cfg)
+    : buffers_(std::make_unique<Buffers>()), config_(cfg) {
+  validate(pr, cfg);
+  const Shape& sh = pr.shape;
+  plan_ = plan_chunks(sh.cu_seqlens, cfg.chunk_size);
+  ChunkScanParams& p = params_;
+  p.T = int32_t(sh.num_tokens());
+  p.S = int32_t(sh.num_sequences());
+  p.H = int32_t(sh.H);
+  p.P = int32_t(sh.P);
+  p.N = int32_t(sh.N);
+  p.G = int32_t(sh.G);
+  p.L = int32_t(cfg.chunk_size);
+  p.NC = int32_t(plan_.num_chunks());
+  p.input = pr.formats.input;
+  p.state = pr.formats.state;
+  p.output = pr.formats.output;
+  p.use_mma = uses_mma(cfg.contract, pr.formats.input);
+  p.dt_softplus = pr.dt_softplus;
+  p.has_dt_bias = pr.has_dt_bias();
+  p.has_D = !pr.D.empty();
+  p.D_per_dim = pr.d_mode() == DMode::per_head_dim;
+  p.has_z = pr.has_z();
+  p.has_initial_state = pr.has_initial_state();
+  p.want_boundary = cfg.boundary_states;
+  p.dt_lo = pr.dt_limit_lo;
+  p.dt_hi = pr.dt_limit_hi;
+
+  Buffers& b = *buffers_;
+  const Format in = pr.formats.input;
+  b.x = upload(pr.x, in);
+  b.dt = upload(pr.dt, in);
+  b.A = upload_raw(pr.A);
+  b.dt_bias = upload_raw(pr.dt_bias);
+  b.D = upload_raw(pr.D);
+  b.B = upload(pr.B, in);
+  b.C = upload(pr.C, in);
+  b.z = upload(pr.z, in);
+  b.h0 = upload(pr.initial_state, pr.formats.state);
+  b.chunk_start = upload_raw(to_i32(plan_.start));
+  b.chunk_len = upload_raw(to_i32(plan_.len));
+  b.seq_first_chunk = upload_raw(to_i32(plan_.first_chunk));
+  const size_t T = size_t(p.T), H = size_t(p.H), NC = size_t(p.NC);
+  const size_t states = NC * H * size_t(p.P) * size_t(p.N);
+  b.delta = DeviceBuffer(H * T * 4);
+  b.cumsum = DeviceBuffer(H * T * 4);
+  b.chunk_decay = DeviceBuffer(NC * H * 4);
+  b.chunk_state = DeviceBuffer(states * 4);
+  b.state_in = DeviceBuffer(states * (p.use_mma ? 2 : 4));
+  b.cb = DeviceBuffer(NC * size_t(p.G) * size_t(p.L) * size_t(p.L) * 4);
+  b.y = DeviceBuffer(T * H * size_t(p.P) * bytes_of(p.output));
+  b.final_state = DeviceBuffer(size_t(p.S) * H * size_t(p.P) * size_t(p.N) * bytes_of(p.state));
+  if (cfg.boundary_states) b.boundary = DeviceBuffer(states * bytes_of(p.state));
+  for (DeviceBuffer* d : {&b.y, &b.final_state, &b.boundary, &b.cb}) {
+    if (d->ptr) SSMV_CUDA_CHECK(cudaMemset(d->ptr, 0xff, d->bytes));
+  }
+
+  p.x = b.x.ptr;
+  p.x_st = int64_t(H) * p.P;
+  p.x_sh = p.P;
+  p.dt = b.dt.ptr;
+  p.dt_st = p.H;
+  p.A = static_cast<const float*>(b.A.ptr);
+  p.dt_bias = static_cast<const float*>(b.dt_bias.ptr);
+  p.D = static_cast<const float*>(b.D.ptr);
+  p.B = b.B.ptr;
+  p.b_st = int64_t(p.G) * p.N;
+  p.b_sg = p.N;
+  p.C = b.C.ptr;
+  p.c_st = p.b_st;
+  p.c_sg = p.N;
+  p.z = b.z.ptr;
+  p.z_st = p.x_st;
+  p.z_sh = p.x_sh;
+  p.initial_state = b.h0.ptr;
+  p.chunk_start = static_cast<const int32_t*>(b.chunk_start.ptr);
+  p.chunk_len = static_cast<const int32_t*>(b.chunk_len.ptr);
+  p.seq_first_chunk = static_cast<const int32_t*>(b.seq_first_chunk.ptr);
+  p.delta = static_cast<float*>(b.delta.ptr);
+  p.cumsum = static_cast<float*>(b.cumsum.ptr);
+  p.chunk_decay = static_cast<float*>(b.chunk_decay.ptr);
+  p.chunk_state = static_cast<float*>(b.chunk_state.ptr);
+  p.state_in = b.state_in.ptr;
+  p.cb = static_cast<float*>(b.cb.ptr);
+  p.y = b.y.ptr;
+  p.y_st = p.x_st;
+  p.y_sh = p.x_sh;
+  p.final_state = b.final_state.ptr;
+  p.boundary_states = b.boundary.ptr;
+  validate(p);
+}
+
+ChunkScanGpu::~ChunkScanGpu() = default;
+
+namespace {
+
+template <class In, class Op>
+void launch_one(const ChunkScanParams& p, int stage, cudaStream_t stream) {
+  using namespace gpu;
+  const int pt = (p.P + kTile - 1) / kTile, nt = (p.N + kTile - 1) / kTile, mt = p.L / kTile;
+  const int64_t threads = int64_t(p.S) * p.H * p.P * p.N;
+  switch (stage) {
+    case 0: cumsum_kernel<In><<<dim3(p.NC, p.H), p.L, 0, stream>>>(p); break;
+    case 1: chunk_state_kernel<In, Op><<<dim3(pt * nt, p.H, p.NC), kThreads, 0, stream>>>(p); break;
+    case 2: state_passing_kernel<Op><<<unsigned((threads + 255) / 256), 256, 0, stream>>>(p); break;
+    case 3: cb_kernel<In, Op><<<dim3(mt * mt, p.G, p.NC), kThreads, 0, stream>>>(p); break;
+    case 4: scan_kernel<In, Op><<<dim3(mt * pt, p.H, p.NC), kThreads, 0, stream>>>(p); break;
+  }
+  SSMV_CUDA_CHECK(cudaGetLastError());
+}
+
+void dispatch(const ChunkScanParams& p, int stage, cudaStream_t stream) {
+  switch (p.input) {
+    case Format::bf16:
+      if (p.use_mma) launch_one<__nv_bfloat16, __nv_bfloat16>(p, stage, stream);
+      else launch_one<__nv_bfloat16, float>(p, stage, stream);
+      break;
+    case Format::fp16:
+      if (p.use_mma) launch_one<__half, __half>(p, stage, stream);
+      else launch_one<__half, float>(p, stage, stream);
+      break;
+    case Format::fp32:
+      launch_one<float, float>(p, stage, stream);
+      break;
+  }
+}
+
+}  // namespace
+
+void ChunkScanGpu::launch(cudaStream_t stream) {
+  validate(params_);
+  for (int stage = 0; stage < 5; ++stage) dispatch(params_, stage, stream);
+}
+
+void ChunkScanGpu::launch_stage(int stage, cudaStream_t stream) {
+  if (stage < 0 || stage > 4) {
+    throw ProblemError("chunk_scan launch_stage: stage = " + std::to_string(stage) + " is not in 0..4");
+  }
+  dispatch(params_, stage, stream);
+}
+
+Result ChunkScanGpu::download() const {
+  SSMV_CUDA_CHECK(cudaDeviceSynchronize());
+  const ChunkScanParams& p = params_;
+  const Buffers& b = *buffers_;
+  const size_t T = size_t(p.T), H = size_t(p.H), NC = size_t(p.NC);
+  const size_t states = NC * H * size_t(p.P) * size_t(p.N);
+  Result r;
+  r.y = download_as(b.y.ptr, T * H * size_t(p.P), p.output);
+  r.final_state = download_as(b.final_state.ptr, size_t(p.S) * H * size_t(p.P) * size_t(p.N), p.state);
+  if (config_.boundary_states) {
+    r.boundary_states = download_as(b.boundary.ptr, states, p.state);
+    for (int64_t c = 0; c < plan_.num_chunks(); ++c) {
+      r.boundary_positions.push_back(plan_.start[c] + plan_.len[c]);
+    }
+  }
+  if (config_.keep_intermediates) {
+    r.stages.delta = download_as(b.delta.ptr, H * T, Format::fp32);
+    r.stages.cumsum = download_as(b.cumsum.ptr, H * T, Format::fp32);
+    r.stages.chunk_state = download_as(b.chunk_state.ptr, states, Format::fp32);
+    r.stages.state_in = download_as(b.state_in.ptr, states, p.use_mma ? p.input : Format::fp32);
+    r.stages.cb = download_as(b.cb.ptr, NC * size_t(p.G) * size_t(p.L) * size_t(p.L), Format::fp32);
+  }
+  return r;
+}
+
+Result run_gpu(const Problem& problem, const Config& config) {
+  ChunkScanGpu gpu(problem, config);
+  gpu.launch();
+  SSMV_CUDA_CHECK(cudaGetLastError());
+  return gpu.download();
+}
+
+}  // namespace ssmv::chunk_scan

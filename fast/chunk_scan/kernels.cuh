@@ -1,0 +1,288 @@
+// The five chunk_scan stages as CUDA kernels (sm_90). Each block's per-element fp32
+// arithmetic comes from stage_math.h, shared with the host twin (twin.cpp), and its
+// reductions from warp_tile.cuh; the comments give the twin's matching loop.
+//   In: storage type of x, dt, B, C, z (float, __nv_bfloat16, __half)
+//   Op: operand type of the reductions: In on tensor cores (production contract with a
+//       bf16/fp16 input), float for the SIMT fmaf path; R(v) = to_op<Op>(v).
+#pragma once
+
+#include <type_traits>
+
+#include "fast/chunk_scan/params.h"
+#include "fast/chunk_scan/stage_math.h"
+#include "fast/chunk_scan/warp_tile.cuh"
+
+namespace ssmv::chunk_scan::gpu {
+
+template <class T> __device__ __forceinline__ float to_f(T v);
+template <> __device__ __forceinline__ float to_f<float>(float v) { return v; }
+template <> __device__ __forceinline__ float to_f<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <> __device__ __forceinline__ float to_f<__half>(__half v) { return __half2float(v); }
+
+template <class Op> __device__ __forceinline__ Op to_op(float v);
+template <> __device__ __forceinline__ float to_op<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 to_op<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <> __device__ __forceinline__ __half to_op<__half>(float v) { return __float2half_rn(v); }
+
+// Round to nearest even into a format chosen at run time (outputs and states).
+__device__ __forceinline__ void store_fmt(void* base, int64_t i, Format f, float v) {
+  if (f == Format::fp32) static_cast<float*>(base)[i] = v;
+  else if (f == Format::bf16) static_cast<__nv_bfloat16*>(base)[i] = __float2bfloat16_rn(v);
+  else static_cast<__half*>(base)[i] = __float2half_rn(v);
+}
+__device__ __forceinline__ float load_fmt(const void* base, int64_t i, Format f) {
+  if (f == Format::fp32) return static_cast<const float*>(base)[i];
+  if (f == Format::bf16) return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
+  return __half2float(static_cast<const __half*>(base)[i]);
+}
+
+// One 64-row slab of a warp tile: mma steps [0, end_step) or fmaf up to per-row limits.
+template <class Op>
+__device__ __forceinline__ void slab_product(const Op* sA, const Op* sB, int end_step, int limit_lo,
+                                             int limit_hi, float (&acc)[8][4]) {
+  if constexpr (std::is_same_v<Op, float>) {
+    warp_tile_fma(sA, sB, limit_lo, limit_hi, acc);
+  } else {
+    warp_tile_mma<Op>(sA, sB, 0, end_step, acc);
+  }
+}
+
+// Stores a warp's accumulators, rows row0 + (g, g+8), columns col0 + 8f + 2q (+1), where
+// row < rows and col < cols, through put(row, col, value).
+template <class Put>
+__device__ __forceinline__ void for_each_acc(const float (&acc)[8][4], int row0, int col0, int rows,
+                                             int cols, Put put) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+#pragma unroll
+  for (int f = 0; f < 8; ++f) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int row = row0 + g + (e >= 2 ? 8 : 0), col = col0 + 8 * f + 2 * q + (e & 1);
+      if (row < rows && col < cols) put(row, col, acc[f][e]);
+    }
+  }
+}
+
+// (a) grid (NC, H), block L threads. δ per token; then the cumulative sum in increasing k
+// by one thread (twin: cs = j == 0 ? dA : cs + dA); exp(cs_last) per chunk and head.
+template <class In>
+__global__ void cumsum_kernel(const ChunkScanParams p) {
+  __shared__ float s_dA[256];
+  const int c = blockIdx.x, h = blockIdx.y, j = threadIdx.x;
+  const int t0 = p.chunk_start[c], len = p.chunk_len[c];
+  const int64_t hT = int64_t(h) * p.T;
+  if (j < len) {
+    const In* dt = static_cast<const In*>(p.dt);
+    const float d = delta_of(to_f(dt[int64_t(t0 + j) * p.dt_st + h]), p.has_dt_bias ? p.dt_bias[h] : 0.0f,
+                             p.has_dt_bias, p.dt_softplus, p.dt_lo, p.dt_hi);
+    s_dA[j] = d * p.A[h];
+    p.delta[hT + t0 + j] = d;
+  }
+  __syncthreads();
+  if (j == 0) {
+    float cs = s_dA[0];
+    for (int i = 1; i < len; ++i) {
+      cs = cs + s_dA[i];
+      s_dA[i] = cs;
+    }
+    p.chunk_decay[int64_t(c) * p.H + h] = ssmv::fm::exp(cs);
+  }
+  __syncthreads();
+  if (j < len) p.cumsum[hT + t0 + j] = s_dA[j];
+}
+
+// (b) grid (⌈P/64⌉·⌈N/64⌉, H, NC): chunk_state[p,n] = Σ_k x_k[p]·R(B_k[n]·scale_k) over
+// k < len in slabs of 32 (twin: chain(x, bs, len)).
+template <class In, class Op>
+__global__ void __launch_bounds__(kThreads) chunk_state_kernel(const ChunkScanParams p) {
+  constexpr int KS = SlabLayout<Op>::stride;
+  __shared__ __align__(16) Op sA[kTile * KS];  // [p][k]
+  __shared__ __align__(16) Op sB[kTile * KS];  // [n][k]
+  __shared__ float s_scale[256];
+  const int c = blockIdx.z, h = blockIdx.y, warp = threadIdx.x >> 5;
+  const int n_tiles = (p.N + kTile - 1) / kTile;
+  const int p0 = (blockIdx.x / n_tiles) * kTile, n0 = (blockIdx.x % n_tiles) * kTile;
+  const int g = h / (p.H / p.G);
+  const int t0 = p.chunk_start[c], len = p.chunk_len[c];
+  const int64_t hT = int64_t(h) * p.T;
+  const float cs_last = p.cumsum[hT + t0 + len - 1];
+  for (int j = threadIdx.x; j < len; j += kThreads) {
+    s_scale[j] = state_scale(cs_last, p.cumsum[hT + t0 + j], p.delta[hT + t0 + j]);
+  }
+  const In* x = static_cast<const In*>(p.x);
+  const In* B = static_cast<const In*>(p.B);
+  float acc[8][4] = {};
+  __syncthreads();
+  for (int k0 = 0; k0 < len; k0 += kSlab) {
+    for (int i = threadIdx.x; i < kTile * kSlab; i += kThreads) {
+      const int r = i % kTile, kk = i / kTile, k = k0 + kk;
+      const int64_t t = t0 + k;
+      float xv = 0.0f, bv = 0.0f;
+      if (k < len && p0 + r < p.P) xv = to_f(x[t * p.x_st + h * p.x_sh + p0 + r]);
+      if (k < len && n0 + r < p.N) bv = to_f(B[t * p.b_st + g * p.b_sg + n0 + r]) * s_scale[k];
+      sA[r * KS + kk] = to_op<Op>(xv);
+      sB[r * KS + kk] = to_op<Op>(bv);
+    }
+    __syncthreads();
+    const int kn = min(kSlab, len - k0);
+    slab_product<Op>(sA + warp * 16 * KS, sB, (kn + 15) / 16, kn, kn, acc);
+    __syncthreads();
+  }
+  float* out = p.chunk_state + (int64_t(c) * p.H + h) * p.P * p.N;
+  const int N = p.N;
+  for_each_acc(acc, p0 + warp * 16, n0, p.P, p.N,
+               [&](int row, int col, float v) { out[int64_t(row) * N + col] = v; });
+}
+
+// (c) one thread per (sequence, h, p, n): chunks of the sequence in order (twin: the same
+// loop). h_in = R(state); state = fma(exp(cs_last), state, chunk_state).
+template <class Op>
+__global__ void state_passing_kernel(const ChunkScanParams p) {
+  const int64_t per_seq = int64_t(p.H) * p.P * p.N;
+  const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= per_seq * p.S) return;
+  const int s = int(idx / per_seq);
+  const int64_t e = idx % per_seq;  // (h, p, n)
+  const int h = int(e / (int64_t(p.P) * p.N));
+  float state = p.has_initial_state ? load_fmt(p.initial_state, idx, p.state) : 0.0f;
+  Op* state_in = static_cast<Op*>(p.state_in);
+  for (int c = p.seq_first_chunk[s]; c < p.seq_first_chunk[s + 1]; ++c) {
+    const int64_t i = int64_t(c) * per_seq + e;
+    state_in[i] = to_op<Op>(state);
+    state = ssmv::fm::fma_rn(p.chunk_decay[int64_t(c) * p.H + h], state, p.chunk_state[i]);
+    if (p.want_boundary) store_fmt(p.boundary_states, i, p.state, state);
+  }
+  store_fmt(p.final_state, idx, p.state, state);
+}
+
+// (d) grid ((L/64)², G, NC): CB[m,k] = Σ_n C_m[n]·B_k[n] for tiles on or below the
+// diagonal (twin: chain(C_m, B_k, N)).
+template <class In, class Op>
+__global__ void __launch_bounds__(kThreads) cb_kernel(const ChunkScanParams p) {
+  constexpr int KS = SlabLayout<Op>::stride;
+  __shared__ __align__(16) Op sA[kTile * KS];  // [m][n]
+  __shared__ __align__(16) Op sB[kTile * KS];  // [k][n]
+  const int c = blockIdx.z, g = blockIdx.y, warp = threadIdx.x >> 5;
+  const int tiles = p.L / kTile;
+  const int mt = blockIdx.x / tiles, kt = blockIdx.x % tiles;
+  const int t0 = p.chunk_start[c], len = p.chunk_len[c];
+  const int m0 = mt * kTile, k0 = kt * kTile;
+  if (kt > mt || m0 >= len) return;
+  const In* C = static_cast<const In*>(p.C);
+  const In* B = static_cast<const In*>(p.B);
+  float acc[8][4] = {};
+  for (int n0 = 0; n0 < p.N; n0 += kSlab) {
+    for (int i = threadIdx.x; i < kTile * kSlab; i += kThreads) {
+      const int r = i / kSlab, kk = i % kSlab, n = n0 + kk;
+      float cv = 0.0f, bv = 0.0f;
+      if (m0 + r < len && n < p.N) cv = to_f(C[int64_t(t0 + m0 + r) * p.c_st + g * p.c_sg + n]);
+      if (k0 + r < len && n < p.N) bv = to_f(B[int64_t(t0 + k0 + r) * p.b_st + g * p.b_sg + n]);
+      sA[r * KS + kk] = to_op<Op>(cv);
+      sB[r * KS + kk] = to_op<Op>(bv);
+    }
+    __syncthreads();
+    const int kn = min(kSlab, p.N - n0);
+    slab_product<Op>(sA + warp * 16 * KS, sB, (kn + 15) / 16, kn, kn, acc);
+    __syncthreads();
+  }
+  float* out = p.cb + (int64_t(c) * p.G + g) * p.L * p.L;
+  const int L = p.L;
+  for_each_acc(acc, m0 + warp * 16, k0, len, len, [&](int row, int col, float v) {
+    out[int64_t(row) * L + col] = v;
+  });
+}
+
+// (e) grid (⌈L/64⌉·⌈P/64⌉, H, NC): the chunk scan output (twin: stage (e) loop).
+template <class In, class Op>
+__global__ void __launch_bounds__(kThreads) scan_kernel(const ChunkScanParams p) {
+  constexpr int KS = SlabLayout<Op>::stride;
+  __shared__ __align__(16) Op sA[kTile * KS];  // [m][n], then [m][k]
+  __shared__ __align__(16) Op sB[kTile * KS];  // [p][n], then [p][k]
+  __shared__ float s_cs[256], s_delta[256], s_decay[kTile];
+  const int c = blockIdx.z, h = blockIdx.y, warp = threadIdx.x >> 5;
+  const int lane = threadIdx.x & 31, gl = lane >> 2;
+  const int p_tiles = (p.P + kTile - 1) / kTile;
+  const int m0 = (blockIdx.x / p_tiles) * kTile, p0 = (blockIdx.x % p_tiles) * kTile;
+  const int t0 = p.chunk_start[c], len = p.chunk_len[c];
+  if (m0 >= len) return;
+  const int g = h / (p.H / p.G);
+  const int64_t hT = int64_t(h) * p.T;
+  for (int j = threadIdx.x; j < len; j += kThreads) {
+    s_cs[j] = p.cumsum[hT + t0 + j];
+    s_delta[j] = p.delta[hT + t0 + j];
+  }
+  for (int r = threadIdx.x; r < kTile; r += kThreads) {
+    s_decay[r] = m0 + r < len ? ssmv::fm::exp(p.cumsum[hT + t0 + m0 + r]) : 0.0f;
+  }
+  const In* x = static_cast<const In*>(p.x);
+  const In* C = static_cast<const In*>(p.C);
+  const Op* state_in = static_cast<const Op*>(p.state_in) + (int64_t(c) * p.H + h) * p.P * p.N;
+  float acc[8][4] = {};
+
+  // Inter-chunk term: Σ_n C_m[n]·R(h_in)[p,n] (twin: chain(C_m, h_in[p], N)).
+  for (int n0 = 0; n0 < p.N; n0 += kSlab) {
+    for (int i = threadIdx.x; i < kTile * kSlab; i += kThreads) {
+      const int r = i / kSlab, kk = i % kSlab, n = n0 + kk;
+      float cv = 0.0f;
+      if (m0 + r < len && n < p.N) cv = to_f(C[int64_t(t0 + m0 + r) * p.c_st + g * p.c_sg + n]);
+      sA[r * KS + kk] = to_op<Op>(cv);
+      sB[r * KS + kk] = (p0 + r < p.P && n < p.N) ? state_in[int64_t(p0 + r) * p.N + n] : to_op<Op>(0.0f);
+    }
+    __syncthreads();
+    const int kn = min(kSlab, p.N - n0);
+    slab_product<Op>(sA + warp * 16 * KS, sB, (kn + 15) / 16, kn, kn, acc);
+    __syncthreads();
+  }
+  // ×exp(cs_m) per row (twin: acc = acc * decay_m).
+  {
+    const float d_lo = s_decay[warp * 16 + gl], d_hi = s_decay[warp * 16 + gl + 8];
+#pragma unroll
+    for (int f = 0; f < 8; ++f) {
+      acc[f][0] = acc[f][0] * d_lo;
+      acc[f][1] = acc[f][1] * d_lo;
+      acc[f][2] = acc[f][2] * d_hi;
+      acc[f][3] = acc[f][3] * d_hi;
+    }
+  }
+  // Intra-chunk term on the same accumulator: Σ_{k≤m} R(w_mk)·x_k[p] (twin: chain(w_m,
+  // x, m+1, acc)). Warp rows [mw, mw+16) take the 16-wide k-steps J with 16J ≤ mw, which
+  // are exactly the twin's steps 0..⌊m/16⌋; fmaf rows stop at k = m.
+  const int mw = m0 + warp * 16;
+  const int k_end = min(m0 + kTile, len);
+  const int L = p.L;
+  const float* cb = p.cb + (int64_t(c) * p.G + g) * L * L;
+  for (int k0 = 0; k0 < k_end; k0 += kSlab) {
+    for (int i = threadIdx.x; i < kTile * kSlab; i += kThreads) {
+      const int r = i / kSlab, kk = i % kSlab, m = m0 + r, k = k0 + kk;
+      float w = 0.0f;
+      if (k <= m && m < len) w = cb_weight(cb[int64_t(m) * L + k], s_cs[m], s_cs[k], s_delta[k]);
+      sA[r * KS + kk] = to_op<Op>(w);
+    }
+    for (int i = threadIdx.x; i < kTile * kSlab; i += kThreads) {
+      const int r = i % kTile, kk = i / kTile, k = k0 + kk;
+      float xv = 0.0f;
+      if (k < len && p0 + r < p.P) xv = to_f(x[int64_t(t0 + k) * p.x_st + h * p.x_sh + p0 + r]);
+      sB[r * KS + kk] = to_op<Op>(xv);
+    }
+    __syncthreads();
+    int end_step = 0;
+    for (int s = 0; s < kSlab / 16; ++s) {
+      if (k0 + 16 * s <= mw) end_step = s + 1;
+    }
+    const int lim_lo = max(0, min(min(mw + gl + 1, len) - k0, kSlab));
+    const int lim_hi = max(0, min(min(mw + gl + 9, len) - k0, kSlab));
+    slab_product<Op>(sA + warp * 16 * KS, sB, end_step, lim_lo, lim_hi, acc);
+    __syncthreads();
+  }
+  // Epilogue: fma(D, x, ·), z·σ(z), rounding to the output format.
+  const In* z = static_cast<const In*>(p.z);
+  for_each_acc(acc, mw, p0, len, p.P, [&](int m, int pp, float v) {
+    const int64_t t = t0 + m;
+    const float xv = to_f(x[t * p.x_st + h * p.x_sh + pp]);
+    const float d = p.has_D ? (p.D_per_dim ? p.D[int64_t(h) * p.P + pp] : p.D[h]) : 0.0f;
+    const float zv = p.has_z ? to_f(z[t * p.z_st + h * p.z_sh + pp]) : 0.0f;
+    store_fmt(p.y, t * p.y_st + h * p.y_sh + pp, p.output, epilogue(v, xv, d, p.has_D, zv, p.has_z));
+  });
+}
+
+}  // namespace ssmv::chunk_scan::gpu
