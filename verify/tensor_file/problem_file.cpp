@@ -243,4 +243,37 @@ KernelOutputs load_outputs_file(const std::string& path, const Problem& problem)
   return outputs_from_tensors(load_tensor_file(path), path, problem);
 }
 
+TensorMap problem_tensors(const Problem& p) {
+  const Shape& s = p.shape;
+  const int64_t T = s.num_tokens(), S = s.num_sequences();
+  const Format in = p.formats.input;
+  TensorMap m;
+  auto add = [&](const std::string& name, Format f, std::vector<int64_t> shape, const std::vector<float>& v) {
+    if (!v.empty()) m[name] = make_format_tensor(name, f, std::move(shape), v);
+  };
+  add("x", in, {T, s.H, s.P}, p.x);
+  add("dt", in, {T, s.H}, p.dt);
+  add("A", Format::fp32, {s.H}, p.A);
+  add("B", in, {T, s.G, s.N}, p.B);
+  add("C", in, {T, s.G, s.N}, p.C);
+  add("z", in, {T, s.H, s.P}, p.z);
+  add("dt_bias", Format::fp32, {s.H}, p.dt_bias);
+  add("D", Format::fp32, p.d_mode() == DMode::per_head ? std::vector<int64_t>{s.H} : std::vector<int64_t>{s.H, s.P}, p.D);
+  add("initial_states", p.formats.state, {S, s.H, s.P, s.N}, p.initial_state);
+  m["cu_seqlens"] = make_tensor("cu_seqlens", DType::i64, {S + 1},
+                                std::vector<double>(s.cu_seqlens.begin(), s.cu_seqlens.end()));
+  return m;
+}
+
+TensorMap output_tensors(const KernelOutputs& o, const Problem& p) {
+  const Shape& s = p.shape;
+  TensorMap m;
+  m["y"] = make_format_tensor("y", p.formats.output, {s.num_tokens(), s.H, s.P}, o.y);
+  if (!o.final_states.empty()) {
+    m["final_states"] = make_format_tensor("final_states", p.formats.state, {s.num_sequences(), s.H, s.P, s.N},
+                                           o.final_states);
+  }
+  return m;
+}
+
 }  // namespace ssmv::tensor_file

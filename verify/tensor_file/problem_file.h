@@ -60,4 +60,11 @@ struct KernelOutputs {
 KernelOutputs outputs_from_tensors(const TensorMap& tensors, const std::string& file, const Problem& problem);
 KernelOutputs load_outputs_file(const std::string& path, const Problem& problem);
 
+// The inverse mappings, for counterexample and report files: the packed layout, each tensor
+// in its format's dtype (F32, BF16 or F16; .npz stores bf16 as uint16 bit patterns, which
+// problem_from_tensors reads back with the same declared formats), cu_seqlens as i64.
+// problem_from_tensors(problem_tensors(p), ...) with p's formats and options gives p back.
+TensorMap problem_tensors(const Problem& problem);
+TensorMap output_tensors(const KernelOutputs& outputs, const Problem& problem);
+
 }  // namespace ssmv::tensor_file

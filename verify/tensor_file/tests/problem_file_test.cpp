@@ -186,5 +186,42 @@ TEST(ProblemFile, OutputsAreCheckedAgainstTheProblem) {
   EXPECT_EQ(error_of([&] { outputs_from_tensors(out, "out.npz", p); }), "out.npz: tensor 'y': missing (the outputs need y)");
 }
 
+TEST(ProblemFile, ProblemsAndOutputsRoundTripThroughBothFileKinds) {
+  TempDir dir;
+  ProblemFileOptions o;
+  o.formats = Formats{Format::bf16, Format::fp16, Format::bf16};
+  o.dt_softplus = true;
+  o.dt_limit_lo = 0.0f;
+  TensorMap src = small_problem(false);
+  src["initial_states"] = make_tensor("initial_states", DType::f16, {2, 2, 2, 2}, std::vector<double>(16, -0.75));
+  src["dt_bias"] = make_tensor("dt_bias", DType::f32, {2}, {0.5, -0.5});
+  const Problem p = problem_from_tensors(src, "src", o);
+  KernelOutputs out;
+  out.y = std::vector<float>(24, 0.25f);
+  out.y[5] = NAN;
+  out.final_states = std::vector<float>(16, 0x1p-24f);  // fp16 min subnormal
+  for (const char* name : {"rt.npz", "rt.safetensors"}) {
+    const std::string path = dir.file(name);
+    TensorMap all = problem_tensors(p);
+    all.merge(output_tensors(out, p));
+    name[3] == 'n' ? save_npz(path, all) : save_safetensors(path, all);
+    const Problem back = load_problem_file(path, o);
+    EXPECT_EQ(back.shape.cu_seqlens, p.shape.cu_seqlens) << name;
+    EXPECT_EQ(back.x, p.x) << name;
+    EXPECT_EQ(back.dt, p.dt) << name;
+    EXPECT_EQ(back.A, p.A) << name;
+    EXPECT_EQ(back.B, p.B) << name;
+    EXPECT_EQ(back.C, p.C) << name;
+    EXPECT_EQ(back.z, p.z) << name;
+    EXPECT_EQ(back.D, p.D) << name;
+    EXPECT_EQ(back.dt_bias, p.dt_bias) << name;
+    EXPECT_EQ(back.initial_state, p.initial_state) << name;
+    const KernelOutputs ob = load_outputs_file(path, back);
+    EXPECT_TRUE(std::isnan(ob.y[5])) << name;
+    EXPECT_EQ(ob.y[0], 0.25f) << name;
+    EXPECT_EQ(ob.final_states, out.final_states) << name;
+  }
+}
+
 }  // namespace
 }  // namespace ssmv::tensor_file
