@@ -1,9 +1,9 @@
 // Soundness of the bounds against the bundled kernels' host twins: on random realistic
 // problems no element of y or of a returned state may exceed its bound (a VIOLATION here
 // is a finding about the bound, the contract or the kernel — never a tolerance to widen).
-// Also reports how close the kernels come (bound usage), on fp32 outputs where the final
-// rounding does not dominate. CI runs kCases problems per family; the campaign count is
-// set by SSMV_SOUNDNESS_CASES.
+// Also prints how close the kernels come (bound usage) on fp32 outputs, where the final
+// rounding does not dominate. CI runs the default counts; SSMV_SOUNDNESS_CASES sets the
+// count of every test for a campaign.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,15 +11,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "fast/chunk_scan/contract.h"
-#include "fast/chunk_scan/twin.h"
-#include "fast/ssu/contract.h"
-#include "fast/ssu/ssu.h"
-#include "reference/reference.h"
-#include "verify/bound/chunked_bound.h"
-#include "verify/bound/sequential_bound.h"
+#include "verify/kernel_check.h"
 #include "verify/realistic_problem.h"
-#include "verify/tensor_report.h"
 
 namespace ssmv::verify {
 namespace {
@@ -42,64 +35,76 @@ struct Rng {  // splitmix64, for choosing configurations
   T one_of(const T (&v)[K]) { return v[next() % K]; }
 };
 
-std::vector<Bits> to_bits(Format f, const std::vector<float>& v) {
-  std::vector<Bits> b(v.size());
-  for (size_t i = 0; i < v.size(); ++i) b[i] = round_nearest_even(f, v[i]);
-  return b;
-}
-
-// Bound usage on realistic data, kept per (kernel, output format) for the summary line.
+// Bound usage per tensor name, and on fp32 outputs separately.
 struct Usage {
-  double max = 0;
-  int64_t elements = 0, exact = 0;
-  void add(const TensorReport& r) {
-    max = std::max(max, r.max_bound_usage);
-    elements += r.elements;
-    exact += r.count(Verdict::exact);
+  double y = 0, y_fp32 = 0, state = 0;
+  void add(const KernelCheck& kc, Format output) {
+    for (const TensorReport& r : kc.tensors) {
+      if (r.name == "y") {
+        y = std::max(y, r.max_bound_usage);
+        if (output == Format::fp32) y_fp32 = std::max(y_fp32, r.max_bound_usage);
+      } else {
+        state = std::max(state, r.max_bound_usage);
+      }
+    }
+  }
+  void print(const std::string& what, int n) const {
+    std::printf("[soundness] %s: %d problems; max bound usage: y %.3f (fp32 outputs %.3f), states %.3f\n",
+                what.c_str(), n, y, y_fp32, state);
   }
 };
 
-std::string describe(const TensorReport& r) {
-  char buf[512];
-  const WorstElement& w = r.worst;
-  std::string coords;
-  for (size_t i = 0; i < w.coords.size(); ++i) {
-    coords += (i ? ", " : "") + r.coord_names[i] + " " + std::to_string(w.coords[i]);
+std::string describe(const KernelCheck& kc) {
+  std::string out;
+  for (const TensorReport& r : kc.tensors) {
+    if (r.ok()) continue;
+    const WorstElement& w = r.worst;
+    char buf[512];
+    std::string coords;
+    for (size_t i = 0; i < w.coords.size(); ++i) {
+      coords += (i ? ", " : "") + r.coord_names[i] + " " + std::to_string(w.coords[i]);
+    }
+    std::snprintf(buf, sizeof buf,
+                  "\n  %s: %lld VIOLATION, %lld INVALID of %lld; worst at (%s): computed %s (%a), "
+                  "exact %s, bound %a, usage %.3g",
+                  r.name.c_str(), (long long)r.count(Verdict::violation),
+                  (long long)r.count(Verdict::invalid), (long long)r.elements, coords.c_str(),
+                  hex_bits(r.format, w.computed).c_str(), decode(r.format, w.computed),
+                  w.exact_decimal.c_str(), w.bound, w.judgement.bound_usage);
+    out += buf;
   }
-  std::snprintf(buf, sizeof buf,
-                "%s: %lld VIOLATION, %lld INVALID of %lld; worst at (%s): computed %s (%a), "
-                "exact %s, bound %a, usage %.3g",
-                r.name.c_str(), (long long)r.count(Verdict::violation),
-                (long long)r.count(Verdict::invalid), (long long)r.elements, coords.c_str(),
-                hex_bits(r.format, w.computed).c_str(), decode(r.format, w.computed),
-                w.exact_decimal.c_str(), w.bound, w.judgement.bound_usage);
-  return buf;
+  return kc.kernel + " / " + kc.contract + out;
+}
+
+Shape random_shape(Rng& rng, const std::vector<int64_t>& lengths, int64_t max_heads,
+                   std::initializer_list<int64_t> Ps, std::initializer_list<int64_t> Ns) {
+  Shape shape;
+  shape.cu_seqlens = {0};
+  for (int64_t len : lengths) shape.cu_seqlens.push_back(shape.cu_seqlens.back() + len);
+  shape.G = rng.pick(1, 2);
+  shape.H = shape.G * rng.pick(1, max_heads);
+  shape.P = *(Ps.begin() + rng.pick(0, int64_t(Ps.size()) - 1));
+  shape.N = *(Ns.begin() + rng.pick(0, int64_t(Ns.size()) - 1));
+  return shape;
 }
 
 TEST(Soundness, SsuTwinWithinSequentialBound) {
-  const Contract contract = ssu::contract();
-  Usage usage_fp32_out, usage_all;
+  Usage usage;
   const int n = cases(60);
   for (int c = 0; c < n; ++c) {
     Rng rng{0x5eed0000u + uint64_t(c)};
     const int64_t R = rng.pick(1, 3), tokens = rng.pick(1, 4);
-    Shape shape;
-    shape.cu_seqlens = {0};
-    for (int64_t r = 0; r < R; ++r) shape.cu_seqlens.push_back(shape.cu_seqlens.back() + tokens);
-    shape.G = rng.pick(1, 2);
-    shape.H = shape.G * rng.pick(1, 2);
-    shape.P = rng.one_of({1, 3, 8});
-    shape.N = rng.one_of({1, 5, 16, 33, 64});
-    Formats f{rng.one_of({Format::bf16, Format::fp16, Format::fp32}),
-              rng.one_of({Format::fp32, Format::bf16, Format::fp16}),
-              rng.one_of({Format::fp32, Format::bf16})};
+    const Shape shape = random_shape(rng, std::vector<int64_t>(R, tokens), 2, {1, 3, 8}, {1, 5, 16, 33, 64});
+    const Formats f{rng.one_of({Format::bf16, Format::fp16, Format::fp32}),
+                    rng.one_of({Format::fp32, Format::bf16, Format::fp16}),
+                    rng.one_of({Format::fp32, Format::bf16})};
     RealisticOptions o;
     o.z = rng.pick(0, 1) == 1;
     o.d_mode = rng.pick(0, 1) ? DMode::per_head : DMode::per_head_dim;
     const Problem drawn = realistic_problem(shape, f, 1000 + uint64_t(c), o);
 
-    // Decode form: pool of R+1 slots, request r reads slot R−r (the initial state drawn
-    // for it), one request in four is a pad request.
+    // Decode form: a pool of R+1 slots; request r reads slot R−r, which holds the initial
+    // state drawn for it; one request in four is a pad request.
     DecodeProblem d;
     d.problem = drawn;
     d.problem.initial_state.clear();
@@ -107,116 +112,62 @@ TEST(Soundness, SsuTwinWithinSequentialBound) {
     const int64_t per = shape.H * shape.P * shape.N;
     d.state_pool.assign(d.slots * per, 0.0f);
     for (int64_t r = 0; r < R; ++r) {
-      const bool pad = rng.pick(0, 3) == 0;
-      d.slot_in.push_back(pad ? d.pad_slot_id : R - r);
+      d.slot_in.push_back(rng.pick(0, 3) == 0 ? d.pad_slot_id : R - r);
       std::copy(drawn.initial_state.begin() + r * per, drawn.initial_state.begin() + (r + 1) * per,
                 d.state_pool.begin() + (R - r) * per);
     }
-    const ref::ExactDecodeResult exact = ref::compute_decode(d);
-    const ssu::Result twin = ssu::run_twin(d);
-
-    // The bound's view: the state each request starts from (zero for pads), stored once
-    // at the end of the request (one launch holds all of a request's tokens).
-    Problem view = d.problem;
-    view.initial_state.assign(R * per, 0.0f);
-    for (int64_t r = 0; r < R; ++r) {
-      if (d.is_pad(r)) continue;
-      std::copy(d.state_pool.begin() + d.slot_in[r] * per, d.state_pool.begin() + (d.slot_in[r] + 1) * per,
-                view.initial_state.begin() + r * per);
-    }
-    bound::SequentialInput in;
-    in.problem = &view;
-    in.contract = &contract;
-    in.delta = &exact.result.delta;
-    in.decay = &exact.result.decay;
-    const bound::SequentialBounds b = bound::sequential_bounds(in);
-
-    // Pool bounds: written slots get the stored-state bound, the others must be untouched.
-    std::vector<double> pool_bound(d.slots * per, 0.0);
-    for (int64_t r = 0; r < R; ++r) {
-      if (d.is_pad(r)) continue;
-      std::copy(b.stored_state.begin() + r * per, b.stored_state.begin() + (r + 1) * per,
-                pool_bound.begin() + d.out_slot(r) * per);
-    }
-    const TensorReport ry = judge_tensor("y", f.output, twin.y, exact.result.y, b.y, d.problem,
-                                         y_coords, {"sequence", "token", "head", "dim"});
-    DecodeProblem pool_view = d;  // state_coords over [slots, H, P, N]
-    pool_view.problem.shape.cu_seqlens.assign(size_t(d.slots) + 1, 0);
-    const TensorReport rs = judge_tensor("state_pool", f.state, twin.state_pool, exact.state_pool,
-                                         pool_bound, pool_view.problem, state_coords,
-                                         {"slot", "head", "dim", "state"});
-    EXPECT_TRUE(ry.ok()) << "case " << c << ": " << describe(ry);
-    EXPECT_TRUE(rs.ok()) << "case " << c << ": " << describe(rs);
-    usage_all.add(ry);
-    if (f.output == Format::fp32) usage_fp32_out.add(ry);
+    const KernelCheck kc = check_ssu(d, Device::twin);
+    EXPECT_TRUE(kc.ok()) << "case " << c << ": " << describe(kc);
+    usage.add(kc, f.output);
   }
-  std::printf("[soundness] ssu: %d problems; max bound usage %.3f (fp32 outputs %.3f over %lld "
-              "elements, %.1f%% exact)\n",
-              n, usage_all.max, usage_fp32_out.max, (long long)usage_fp32_out.elements,
-              100.0 * double(usage_fp32_out.exact) / double(std::max<int64_t>(1, usage_fp32_out.elements)));
+  usage.print("ssu", n);
 }
 
-void chunk_scan_soundness(chunk_scan::ContractKind kind) {
-  Usage usage_fp32_out, usage_all, usage_state;
+void chunk_scan_soundness(chunk_scan::ContractKind kind, uint64_t salt) {
+  Usage usage;
   const int n = cases(12);
   for (int c = 0; c < n; ++c) {
-    Rng rng{0xc4a0000u + uint64_t(c) * 2 + (kind == chunk_scan::ContractKind::production)};
-    const int64_t L = 64;
-    Shape shape;
-    shape.cu_seqlens = {0};
-    const int64_t S = rng.pick(1, 2);
-    for (int64_t s = 0; s < S; ++s) {
-      const int64_t len = rng.one_of({1, 17, 63, 64, 65, 130});
-      shape.cu_seqlens.push_back(shape.cu_seqlens.back() + len);
-    }
-    shape.G = 1;
-    shape.H = rng.pick(1, 2);
-    shape.P = rng.one_of({1, 5, 16});
-    shape.N = rng.one_of({8, 16, 32});
-    Formats f{rng.one_of({Format::bf16, Format::fp16}), Format::fp32,
-              rng.one_of({Format::fp32, Format::bf16})};
+    Rng rng{salt + uint64_t(c)};
+    std::vector<int64_t> lengths;
+    for (int64_t s = rng.pick(1, 2); s > 0; --s) lengths.push_back(rng.one_of({1, 17, 63, 64, 65, 130}));
+    const Shape shape = random_shape(rng, lengths, 1, {1, 5, 16}, {8, 16, 32});
+    const Formats f{rng.one_of({Format::bf16, Format::fp16}), Format::fp32,
+                    rng.one_of({Format::fp32, Format::bf16})};
     RealisticOptions o;
     o.z = rng.pick(0, 1) == 1;
-    const Problem p = realistic_problem(shape, f, 5000 + uint64_t(c), o);
-    const Contract contract = chunk_scan::contract(kind, L);
-
-    ref::Options ro;
-    const ref::ExactResult exact = ref::compute(p, ro);
-    chunk_scan::Config cfg;
-    cfg.contract = kind;
-    cfg.chunk_size = L;
-    const chunk_scan::Result twin = chunk_scan::run_twin(p, cfg);
-
-    bound::ChunkedInput in;
-    in.problem = &p;
-    in.contract = &contract;
-    in.delta = &exact.delta;
-    in.y_exact = &exact.y.nearest;
-    in.y_ungated = &exact.y_ungated;
-    const bound::ChunkedBounds b = bound::chunked_bounds(in);
-    const TensorReport ry = judge_tensor("y", f.output, to_bits(f.output, twin.y), exact.y, b.y, p,
-                                         y_coords, {"sequence", "token", "head", "dim"});
-    const TensorReport rs =
-        judge_tensor("final_state", f.state, to_bits(f.state, twin.final_state), exact.final_state,
-                     b.final_state, p, state_coords, {"sequence", "head", "dim", "state"});
-    EXPECT_TRUE(ry.ok()) << "case " << c << " (" << contract.name << "): " << describe(ry);
-    EXPECT_TRUE(rs.ok()) << "case " << c << " (" << contract.name << "): " << describe(rs);
-    usage_all.add(ry);
-    usage_state.add(rs);
-    if (f.output == Format::fp32) usage_fp32_out.add(ry);
+    const Problem p = realistic_problem(shape, f, salt + 5000 + uint64_t(c), o);
+    const KernelCheck kc = check_chunk_scan(p, kind, 64, Device::twin, /*boundary_states=*/true);
+    EXPECT_TRUE(kc.ok()) << "case " << c << ": " << describe(kc);
+    usage.add(kc, f.output);
   }
-  std::printf("[soundness] chunk_scan.%s: %d problems; max bound usage y %.3f (fp32 outputs %.3f), "
-              "final state %.3f\n",
-              std::string(chunk_scan::contract_kind_name(kind)).c_str(), n, usage_all.max,
-              usage_fp32_out.max, usage_state.max);
+  usage.print("chunk_scan." + std::string(chunk_scan::contract_kind_name(kind)), n);
 }
 
 TEST(Soundness, ChunkScanProductionTwinWithinChunkedBound) {
-  chunk_scan_soundness(chunk_scan::ContractKind::production);
+  chunk_scan_soundness(chunk_scan::ContractKind::production, 0xc4a00000u);
 }
 
 TEST(Soundness, ChunkScanFp32TwinWithinChunkedBound) {
-  chunk_scan_soundness(chunk_scan::ContractKind::fp32);
+  chunk_scan_soundness(chunk_scan::ContractKind::fp32, 0xc4b00000u);
+}
+
+TEST(Soundness, HandoffWithinCombinedBound) {
+  Usage usage;
+  const int n = cases(12);
+  for (int c = 0; c < n; ++c) {
+    Rng rng{0x4a4d0000u + uint64_t(c)};
+    const int64_t len = rng.one_of({1, 2, 40, 65, 70});
+    const Shape shape = random_shape(rng, {len, len + rng.pick(0, 5)}, 1, {1, 4}, {8, 16});
+    const Formats f{Format::bf16, rng.one_of({Format::fp32, Format::bf16}),
+                    rng.one_of({Format::fp32, Format::bf16})};
+    const Problem p = realistic_problem(shape, f, 9000 + uint64_t(c));
+    const int64_t split = rng.one_of({int64_t{0}, int64_t{1}, len - 1, len, len / 2});
+    const auto kind = rng.pick(0, 1) ? chunk_scan::ContractKind::production : chunk_scan::ContractKind::fp32;
+    const KernelCheck kc = check_handoff(p, split, kind, 64, Device::twin);
+    EXPECT_TRUE(kc.ok()) << "case " << c << " split " << split << ": " << describe(kc);
+    usage.add(kc, f.output);
+  }
+  usage.print("hand-off chunk_scan+ssu", n);
 }
 
 }  // namespace

@@ -1,0 +1,273 @@
+#include "verify/kernel_check.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "fast/chunk_scan/twin.h"
+#include "fast/ssu/contract.h"
+#include "fast/ssu/ssu.h"
+#include "reference/reference.h"
+#include "verify/bound/chunked_bound.h"
+#include "verify/bound/sequential_bound.h"
+#include "verify/problem_slice.h"
+#ifdef SSMV_HAVE_CUDA
+#include "fast/chunk_scan/chunk_scan_gpu.h"
+#endif
+
+namespace ssmv::verify {
+namespace {
+
+const std::vector<std::string> kYCoords{"sequence", "token", "head", "dim"};
+const std::vector<std::string> kStateCoords{"sequence", "head", "dim", "state"};
+
+std::vector<Bits> to_bits(Format f, const std::vector<float>& v) {
+  std::vector<Bits> b(v.size());
+  for (size_t i = 0; i < v.size(); ++i) b[i] = round_nearest_even(f, v[i]);
+  return b;
+}
+
+chunk_scan::Result run_chunk_scan(const Problem& p, const chunk_scan::Config& cfg, Device device) {
+  if (device == Device::twin) return chunk_scan::run_twin(p, cfg);
+#ifdef SSMV_HAVE_CUDA
+  chunk_scan::ChunkScanGpu gpu(p, cfg);
+  gpu.launch();
+  return gpu.download();
+#else
+  throw std::runtime_error("chunk_scan on the GPU: this build has no CUDA kernels");
+#endif
+}
+
+ssu::Result run_ssu(const DecodeProblem& d, Device device) {
+  return device == Device::twin ? ssu::run_twin(d) : ssu::run_gpu(d);
+}
+
+// The state each request of `d` starts from, [R, H, P, N] (zero for pad requests), for the
+// bound's view of a decode problem.
+std::vector<float> request_states(const DecodeProblem& d) {
+  const Shape& s = d.problem.shape;
+  const int64_t R = s.num_sequences(), per = s.H * s.P * s.N;
+  std::vector<float> out(R * per, 0.0f);
+  for (int64_t r = 0; r < R; ++r) {
+    if (d.is_pad(r)) continue;
+    std::copy(d.state_pool.begin() + d.slot_in[r] * per, d.state_pool.begin() + (d.slot_in[r] + 1) * per,
+              out.begin() + r * per);
+  }
+  return out;
+}
+
+chunk_scan::Config chunk_config(chunk_scan::ContractKind kind, int64_t L, bool boundary) {
+  chunk_scan::Config cfg;
+  cfg.contract = kind;
+  cfg.chunk_size = L;
+  cfg.boundary_states = boundary;
+  return cfg;
+}
+
+}  // namespace
+
+std::string_view device_name(Device d) { return d == Device::twin ? "twin" : "gpu"; }
+
+bool KernelCheck::ok() const {
+  return std::all_of(tensors.begin(), tensors.end(), [](const TensorReport& r) { return r.ok(); });
+}
+
+Verdict KernelCheck::overall() const {
+  Verdict worst = Verdict::exact;
+  for (const TensorReport& r : tensors) worst = std::max(worst, r.overall());
+  return worst;
+}
+
+KernelCheck check_ssu(const DecodeProblem& d, Device device) {
+  const Contract contract = ssu::contract();
+  const ref::ExactDecodeResult exact = ref::compute_decode(d);
+  const ssu::Result got = run_ssu(d, device);
+
+  Problem view = d.problem;
+  view.initial_state = request_states(d);
+  bound::SequentialInput in;
+  in.problem = &view;
+  in.contract = &contract;
+  in.delta = &exact.result.delta;
+  in.decay = &exact.result.decay;
+  const bound::SequentialBounds b = bound::sequential_bounds(in);
+
+  const Shape& s = d.problem.shape;
+  const int64_t per = s.H * s.P * s.N;
+  std::vector<double> pool_bound(d.slots * per, 0.0);  // unwritten slots: unchanged
+  for (int64_t r = 0; r < s.num_sequences(); ++r) {
+    if (d.is_pad(r)) continue;
+    std::copy(b.stored_state.begin() + r * per, b.stored_state.begin() + (r + 1) * per,
+              pool_bound.begin() + d.out_slot(r) * per);
+  }
+  Problem pool_shape = d.problem;  // state_coords reads H, P, N: the slot is the first coordinate
+  KernelCheck kc{"ssu", contract.name, std::string(device_name(device)), {}};
+  kc.tensors.push_back(judge_tensor("y", d.problem.formats.output, got.y, exact.result.y, b.y,
+                                    d.problem, y_coords, kYCoords));
+  kc.tensors.push_back(judge_tensor("state_pool", d.problem.formats.state, got.state_pool,
+                                    exact.state_pool, pool_bound, pool_shape, state_coords,
+                                    {"slot", "head", "dim", "state"}));
+  return kc;
+}
+
+KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, int64_t L,
+                             Device device, bool boundary_states) {
+  const Contract contract = chunk_scan::contract(kind, L);
+  const chunk_scan::Config cfg = chunk_config(kind, L, boundary_states);
+  chunk_scan::validate(p, cfg);
+  ref::Options ro;
+  const chunk_scan::ChunkPlan plan = chunk_scan::plan_chunks(p.shape.cu_seqlens, L);
+  if (boundary_states) {
+    for (int64_t c = 0; c < plan.num_chunks(); ++c) ro.state_positions.push_back(plan.start[c] + plan.len[c]);
+  }
+  const ref::ExactResult exact = ref::compute(p, ro);
+  const chunk_scan::Result got = run_chunk_scan(p, cfg, device);
+
+  bound::ChunkedInput in;
+  in.problem = &p;
+  in.contract = &contract;
+  in.delta = &exact.delta;
+  in.y_exact = &exact.y.nearest;
+  in.y_ungated = &exact.y_ungated;
+  const bound::ChunkedBounds b = bound::chunked_bounds(in);
+
+  KernelCheck kc{"chunk_scan", contract.name, std::string(device_name(device)), {}};
+  const Format st = p.formats.state;
+  kc.tensors.push_back(judge_tensor("y", p.formats.output, to_bits(p.formats.output, got.y), exact.y,
+                                    b.y, p, y_coords, kYCoords));
+  kc.tensors.push_back(judge_tensor("final_state", st, to_bits(st, got.final_state), exact.final_state,
+                                    b.final_state, p, state_coords, kStateCoords));
+  if (boundary_states) {
+    // One report over all chunk boundaries: [chunks, H, P, N], the chunk as first coordinate.
+    ref::ExactValues all;
+    for (const ref::StateAt& sa : exact.states_at) {
+      all.value.insert(all.value.end(), sa.state.value.begin(), sa.state.value.end());
+      all.nearest.insert(all.nearest.end(), sa.state.nearest.begin(), sa.state.nearest.end());
+      all.magnitude.insert(all.magnitude.end(), sa.state.magnitude.begin(), sa.state.magnitude.end());
+      all.certified_error.insert(all.certified_error.end(), sa.state.certified_error.begin(),
+                                 sa.state.certified_error.end());
+    }
+    kc.tensors.push_back(judge_tensor("boundary_states", st, to_bits(st, got.boundary_states), all,
+                                      b.boundary_state, p, state_coords, {"chunk", "head", "dim", "state"}));
+  }
+  return kc;
+}
+
+KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractKind kind, int64_t L,
+                          Device device) {
+  const Shape& s = p.shape;
+  const int64_t S = s.num_sequences(), H = s.H, P = s.P, N = s.N, per = H * P * N;
+  validate(p);
+  for (int64_t q = 0; q < S; ++q) {
+    if (split < 0 || split > s.seq_len(q)) {
+      throw ProblemError("hand-off split = " + std::to_string(split) + " is outside [0, " +
+                         std::to_string(s.seq_len(q)) + "] for sequence " + std::to_string(q));
+    }
+  }
+  const Contract chunked = chunk_scan::contract(kind, L);
+  const Contract sequential = ssu::contract();
+
+  // The exact [0, T), with the exact state at the split of every sequence.
+  ref::Options ro;
+  if (split > 0) {
+    for (int64_t q = 0; q < S; ++q) ro.state_positions.push_back(s.cu_seqlens[q] + split);
+  }
+  const ref::ExactResult exact = ref::compute(p, ro);
+
+  std::vector<Bits> y_bits(exact.y.size(), 0);
+  std::vector<double> y_bound(exact.y.size(), 0.0);
+  std::vector<Bits> final_bits(S * per, 0);
+  std::vector<double> final_bound(S * per, 0.0);
+
+  // Prefill [0, split): chunk_scan, judged by the chunked bound of that prefix.
+  std::vector<float> handed(S * per, 0.0f);  // the state each sequence hands over
+  std::vector<double> handed_error(S * per, 0.0);
+  if (split > 0) {
+    const Problem pre = slice_tokens(p, std::vector<int64_t>(S, 0), std::vector<int64_t>(S, split));
+    const ref::ExactResult pre_exact = ref::compute(pre);
+    const chunk_scan::Result got = run_chunk_scan(pre, chunk_config(kind, L, false), device);
+    bound::ChunkedInput in;
+    in.problem = &pre;
+    in.contract = &chunked;
+    in.delta = &pre_exact.delta;
+    in.y_exact = &pre_exact.y.nearest;
+    in.y_ungated = &pre_exact.y_ungated;
+    const bound::ChunkedBounds b = bound::chunked_bounds(in);
+    for (int64_t q = 0; q < S; ++q) {
+      for (int64_t j = 0; j < split; ++j) {
+        for (int64_t i = 0; i < H * P; ++i) {
+          const int64_t from = (q * split + j) * H * P + i, to = (s.cu_seqlens[q] + j) * H * P + i;
+          y_bits[to] = round_nearest_even(p.formats.output, got.y[from]);
+          y_bound[to] = b.y[from];
+        }
+      }
+    }
+    handed = got.final_state;
+    handed_error = b.final_state;
+    for (int64_t i = 0; i < S * per; ++i) {
+      final_bits[i] = round_nearest_even(p.formats.state, handed[i]);
+      final_bound[i] = handed_error[i];
+    }
+  } else if (p.has_initial_state()) {
+    handed = p.initial_state;
+  }
+
+  // Decode [split, len): SSU, one launch, request q reading and writing slot q.
+  std::vector<int64_t> kept;
+  std::vector<int64_t> begin(S, split), end(S);
+  for (int64_t q = 0; q < S; ++q) end[q] = s.seq_len(q);
+  DecodeProblem d;
+  d.problem = slice_tokens(p, begin, end, &kept);
+  if (!kept.empty()) {
+    d.problem.initial_state.clear();
+    d.slots = S;
+    d.state_pool = handed;
+    d.slot_in = kept;
+    const ssu::Result got = run_ssu(d, device);
+
+    // The bound starts from the exact state at the split and the prefill's error in it.
+    Problem view = d.problem;
+    bound::SequentialInput in;
+    in.problem = &view;
+    in.contract = &sequential;
+    std::vector<double> delta, decay;
+    for (int64_t q : kept) {
+      for (int64_t t = s.cu_seqlens[q] + split; t < s.cu_seqlens[q + 1]; ++t) {
+        for (int64_t h = 0; h < H; ++h) {
+          delta.push_back(exact.delta[p.dt_index(t, h)]);
+          decay.push_back(exact.decay[p.dt_index(t, h)]);
+        }
+      }
+      for (int64_t i = 0; i < per; ++i) {
+        const double start = split > 0 ? exact.states_at[q].state.nearest[i]
+                             : p.has_initial_state() ? double(p.initial_state[q * per + i]) : 0.0;
+        in.initial_state.push_back(start);
+        in.initial_error.push_back(handed_error[q * per + i]);
+      }
+    }
+    in.delta = &delta;
+    in.decay = &decay;
+    const bound::SequentialBounds b = bound::sequential_bounds(in);
+    int64_t t_dec = 0;
+    for (size_t r = 0; r < kept.size(); ++r) {
+      const int64_t q = kept[r];
+      for (int64_t t = s.cu_seqlens[q] + split; t < s.cu_seqlens[q + 1]; ++t, ++t_dec) {
+        for (int64_t i = 0; i < H * P; ++i) {
+          y_bits[t * H * P + i] = got.y[t_dec * H * P + i];
+          y_bound[t * H * P + i] = b.y[t_dec * H * P + i];
+        }
+      }
+      for (int64_t i = 0; i < per; ++i) {
+        final_bits[q * per + i] = got.state_pool[q * per + i];
+        final_bound[q * per + i] = b.stored_state[int64_t(r) * per + i];
+      }
+    }
+  }
+
+  KernelCheck kc{"chunk_scan+ssu", chunked.name + "+" + sequential.name, std::string(device_name(device)), {}};
+  kc.tensors.push_back(judge_tensor("y", p.formats.output, y_bits, exact.y, y_bound, p, y_coords, kYCoords));
+  kc.tensors.push_back(judge_tensor("final_state", p.formats.state, final_bits, exact.final_state,
+                                    final_bound, p, state_coords, kStateCoords));
+  return kc;
+}
+
+}  // namespace ssmv::verify

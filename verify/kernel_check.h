@@ -1,0 +1,46 @@
+// Runs a bundled kernel (host twin or GPU) on a problem and judges every element of its
+// outputs against the certified reference and the per-element bound of its contract.
+// One place that wires reference → kernel → bound → verdicts; `ssmv run`, `ssmv replay`,
+// the soundness tests and the property suites all call it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fast/chunk_scan/contract.h"
+#include "spec/problem.h"
+#include "verify/tensor_report.h"
+
+namespace ssmv::verify {
+
+enum class Device : uint8_t { twin, gpu };
+std::string_view device_name(Device d);  // "twin", "gpu"
+
+struct KernelCheck {
+  std::string kernel;     // "ssu", "chunk_scan", "chunk_scan+ssu" (hand-off)
+  std::string contract;   // the contract's name
+  std::string device;     // "twin" or "gpu"
+  std::vector<TensorReport> tensors;  // y first, then the states
+  bool ok() const;
+  Verdict overall() const;
+};
+
+// SSU on a decode problem: y and the state pool after the launch (slots not written must
+// be unchanged: bound 0).
+KernelCheck check_ssu(const DecodeProblem& d, Device device);
+
+// chunk_scan on a prefill problem: y and the final states (and, with boundary_states, the
+// state after every chunk).
+KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, int64_t chunk_size,
+                             Device device, bool boundary_states = false);
+
+// The disaggregated prefill/decode hand-off: chunk_scan over the first `split` tokens of
+// every sequence, its final states (state format) handed to SSU through a state pool, SSU
+// decoding the remaining tokens one launch per request. Judged against the exact [0, T):
+// y of both parts, and the final states after decode, whose bound starts from the
+// chunked bound of the handed-over state. 0 ≤ split ≤ the shortest sequence.
+KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractKind kind,
+                          int64_t chunk_size, Device device);
+
+}  // namespace ssmv::verify
