@@ -152,10 +152,12 @@ __device__ __forceinline__ void store_rows(const Params& p, int32_t slot, int h,
   }
 }
 
-template <Format SF, int V>
-__global__ void __launch_bounds__(kWarpsPerBlock* kWarp) ssu_kernel(const Params p, bool vector) {
+// J: the chunks per lane, ceil(N / (32·V)) (1 or 2), fixed at compile time so that a
+// lane's arrays hold exactly J·V elements per row in registers.
+template <Format SF, int V, int J>
+__global__ void __launch_bounds__(kWarpsPerBlock* kWarp, SSMV_SSU_MIN_BLOCKS) ssu_kernel(const Params p, bool vector) {
   using E = typename StateBits<SF>::T;
-  constexpr int J = kMaxLaneElements / V < 2 ? kMaxLaneElements / V : 2;  // chunks a lane may own
+  static_assert(J * V <= kMaxLaneElements);
   const int tiles = (p.P + kRowsPerBlock - 1) / kRowsPerBlock;
   const int r = blockIdx.x / tiles;
   const int tile = blockIdx.x % tiles;
@@ -248,7 +250,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp) ssu_kernel(const Params
   store_rows<SF, V, J>(p, p.slot_out != nullptr ? p.slot_out[r] : slot_in, h, row0, lane, vector, s);
 }
 
-template <Format SF, int V>
+template <Format SF, int V, int J>
 void launch_typed(const Params& p, cudaStream_t stream) {
   const int bytes = SF == Format::fp32 ? 4 : 2;
   // One access of V elements needs the pool, its strides and hence every chunk start
@@ -257,18 +259,28 @@ void launch_typed(const Params& p, cudaStream_t stream) {
                       p.state_stride_head % V == 0 && p.state_stride_p % V == 0;
   const int tiles = (p.P + kRowsPerBlock - 1) / kRowsPerBlock;
   const dim3 grid(static_cast<unsigned>(p.num_requests * tiles), static_cast<unsigned>(p.H));
-  ssu_kernel<SF, V><<<grid, kWarpsPerBlock * kWarp, 0, stream>>>(p, vector);
+  ssu_kernel<SF, V, J><<<grid, kWarpsPerBlock * kWarp, 0, stream>>>(p, vector);
   SSMV_CUDA_CHECK(cudaGetLastError());
+}
+
+template <Format SF, int V>
+void launch_vector(const Params& p, int J, cudaStream_t stream) {
+  if constexpr (V == 8) {
+    return launch_typed<SF, V, 1>(p, stream);  // N = 256 exactly
+  } else {
+    return J == 1 ? launch_typed<SF, V, 1>(p, stream) : launch_typed<SF, V, 2>(p, stream);
+  }
 }
 
 template <Format SF>
 void launch_format(const Params& p, cudaStream_t stream) {
-  switch (lane_layout(p.N, SF == Format::fp32 ? 4 : 2).V) {
-    case 1: return launch_typed<SF, 1>(p, stream);
-    case 2: return launch_typed<SF, 2>(p, stream);
-    case 4: return launch_typed<SF, 4>(p, stream);
+  const LaneLayout l = lane_layout(p.N, SF == Format::fp32 ? 4 : 2);
+  switch (l.V) {
+    case 1: return launch_vector<SF, 1>(p, l.J, stream);
+    case 2: return launch_vector<SF, 2>(p, l.J, stream);
+    case 4: return launch_vector<SF, 4>(p, l.J, stream);
     default:
-      if constexpr (SF != Format::fp32) return launch_typed<SF, 8>(p, stream);
+      if constexpr (SF != Format::fp32) return launch_vector<SF, 8>(p, l.J, stream);
   }
 }
 

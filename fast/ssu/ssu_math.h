@@ -31,8 +31,17 @@ inline constexpr int kWarp = 32;
 // Launch geometry: one warp per state row (p) at a time, kRowsPerWarp rows per warp,
 // kWarpsPerBlock warps per block; a block covers kRowsPerBlock rows of one (request, head).
 // It decides only which thread computes a row, never how: it does not affect any bit.
+// SSMV_SSU_ROWS_PER_WARP and SSMV_SSU_MIN_BLOCKS (resident blocks per multiprocessor
+// asked of the register allocator; 1: no register cap) exist for the benchmark's
+// variants (bench/ssu) only.
+#ifndef SSMV_SSU_ROWS_PER_WARP
+#define SSMV_SSU_ROWS_PER_WARP 4
+#endif
+#ifndef SSMV_SSU_MIN_BLOCKS
+#define SSMV_SSU_MIN_BLOCKS 1
+#endif
 inline constexpr int kWarpsPerBlock = 4;
-inline constexpr int kRowsPerWarp = 4;
+inline constexpr int kRowsPerWarp = SSMV_SSU_ROWS_PER_WARP;
 inline constexpr int kRowsPerBlock = kWarpsPerBlock * kRowsPerWarp;
 // Most state elements one lane holds for one row: J·V ≤ 8 for N ≤ 256 (see lane_layout).
 inline constexpr int kMaxLaneElements = 8;

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstring>
+#include <vector>
 
 #include "fast/ssu/ssu_math.h"
 #include "spec/format.h"
@@ -48,56 +49,68 @@ IndexArrays copy_indices(const Params& p) {
   return idx;
 }
 
-// One (request, head, row p): what one warp of the kernel computes for that row.
-void run_row(const Params& p, int r, int h, int row, const LaneLayout& lay) {
+// One (request, head): what the warps of the kernel's blocks for that pair compute, row
+// by row (a warp's rows are independent); B and C are decoded once per token, as each
+// lane of the kernel loads them once per token for all its rows.
+void run_head(const Params& p, int r, int h, const LaneLayout& lay) {
   const int32_t t0 = p.cu_seqlens[r], t1 = p.cu_seqlens[r + 1];
   const int32_t slot_in = p.slot_in[r];
   const bool pad = slot_in == p.pad_slot_id;
   const int g = h / (p.H / p.G);
-  // s[lane][k], k = j·V + v: the row's state as the lanes hold it (fp32 across tokens).
-  std::array<std::array<float, kMaxLaneElements>, kWarp> s{};
-  auto state_index = [&](int32_t slot, int n) {
+  // The elements (lane, k = j·V + v, n) of one row, n < N, in lane order: the kernel's
+  // per-lane fma order is this order restricted to one lane.
+  struct Element {
+    int lane, n;
+  };
+  std::vector<Element> elements;
+  for (int lane = 0; lane < kWarp; ++lane)
+    for (int j = 0; j < lay.J; ++j)
+      for (int v = 0; v < lay.V; ++v) {
+        const int n = lane_element(lay, lane, j, v);
+        if (n < p.N) elements.push_back({lane, n});
+      }
+  // s[row·N + n]: the state as the lanes hold it, fp32 across tokens.
+  std::vector<float> s(size_t(p.P) * p.N, 0.0f);
+  auto state_index = [&](int32_t slot, int row, int n) {
     return int64_t(slot) * p.state_stride_slot + int64_t(h) * p.state_stride_head + int64_t(row) * p.state_stride_p + n;
   };
-  auto for_each_element = [&](auto&& f) {  // (lane, k, n) for every n < N, in lane order
-    for (int lane = 0; lane < kWarp; ++lane)
-      for (int j = 0; j < lay.J; ++j)
-        for (int v = 0; v < lay.V; ++v) {
-          const int n = lane_element(lay, lane, j, v);
-          if (n < p.N) f(lane, j * lay.V + v, n);
-        }
+  auto store_all = [&](int32_t slot) {
+    for (int row = 0; row < p.P; ++row)
+      for (int n = 0; n < p.N; ++n) store(p.state_format, p.state, state_index(slot, row, n), s[size_t(row) * p.N + n]);
   };
-  if (!pad) for_each_element([&](int lane, int k, int n) { s[lane][k] = load(p.state_format, p.state, state_index(slot_in, n)); });
-
+  if (!pad) {
+    for (int row = 0; row < p.P; ++row)
+      for (int n = 0; n < p.N; ++n) s[size_t(row) * p.N + n] = load(p.state_format, p.state, state_index(slot_in, row, n));
+  }
   const float dt_bias = p.dt_bias ? p.dt_bias[h] : 0.0f;
-  const float D = p.d_mode == DMode::per_head ? p.D[h]
-                  : p.d_mode == DMode::per_head_dim ? p.D[int64_t(h) * p.D_stride_head + row]
-                                                    : 0.0f;
+  std::vector<float> dB(p.N), c(p.N);
   for (int32_t t = t0; t < t1; ++t) {
     const float dt = load(p.input_format, p.dt, int64_t(t) * p.dt_stride_token + h);
     const TokenScalars ts = token_scalars(dt, p.dt_bias != nullptr, dt_bias, p.dt_softplus, p.dt_limit_lo,
                                           p.dt_limit_hi, p.A[h]);
-    const float x = load(p.input_format, p.x, int64_t(t) * p.x_stride_token + int64_t(h) * p.x_stride_head + row);
-    std::array<float, kWarp> acc{};
-    for_each_element([&](int lane, int k, int n) {
-      const float b = load(p.input_format, p.B, int64_t(t) * p.B_stride_token + int64_t(g) * p.B_stride_group + n);
-      const float c = load(p.input_format, p.C, int64_t(t) * p.C_stride_token + int64_t(g) * p.C_stride_group + n);
-      s[lane][k] = update_state(s[lane][k], ts.decay, scaled_B(ts.delta, b), x);
-      acc[lane] = accumulate(acc[lane], c, s[lane][k]);
-    });
-    const float z = p.z ? load(p.input_format, p.z, int64_t(t) * p.z_stride_token + int64_t(h) * p.z_stride_head + row)
-                        : 0.0f;
-    const float y = finish_output(butterfly_sum(acc), p.d_mode != DMode::none, D, x, p.z != nullptr, z);
-    store(p.output_format, p.y, int64_t(t) * p.y_stride_token + int64_t(h) * p.y_stride_head + row, y);
-    if (!pad && p.token_state_slots && p.token_state_slots[t] != p.pad_slot_id) {
-      const int32_t slot = p.token_state_slots[t];
-      for_each_element([&](int lane, int k, int n) { store(p.state_format, p.state, state_index(slot, n), s[lane][k]); });
+    for (int n = 0; n < p.N; ++n) {
+      dB[n] = scaled_B(ts.delta, load(p.input_format, p.B, int64_t(t) * p.B_stride_token + int64_t(g) * p.B_stride_group + n));
+      c[n] = load(p.input_format, p.C, int64_t(t) * p.C_stride_token + int64_t(g) * p.C_stride_group + n);
     }
+    for (int row = 0; row < p.P; ++row) {
+      const float x = load(p.input_format, p.x, int64_t(t) * p.x_stride_token + int64_t(h) * p.x_stride_head + row);
+      float* srow = &s[size_t(row) * p.N];
+      std::array<float, kWarp> acc{};
+      for (const Element& e : elements) {
+        srow[e.n] = update_state(srow[e.n], ts.decay, dB[e.n], x);
+        acc[e.lane] = accumulate(acc[e.lane], c[e.n], srow[e.n]);
+      }
+      const float D = p.d_mode == DMode::per_head ? p.D[h]
+                      : p.d_mode == DMode::per_head_dim ? p.D[int64_t(h) * p.D_stride_head + row]
+                                                        : 0.0f;
+      const float z = p.z ? load(p.input_format, p.z, int64_t(t) * p.z_stride_token + int64_t(h) * p.z_stride_head + row)
+                          : 0.0f;
+      const float y = finish_output(butterfly_sum(acc), p.d_mode != DMode::none, D, x, p.z != nullptr, z);
+      store(p.output_format, p.y, int64_t(t) * p.y_stride_token + int64_t(h) * p.y_stride_head + row, y);
+    }
+    if (!pad && p.token_state_slots && p.token_state_slots[t] != p.pad_slot_id) store_all(p.token_state_slots[t]);
   }
-  if (!pad) {
-    const int32_t slot = p.slot_out ? p.slot_out[r] : slot_in;
-    for_each_element([&](int lane, int k, int n) { store(p.state_format, p.state, state_index(slot, n), s[lane][k]); });
-  }
+  if (!pad) store_all(p.slot_out ? p.slot_out[r] : slot_in);
 }
 
 }  // namespace
@@ -108,8 +121,7 @@ void run_twin(const Params& p) {
   check_indices(p, copy_indices(p));
   const LaneLayout lay = lane_layout(p.N, p.state_format == Format::fp32 ? 4 : 2);
   for (int r = 0; r < p.num_requests; ++r)
-    for (int h = 0; h < p.H; ++h)
-      for (int row = 0; row < p.P; ++row) run_row(p, r, h, row, lay);
+    for (int h = 0; h < p.H; ++h) run_head(p, r, h, lay);
 }
 
 }  // namespace ssmv::ssu

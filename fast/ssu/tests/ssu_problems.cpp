@@ -83,9 +83,9 @@ GeneratedProblem make_problem(const ProblemConfig& c, uint64_t seed) {
   if (c.d_mode == DMode::per_head_dim)
     for (int64_t i = 0; i < H * P; ++i) pr.D.push_back(normal_in(rng, Format::fp32));
 
-  // Slots: [0, R) read slots, [R, 2R) final destinations, [2R, 2R + T) token states.
+  // Slots: [0, R) read slots, [R, 2R) final destinations (when used), then token states.
   const bool use_out = c.repeated_reads || c.separate_out;
-  d.slots = 2 * R + (c.token_states ? T : 0) + 1;
+  d.slots = R + (use_out ? R : 0) + (c.token_states ? T : 0) + 1;  // + 1: a slot nobody uses
   d.pad_slot_id = c.pad_slot_id >= 0 ? std::max(c.pad_slot_id, d.slots) : -1;
   rng = tensor_rng(seed, 10);
   std::vector<int64_t> perm(R);
@@ -99,11 +99,15 @@ GeneratedProblem make_problem(const ProblemConfig& c, uint64_t seed) {
   }
   if (c.token_states) {
     for (int64_t q = 0; q < T; ++q) {
-      g.options.token_state_slots.push_back(uniform(rng, 0, 1) < 0.8 ? 2 * R + q : d.pad_slot_id);
+      g.options.token_state_slots.push_back(uniform(rng, 0, 1) < 0.8 ? R + (use_out ? R : 0) + q : d.pad_slot_id);
     }
   }
   rng = tensor_rng(seed, 11);
-  for (int64_t i = 0; i < d.slots * H * P * N; ++i) d.state_pool.push_back(normal_in(rng, c.formats.state, 2.0));
+  if (c.random_pool) {
+    for (int64_t i = 0; i < d.slots * H * P * N; ++i) d.state_pool.push_back(normal_in(rng, c.formats.state, 2.0));
+  } else {
+    d.state_pool.assign(size_t(d.slots * H * P * N), 0.0f);
+  }
 
   std::ostringstream os;
   os << "seed " << seed << ": R=" << R << " T=" << T << " H=" << H << " P=" << P << " N=" << N << " G=" << G

@@ -28,6 +28,7 @@ struct ProblemConfig {
   bool separate_out = false;      // slot_out given even without repeated reads
   bool token_states = false;      // per-token state slots (speculative decoding)
   int64_t pad_slot_id = -1;       // -1, or any id >= slots ("slots" picks the first one)
+  bool random_pool = true;        // false: the pool starts at zero (fast set-up for benchmarks)
 };
 
 struct GeneratedProblem {

@@ -1,0 +1,127 @@
+// ssu_bench [iterations] [batch]: achieved bandwidth of the SSU kernel on the current GPU next to
+// a device-to-device cudaMemcpy measured in the same run.
+//
+// Shapes: batch 1, 8, 64, 256 requests of one token, H = 32, P = 64, N = 128, G = 1;
+// input and output bf16; state fp32 and bf16; softplus, dt_bias, D per head, z gate.
+// Bytes counted: the state read and written (2·batch·H·P·N·bytes(state)) plus every input
+// read once and y written once. Time: CUDA events around each launch, the L2 flushed
+// (a memset of 4× its size) before each, median of `iterations` launches (default 200).
+// Copy: cudaMemcpyAsync device to device of the state's bytes, same timing, bandwidth
+// counting bytes read plus written; also of 1 GiB (the card's copy ceiling).
+// A second argument runs that batch alone (the geometry variants run 256 only).
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "fast/common/cuda_check.h"
+#include "fast/ssu/ssu_device.h"
+#include "fast/ssu/ssu_math.h"
+#include "fast/ssu/ssu_pack.h"
+#include "fast/ssu/tests/ssu_problems.h"
+
+namespace {
+
+using namespace ssmv;
+using namespace ssmv::ssu;
+
+struct Timer {
+  void* flush = nullptr;
+  size_t flush_bytes = 0;
+  cudaEvent_t start, stop;
+  Timer() {
+    cudaDeviceProp prop;
+    SSMV_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    flush_bytes = size_t(prop.l2CacheSize) * 4;
+    SSMV_CUDA_CHECK(cudaMalloc(&flush, flush_bytes));
+    SSMV_CUDA_CHECK(cudaEventCreate(&start));
+    SSMV_CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  ~Timer() {
+    cudaFree(flush);
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  // Median milliseconds of `work` over `iterations` timed runs after 5 warm-ups.
+  double median_ms(int iterations, const std::function<void()>& work) {
+    for (int i = 0; i < 5; ++i) work();
+    std::vector<float> ms(iterations);
+    for (int i = 0; i < iterations; ++i) {
+      SSMV_CUDA_CHECK(cudaMemsetAsync(flush, i & 0xff, flush_bytes));
+      SSMV_CUDA_CHECK(cudaEventRecord(start));
+      work();
+      SSMV_CUDA_CHECK(cudaEventRecord(stop));
+      SSMV_CUDA_CHECK(cudaEventSynchronize(stop));
+      SSMV_CUDA_CHECK(cudaEventElapsedTime(&ms[i], start, stop));
+    }
+    std::sort(ms.begin(), ms.end());
+    return ms[iterations / 2];
+  }
+};
+
+double copy_gbps(Timer& timer, size_t bytes, int iterations) {
+  void *a = nullptr, *b = nullptr;
+  SSMV_CUDA_CHECK(cudaMalloc(&a, bytes));
+  SSMV_CUDA_CHECK(cudaMalloc(&b, bytes));
+  SSMV_CUDA_CHECK(cudaMemset(a, 1, bytes));
+  const double ms = timer.median_ms(iterations, [&] { SSMV_CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice)); });
+  SSMV_CUDA_CHECK(cudaFree(a));
+  SSMV_CUDA_CHECK(cudaFree(b));
+  return 2.0 * double(bytes) / (ms * 1e-3) / 1e9;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const int iterations = argc > 1 ? std::atoi(argv[1]) : 200;
+    const int only_batch = argc > 2 ? std::atoi(argv[2]) : 0;
+    cudaDeviceProp prop;
+    SSMV_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    std::printf("device %s, %d SMs, L2 %d MiB; kernel variant: %d rows/warp, min blocks/SM %d\n", prop.name,
+                prop.multiProcessorCount, prop.l2CacheSize >> 20, kRowsPerWarp, SSMV_SSU_MIN_BLOCKS);
+    Timer timer;
+    const double big_copy = copy_gbps(timer, size_t(1) << 30, 50);
+    std::printf("copy 1 GiB device to device: %.0f GB/s (read + write)\n", big_copy);
+    std::printf("%-6s %6s %10s %10s %10s %10s %8s %8s\n", "state", "batch", "MB moved", "kernel us", "kernel GB/s",
+                "copy GB/s", "of copy", "of 1GiB");
+    for (Format state : {Format::fp32, Format::bf16}) {
+      for (int batch : {1, 8, 64, 256}) {
+        if (only_batch != 0 && batch != only_batch) continue;
+        testing::ProblemConfig c;
+        c.requests = batch;
+        c.H = 32;
+        c.P = 64;
+        c.N = 128;
+        c.G = 1;
+        c.formats = {Format::bf16, state, Format::bf16};
+        c.random_pool = false;  // the warm-up launches make it non-zero
+        const testing::GeneratedProblem g = testing::make_problem(c, 7);
+        HostLaunch host(g.decode, g.options);
+        DeviceLaunch dev(host);
+        const double ms = timer.median_ms(iterations, [&] { dev.launch(); });
+        const int sb = state == Format::fp32 ? 4 : 2;
+        const double state_bytes = double(batch) * c.H * c.P * c.N * sb;
+        const double io = double(batch) * c.H * c.P * 2 * 3  // x, z, y
+                          + double(batch) * c.H * 2            // dt
+                          + double(batch) * c.G * c.N * 2 * 2  // B, C
+                          + double(c.H) * 4 * 3                // A, dt_bias, D
+                          + double(batch) * 4 * 2 + 4;         // cu_seqlens, slot_in
+        const double moved = 2 * state_bytes + io;
+        const double gbps = moved / (ms * 1e-3) / 1e9;
+        const double copy = copy_gbps(timer, size_t(state_bytes), iterations);
+        std::printf("%-6s %6d %10.2f %10.2f %10.0f %10.0f %7.0f%% %7.0f%%\n", std::string(format_name(state)).c_str(),
+                    batch, moved / 1e6, ms * 1e3, gbps, copy, 100 * gbps / copy, 100 * gbps / big_copy);
+        (void)dev.download();  // synchronizes and surfaces any asynchronous error
+      }
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ssu_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
