@@ -37,7 +37,12 @@ float round_toward_zero(int64_t m, int q) {
 
 }  // namespace
 
-float mma_step(const float* a, const float* b, int count, float c) {
+float mma_step(const float* a, const float* b, int count, float c, MmaOperands ops) {
+  const int emin = format_info(ops.format).emin;
+  auto exponent = [&](float v) {
+    const int e = std::ilogb(v);
+    return e < emin ? emin : e;
+  };
   double term[17];
   int ref[17];
   int n = 0;
@@ -45,8 +50,13 @@ float mma_step(const float* a, const float* b, int count, float c) {
     // bf16·bf16 has 16 significant bits, fp16·fp16 22: exact in double.
     const double p = double(a[k]) * double(b[k]);
     if (p == 0.0) continue;
+    if (ops.rule == SubnormalRule::flush &&
+        (std::ilogb(a[k]) < emin || std::ilogb(b[k]) < emin)) {
+      continue;
+    }
     term[n] = p;
-    ref[n] = std::ilogb(a[k]) + std::ilogb(b[k]) + 1;
+    ref[n] = ops.rule == SubnormalRule::true_exponent ? std::ilogb(a[k]) + std::ilogb(b[k]) + 1
+                                                       : exponent(a[k]) + exponent(b[k]) + 1;
     ++n;
   }
   if (n == 0) return c;  // all products zero: c passes unchanged (see the header)
@@ -67,7 +77,7 @@ float mma_step(const float* a, const float* b, int count, float c) {
 }
 
 float mma_chain(const float* a, std::ptrdiff_t a_stride, const float* b, std::ptrdiff_t b_stride,
-                int len, float acc) {
+                int len, float acc, MmaOperands ops) {
   float av[16], bv[16];
   for (int k0 = 0; k0 < len; k0 += 16) {
     const int count = len - k0 < 16 ? len - k0 : 16;
@@ -75,13 +85,13 @@ float mma_chain(const float* a, std::ptrdiff_t a_stride, const float* b, std::pt
       av[k] = a[(k0 + k) * a_stride];
       bv[k] = b[(k0 + k) * b_stride];
     }
-    acc = mma_step(av, bv, count, acc);
+    acc = mma_step(av, bv, count, acc, ops);
   }
   return acc;
 }
 
 float fma_chain(const float* a, std::ptrdiff_t a_stride, const float* b, std::ptrdiff_t b_stride,
-                int len, float acc) {
+                int len, float acc, MmaOperands) {
   for (int k = 0; k < len; ++k) acc = std::fmaf(a[k * a_stride], b[k * b_stride], acc);
   return acc;
 }

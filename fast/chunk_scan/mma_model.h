@@ -11,24 +11,44 @@
 // A step whose products are all zero returns c unchanged (c keeps its 24 bits: its lowest
 // bit is 2^(e(c)−23), above the truncation grid 2^(e(c)−25)), so skipping such a step, as
 // the kernel does above the causal diagonal, changes nothing.
+//
+// Subnormal operands (not covered by DESIGN.md §4's measurement): the reference exponent
+// of a subnormal operand is taken as the format's emin (−14 for fp16, −126 for bf16), as
+// its exponent field reads, rather than floor(log2|v|) — SubnormalRule::exponent_field.
+// The alternatives are kept for the device probe that decides between them
+// (tests/gpu_test.cpp; result in bench/NOTES.md).
 #pragma once
 
 #include <cstddef>
 
+#include "spec/format.h"
+
 namespace ssmv::chunk_scan {
+
+enum class SubnormalRule : unsigned char {
+  exponent_field,  // e(v) = max(floor(log2|v|), emin): the default
+  true_exponent,   // e(v) = floor(log2|v|) for subnormals too
+  flush,           // subnormal operands count as zero
+};
+
+// Operand format of the tensor-core steps: fp16 or bf16 (emin −14 or −126).
+struct MmaOperands {
+  Format format = Format::bf16;
+  SubnormalRule rule = SubnormalRule::exponent_field;
+};
 
 // One 16-wide step for one output element: a and b hold `count` ≤ 16 operand values
 // (exact bf16 or fp16 values held in float); the missing ones are zero.
-float mma_step(const float* a, const float* b, int count, float c);
+float mma_step(const float* a, const float* b, int count, float c, MmaOperands ops = {});
 
 // A chained reduction as the kernel issues it: acc = mma_step over k-steps
 // [16j, 16j+16) ∩ [0, len) for j = 0, 1, ... in increasing order. a and b are read with
 // strides (elements) a_stride and b_stride.
 float mma_chain(const float* a, std::ptrdiff_t a_stride, const float* b, std::ptrdiff_t b_stride,
-                int len, float acc);
+                int len, float acc, MmaOperands ops = {});
 
 // The SIMT reduction of the fp32 paths: acc = fmaf(a_k, b_k, acc) for k = 0..len-1.
 float fma_chain(const float* a, std::ptrdiff_t a_stride, const float* b, std::ptrdiff_t b_stride,
-                int len, float acc);
+                int len, float acc, MmaOperands ops = {});  // ops unused: one signature for both
 
 }  // namespace ssmv::chunk_scan

@@ -16,7 +16,10 @@ Result run_twin(const Problem& pr, const Config& cfg) {
   const bool production = cfg.contract == ContractKind::production;
   // R: the contract's rounding of dt-scaled B, incoming state and decayed C·Bᵀ.
   auto R = [&](float v) { return production ? float(round_value(in, v)) : v; };
-  const auto chain = uses_mma(cfg.contract, in) ? mma_chain : fma_chain;
+  const MmaOperands ops{in == Format::fp16 ? Format::fp16 : Format::bf16};
+  const auto reduce = uses_mma(cfg.contract, in) ? mma_chain : fma_chain;
+  auto chain = [&](const float* a, std::ptrdiff_t as, const float* b, std::ptrdiff_t bs, int len,
+                   float acc) { return reduce(a, as, b, bs, len, acc, ops); };
   const int64_t heads_per_group = H / G;
 
   Intermediates st;

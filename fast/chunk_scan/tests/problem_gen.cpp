@@ -75,8 +75,9 @@ GenOptions random_options(std::mt19937_64& rng, int64_t L, int64_t max_tokens) {
     o.P = pick({8, 16});
     o.N = pick({128, 256});
   } else {
-    o.P = pick({8, 16, 24, 32, 64});
-    o.N = pick({16, 32, 48, 64});
+    // 12 and 20 are not multiples of 8: the kernels' scalar (unvectorised) load paths.
+    o.P = pick({8, 12, 16, 24, 32, 64});
+    o.N = pick({16, 20, 32, 48, 64});
   }
   const int64_t budget = max_tokens * 64 * 64 / (o.H * std::max<int64_t>(o.P * o.N, 64 * 64) / 1);
   int64_t total = 0;

@@ -28,11 +28,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "fast/chunk_scan/tests/double_oracle.h"
+#include "fast/chunk_scan/tests/exact_values.h"
 
 namespace ssmv::chunk_scan::testing {
 
-Bounds provisional_bounds(const Problem& pr, const ChunkPlan& plan, const DoubleResult& d,
+Bounds provisional_bounds(const Problem& pr, const ChunkPlan& plan, const ExactDoubles& d,
                           ContractKind contract) {
   const Shape& sh = pr.shape;
   const int64_t T = sh.num_tokens(), H = sh.H, P = sh.P, N = sh.N, L = plan.chunk_size;

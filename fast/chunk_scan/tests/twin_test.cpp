@@ -1,4 +1,4 @@
-// The host twin on the CPU: against the recurrence in double within the provisional bound
+// The host twin on the CPU: against the certified reference within the provisional bound
 // of provisional_bound.cpp, chunk sizes 64/128/256 on one problem, the returned states'
 // consistency, and bad input rejected with the field and value named.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "fast/chunk_scan/tests/double_oracle.h"
+#include "fast/chunk_scan/tests/exact_values.h"
 #include "fast/chunk_scan/tests/problem_gen.h"
 #include "fast/chunk_scan/twin.h"
 
@@ -44,9 +44,9 @@ std::string name_of(const ::testing::TestParamInfo<Case>& info) {
          std::string(format_name(info.param.input)) + "_L" + std::to_string(info.param.L);
 }
 
-class TwinVsDouble : public ::testing::TestWithParam<Case> {};
+class TwinVsReference : public ::testing::TestWithParam<Case> {};
 
-TEST_P(TwinVsDouble, WithinProvisionalBound) {
+TEST_P(TwinVsReference, WithinProvisionalBound) {
   const Case k = GetParam();
   GenOptions o;
   o.input = k.input;
@@ -60,7 +60,7 @@ TEST_P(TwinVsDouble, WithinProvisionalBound) {
   Config cfg{k.contract, k.L, true, false};
   const Result r = run_twin(p, cfg);
   const ChunkPlan plan = plan_chunks(p.shape.cu_seqlens, k.L);
-  const auto d = testing::run_double(p, plan);
+  const auto d = testing::exact_values(p, plan);
   const auto b = testing::provisional_bounds(p, plan, d, k.contract);
   const std::string ctx = testing::describe(p);
   const double wy = check_within("y", r.y, d.y, b.y, ctx);
@@ -73,7 +73,7 @@ TEST_P(TwinVsDouble, WithinProvisionalBound) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Contracts, TwinVsDouble,
+    Contracts, TwinVsReference,
     ::testing::Values(Case{ContractKind::production, Format::bf16, 64},
                       Case{ContractKind::production, Format::bf16, 256},
                       Case{ContractKind::production, Format::fp16, 128},
@@ -90,7 +90,7 @@ TEST(TwinChunkSizes, SixtyFourVsOneTwentyEightVsTwoFiftySix) {
   o.output = Format::fp32;
   o.initial_state = true;
   const Problem p = testing::make_problem(o, 7);
-  const auto d = testing::run_double(p, plan_chunks(p.shape.cu_seqlens, 64));
+  const auto d = testing::exact_values(p, plan_chunks(p.shape.cu_seqlens, 64));
   for (ContractKind kind : {ContractKind::production, ContractKind::fp32}) {
     std::vector<Result> results;
     for (int64_t L : {64, 128, 256}) {
