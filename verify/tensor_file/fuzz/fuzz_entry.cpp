@@ -1,5 +1,6 @@
 #include "verify/tensor_file/fuzz/fuzz_entry.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <span>
@@ -24,6 +25,23 @@ bool same(const Tensor& a, const Tensor& b) {
   return a.dtype == b.dtype && a.shape == b.shape && a.data == b.data;
 }
 
+// Equal values, NaN equal to NaN (writers may canonicalise NaN payloads), zeros by sign.
+bool same_values(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const bool na = a[i] != a[i], nb = b[i] != b[i];
+    if (na != nb || (!na && (a[i] != b[i] || std::signbit(a[i]) != std::signbit(b[i])))) return false;
+  }
+  return true;
+}
+
+bool same_problem(const Problem& a, const Problem& b) {
+  return a.shape.cu_seqlens == b.shape.cu_seqlens && a.shape.H == b.shape.H && a.shape.P == b.shape.P &&
+         a.shape.G == b.shape.G && a.shape.N == b.shape.N && same_values(a.x, b.x) && same_values(a.dt, b.dt) &&
+         same_values(a.A, b.A) && same_values(a.B, b.B) && same_values(a.C, b.C) && same_values(a.z, b.z) &&
+         same_values(a.D, b.D) && same_values(a.dt_bias, b.dt_bias) && same_values(a.initial_state, b.initial_state);
+}
+
 // The accessors and the problem mapping on a parsed map: each may refuse, none may crash.
 void exercise(const TensorMap& m) {
   for (const auto& [name, t] : m) {
@@ -34,10 +52,25 @@ void exercise(const TensorMap& m) {
       try { (void)as_format_values(t, f); } catch (const TensorFileError&) {}
     }
   }
+  Problem p;
   try {
-    const Problem p = problem_from_tensors(m, "fuzz", ProblemFileOptions{});
-    try { (void)outputs_from_tensors(m, "fuzz", p); } catch (const TensorFileError&) {}
+    p = problem_from_tensors(m, "fuzz", ProblemFileOptions{});
   } catch (const TensorFileError&) {
+    return;
+  }
+  // The inverse mappings give the same problem and outputs back.
+  if (!same_problem(problem_from_tensors(problem_tensors(p), "fuzz-rt", ProblemFileOptions{}), p)) {
+    finding("problem_tensors round trip changed the problem", "");
+  }
+  KernelOutputs out;
+  try {
+    out = outputs_from_tensors(m, "fuzz", p);
+  } catch (const TensorFileError&) {
+    return;
+  }
+  const KernelOutputs back = outputs_from_tensors(output_tensors(out, p), "fuzz-rt", p);
+  if (!same_values(back.y, out.y) || !same_values(back.final_states, out.final_states)) {
+    finding("output_tensors round trip changed the outputs", "");
   }
 }
 
@@ -64,6 +97,19 @@ void round_trip(const TensorMap& m) {
     for (const auto& [name, t] : m) {
       const auto it = back.find(name);
       if (it == back.end() || !same(t, it->second)) finding("safetensors round trip changed a tensor", name);
+    }
+  }
+  // npz of stored entries, as save_npz writes it (which refuses empty names).
+  std::vector<ZipEntry> entries;
+  for (const auto& [name, t] : m) entries.push_back(ZipEntry{name + ".npy", write_npy(t)});
+  if (!m.count("")) {
+    const TensorMap back = parse_tensor_bytes(write_zip_stored(entries, Where{"fuzz-rt.npz", ""}), FileKind::npz, "fuzz-rt.npz");
+    if (back.size() != m.size()) finding("npz round trip changed the tensor count", "");
+    for (const auto& [name, t] : m) {
+      Tensor expect = t;
+      if (expect.dtype == DType::bf16) expect.dtype = DType::u16;
+      const auto it = back.find(name);
+      if (it == back.end() || !same(it->second, expect)) finding("npz round trip changed a tensor", name);
     }
   }
   for (const auto& [name, t] : m) {

@@ -45,3 +45,39 @@ safetensors("corpus/kinds.safetensors", {
     "e": ("U8", [0, 2], b""),
     "b": ("BOOL", [], b"\x01"),
 }, metadata={"format": "pt"})
+
+# The packed layout with a leading axis of 1 (varlen Triton kernels), every optional tensor,
+# and outputs: T = 3 tokens in sequences [0, 1) and [1, 3); H = 2, P = 1, G = 1, N = 2.
+safetensors("corpus/varlen.safetensors", {
+    "x": ("BF16", [1, 3, 2, 1], bf16([1, -1, 0.5, 2, -0.25, 1]).tobytes()),
+    "z": ("BF16", [1, 3, 2, 1], bf16([1, 1, -1, 0.5, 2, 0]).tobytes()),
+    "dt": ("BF16", [1, 3, 2], bf16([0.125] * 6).tobytes()),
+    "A": ("F32", [2], np.array([-1, -4], np.float32).tobytes()),
+    "B": ("BF16", [1, 3, 1, 2], bf16([1, 0, 0, 1, 1, 1]).tobytes()),
+    "C": ("BF16", [1, 3, 1, 2], bf16([0.5, 0.5, 1, -1, 2, 0]).tobytes()),
+    "D": ("F32", [2], np.array([1, 0.5], np.float32).tobytes()),
+    "dt_bias": ("F32", [2], np.array([0, -1], np.float32).tobytes()),
+    "cu_seqlens": ("I64", [3], np.array([0, 1, 3], np.int64).tobytes()),
+    "y": ("BF16", [1, 3, 2, 1], bf16([0.5] * 6).tobytes()),
+    "final_states": ("F32", [2, 2, 1, 2], np.arange(8, dtype=np.float32).tobytes()),
+})
+
+# ZIP64 records in the central directory and at the end (np.savez writes them only for
+# archives past 2 GiB): sizes and offset 0xFFFFFFFF with a ZIP64 extra field, a ZIP64 end
+# record and its locator, and an end record of 0xFFFF... markers.
+import io, zlib
+buf = io.BytesIO()
+np.save(buf, np.array([1.5, -2], np.float32))
+npy = buf.getvalue()
+crc = zlib.crc32(npy)
+name = b"a.npy"
+local = struct.pack("<IHHHHHIIIHH", 0x04034b50, 45, 0, 0, 0, 0x21, crc, len(npy), len(npy), len(name), 0) + name
+extra = struct.pack("<HHQQQ", 1, 24, len(npy), len(npy), 0)
+central = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014b50, 45, 45, 0, 0, 0, 0x21, crc, 0xFFFFFFFF, 0xFFFFFFFF,
+                      len(name), len(extra), 0, 0, 0, 0, 0xFFFFFFFF) + name + extra
+cd_at = len(local) + len(npy)
+end64_at = cd_at + len(central)
+end64 = struct.pack("<IQHHIIQQQQ", 0x06064b50, 44, 45, 45, 0, 0, 1, 1, len(central), cd_at)
+locator = struct.pack("<IIQI", 0x07064b50, 0, end64_at, 1)
+end = struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+open("corpus/zip64.npz", "wb").write(local + npy + central + end64 + locator + end)

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "verify/tensor_file/fuzz/fuzz_entry.h"
+#include "verify/tensor_file/problem_file.h"
+#include "verify/tensor_file/tensor_file.h"
 
 namespace ssmv::tensor_file {
 namespace {
@@ -27,7 +29,22 @@ size_t replay_folder(const std::filesystem::path& dir) {
 }
 
 TEST(TensorFileFuzzRegression, SeedCorpusParsesAndRoundTrips) {
-  EXPECT_GE(replay_folder(SSMV_FUZZ_DIR "/corpus"), 8u);  // the seeds of fuzz/make_seeds.py
+  EXPECT_GE(replay_folder(SSMV_FUZZ_DIR "/corpus"), 10u);  // the seeds of fuzz/make_seeds.py
+}
+
+// The seeds meant to reach the problem mapping do reach it (a seed refused early would
+// leave the deep paths to chance).
+TEST(TensorFileFuzzRegression, ProblemSeedsHoldValidProblemsAndOutputs) {
+  for (const char* seed : {"problem.npz", "problem.safetensors", "varlen.safetensors"}) {
+    const std::string path = std::string(SSMV_FUZZ_DIR "/corpus/") + seed;
+    const Problem p = load_problem_file(path, ProblemFileOptions{});
+    EXPECT_GE(p.shape.num_tokens(), 2) << seed;
+    if (std::string(seed) != "problem.safetensors") {
+      EXPECT_FALSE(load_outputs_file(path, p).y.empty()) << seed;
+    }
+  }
+  const TensorMap z = load_tensor_file(SSMV_FUZZ_DIR "/corpus/zip64.npz");
+  EXPECT_EQ(to_double(z.at("a")), (std::vector<double>{1.5, -2}));
 }
 
 TEST(TensorFileFuzzRegression, EveryFormerCrashInputIsHandled) {
