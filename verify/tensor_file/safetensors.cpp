@@ -15,6 +15,12 @@ constexpr std::pair<const char*, DType> kDTypes[] = {
     {"F64", DType::f64},
 };
 
+// The reference implementation's MAX_HEADER_SIZE: larger headers are refused there too.
+// It also bounds the JSON tree built from a header (about 44 bytes per input byte at worst).
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+// Same limit on the rank as for .npy shapes.
+constexpr size_t kMaxRank = 64;
+
 uint64_t read_u64(const uint8_t* p) {
   uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
@@ -50,6 +56,7 @@ Entry parse_entry(const std::string& name, const json::Value& v, uint64_t buffer
     where.fail(fd, "unknown dtype \"" + dt->text + "\" (supported: BOOL U8 I8 I16 U16 I32 U32 I64 U64 F16 BF16 F32 F64)");
   }
   if (!sh->is_array()) where.fail(fs, "is not an array");
+  if (sh->items.size() > kMaxRank) where.fail(fs, "more than " + std::to_string(kMaxRank) + " dimensions");
   for (size_t i = 0; i < sh->items.size(); ++i) {
     const json::Value& d = sh->items[i];
     if (!d.is_integer() || d.text[0] == '-') where.fail(fs, "dimension " + std::to_string(i) + " is not a non-negative integer");
@@ -111,6 +118,9 @@ TensorMap parse_safetensors(std::span<const uint8_t> bytes, const Where& where,
     where.fail("header size", "file of " + std::to_string(bytes.size()) + " bytes is too short for a safetensors header");
   }
   const uint64_t n = read_u64(bytes.data());
+  if (n > kMaxHeaderBytes) {
+    where.fail("header size", std::to_string(n) + " bytes exceeds the format's limit of " + std::to_string(kMaxHeaderBytes));
+  }
   if (n > bytes.size() - 8) {
     where.fail("header size", std::to_string(n) + " bytes, but only " + std::to_string(bytes.size() - 8) +
                                   " bytes follow (truncated file, or not a safetensors file)");

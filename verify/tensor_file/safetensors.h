@@ -6,7 +6,8 @@
 // Accepted dtypes: BOOL U8 I8 I16 U16 I32 U32 I64 U64 F16 BF16 F32 F64 (F8_* and others are
 // rejected by name). Checked as the reference implementation does: every offset pair within
 // the buffer, end - begin = elements * itemsize, and the tensors, sorted by offset, tile
-// the buffer exactly (no overlap, no hole, nothing left over).
+// the buffer exactly (no overlap, no hole, nothing left over); headers of at most 100 MB
+// (the reference implementation's limit), shapes of at most 64 dimensions.
 #pragma once
 
 #include <cstdint>

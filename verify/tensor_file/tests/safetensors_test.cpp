@@ -71,8 +71,21 @@ TEST(Safetensors, EveryMalformedHeaderIsNamedPrecisely) {
   EXPECT_EQ(parse_error(Bytes{1, 2, 3}), "x.safetensors: header size: file of 3 bytes is too short for a safetensors header");
   Bytes huge = one(entry("a", "F32", "[2]", 0, 8));
   huge[7] = 0x10;  // header length 2^60 + 54, the 54 bytes of "{" + entry + "}"
-  EXPECT_EQ(parse_error(huge), "x.safetensors: header size: 1152921504606847030 bytes, but only 62 bytes follow "
-                               "(truncated file, or not a safetensors file)");
+  EXPECT_EQ(parse_error(huge), "x.safetensors: header size: 1152921504606847030 bytes exceeds the format's limit of "
+                               "100000000");
+  Bytes cut = one(entry("a", "F32", "[2]", 0, 8));
+  cut.resize(40);
+  EXPECT_EQ(parse_error(cut), "x.safetensors: header size: 54 bytes, but only 32 bytes follow (truncated file, or "
+                              "not a safetensors file)");
+  // A header past the format's 100 MB limit is refused before it is read.
+  Bytes big;
+  put_le(big, 100'000'001, 8);
+  big.push_back('{');
+  EXPECT_EQ(parse_error(big), "x.safetensors: header size: 100000001 bytes exceeds the format's limit of 100000000");
+  std::string rank65 = "[1";
+  for (int i = 1; i < 65; ++i) rank65 += ",1";
+  EXPECT_EQ(parse_error(one(entry("a", "F32", rank65 + "]", 0, 4))),
+            "x.safetensors: tensor 'a': header field 'shape': more than 64 dimensions");
   EXPECT_EQ(parse_error(safetensors_image("[1]", f2)), "x.safetensors: header: does not start with '{' (not a safetensors file?)");
   EXPECT_EQ(parse_error(safetensors_image("{\"a\":{\"dtype\":\"F32\",}}", f2)),
             "x.safetensors: header: JSON line 1 column 21 (byte 20): expected a string key");
