@@ -63,6 +63,41 @@ __device__ __forceinline__ void for_each_acc(const float (&acc)[8][4], int row0,
   }
 }
 
+// Stage (e) epilogue for a warp's accumulators (rows m = row0 + (g, g+8) < len of the
+// chunk starting at token t0, columns p0 + 8f + 2q (+1) < P): y = fma(D, x, acc), then
+// ·(z·σ(z)), rounded to the output format (twin: epilogue(), round_value). x and z are
+// gathered into registers before the first store, so the loads overlap.
+template <class In>
+__device__ __forceinline__ void store_outputs(const float (&acc)[8][4], const ChunkScanParams& p, int t0,
+                                              int h, int row0, int p0, int len) {
+  const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
+  const In* x = static_cast<const In*>(p.x);
+  const In* z = static_cast<const In*>(p.z);
+  float xv[8][4], zv[8][4];
+#pragma unroll
+  for (int f = 0; f < 8; ++f) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int m = row0 + g + (e >= 2 ? 8 : 0), pp = p0 + 8 * f + 2 * q + (e & 1);
+      const bool in = m < len && pp < p.P;
+      const int64_t t = t0 + m;
+      xv[f][e] = in ? to_f(x[t * p.x_st + h * p.x_sh + pp]) : 0.0f;
+      zv[f][e] = in && p.has_z ? to_f(z[t * p.z_st + h * p.z_sh + pp]) : 0.0f;
+    }
+  }
+#pragma unroll
+  for (int f = 0; f < 8; ++f) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int m = row0 + g + (e >= 2 ? 8 : 0), pp = p0 + 8 * f + 2 * q + (e & 1);
+      if (m >= len || pp >= p.P) continue;
+      const float d = p.has_D ? (p.D_per_dim ? p.D[int64_t(h) * p.P + pp] : p.D[h]) : 0.0f;
+      const float v = epilogue(acc[f][e], xv[f][e], d, p.has_D, zv[f][e], p.has_z);
+      store_fmt(p.y, int64_t(t0 + m) * p.y_st + int64_t(h) * p.y_sh + pp, p.output, v);
+    }
+  }
+}
+
 // (a) grid (NC, H), block L threads. δ per token; then the cumulative sum in increasing k
 // by one thread (twin: cs = j == 0 ? dA : cs + dA); exp(cs_last) per chunk and head.
 template <class In>
@@ -146,11 +181,25 @@ __global__ void state_passing_kernel(const ChunkScanParams p) {
   const int h = int(e / (int64_t(p.P) * p.N));
   float state = p.has_initial_state ? load_fmt(p.initial_state, idx, p.state) : 0.0f;
   Op* state_in = static_cast<Op*>(p.state_in);
-  for (int c = p.seq_first_chunk[s]; c < p.seq_first_chunk[s + 1]; ++c) {
-    const int64_t i = int64_t(c) * per_seq + e;
-    state_in[i] = to_op<Op>(state);
-    state = ssmv::fm::fma_rn(p.chunk_decay[int64_t(c) * p.H + h], state, p.chunk_state[i]);
-    if (p.want_boundary) store_fmt(p.boundary_states, i, p.state, state);
+  // Chunks in order; the loads of 16 chunks are issued before their sequential use.
+  const int c_begin = p.seq_first_chunk[s], c_end = p.seq_first_chunk[s + 1];
+  for (int c0 = c_begin; c0 < c_end; c0 += 16) {
+    float cs[16], decay[16];
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      const int c = c0 + j;
+      cs[j] = c < c_end ? p.chunk_state[int64_t(c) * per_seq + e] : 0.0f;
+      decay[j] = c < c_end ? p.chunk_decay[int64_t(c) * p.H + h] : 0.0f;
+    }
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      const int c = c0 + j;
+      if (c >= c_end) break;
+      const int64_t i = int64_t(c) * per_seq + e;
+      state_in[i] = to_op<Op>(state);
+      state = ssmv::fm::fma_rn(decay[j], state, cs[j]);
+      if (p.want_boundary) store_fmt(p.boundary_states, i, p.state, state);
+    }
   }
   store_fmt(p.final_state, idx, p.state, state);
 }
@@ -274,15 +323,7 @@ __global__ void __launch_bounds__(kThreads) scan_kernel(const ChunkScanParams p)
     slab_product<Op>(sA + warp * 16 * KS, sB, end_step, lim_lo, lim_hi, acc);
     __syncthreads();
   }
-  // Epilogue: fma(D, x, ·), z·σ(z), rounding to the output format.
-  const In* z = static_cast<const In*>(p.z);
-  for_each_acc(acc, mw, p0, len, p.P, [&](int m, int pp, float v) {
-    const int64_t t = t0 + m;
-    const float xv = to_f(x[t * p.x_st + h * p.x_sh + pp]);
-    const float d = p.has_D ? (p.D_per_dim ? p.D[int64_t(h) * p.P + pp] : p.D[h]) : 0.0f;
-    const float zv = p.has_z ? to_f(z[t * p.z_st + h * p.z_sh + pp]) : 0.0f;
-    store_fmt(p.y, t * p.y_st + h * p.y_sh + pp, p.output, epilogue(v, xv, d, p.has_D, zv, p.has_z));
-  });
+  store_outputs<In>(acc, p, t0, h, mw, p0, len);
 }
 
 }  // namespace ssmv::chunk_scan::gpu
