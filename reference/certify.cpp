@@ -25,14 +25,16 @@ double Certifier::check(const char* tensor, const Coordinates& where, mpfr_srcpt
                         mpfr_srcptr check, double magnitude) {
   if (!mpfr_number_p(primary) || !mpfr_number_p(check)) {
     mpfr_set_nan(diff_);
-    mpfr_set_d(allowance_, std::max(magnitude, kMagnitudeFloor), MPFR_RNDN);
+    mpfr_set_d(allowance_, magnitude, MPFR_RNDN);
     fail(tensor, where, primary, check, magnitude,
          "is not finite (MPFR's exponent range was exceeded); no value can be certified");
   }
   mpfr_sub(diff_, primary, check, MPFR_RNDA);
   mpfr_abs(diff_, diff_, MPFR_RNDN);
-  mpfr_set_d(allowance_, std::max(magnitude, kMagnitudeFloor), MPFR_RNDN);  // exact
-  mpfr_mul_2si(allowance_, allowance_, -certified_bits_, MPFR_RNDN);         // exact
+  // magnitude · 2^-bits, exact in MPFR's exponent range (no underflow, unlike double);
+  // a magnitude of 0 demands exact agreement.
+  mpfr_set_d(allowance_, magnitude, MPFR_RNDN);
+  mpfr_mul_2si(allowance_, allowance_, -certified_bits_, MPFR_RNDN);
   if (!(magnitude >= 0) || mpfr_cmp(diff_, allowance_) > 0) {
     fail(tensor, where, primary, check, magnitude, "disagrees beyond the certified bits");
   }
@@ -66,8 +68,8 @@ void Certifier::fail(const char* tensor, const Coordinates& w, mpfr_srcptr prima
   }
   const char* fmt =
       "certification failed: %s[%s] %s: primary run (%ld bits) = %Ra, check run (%ld bits) = "
-      "%Ra; |difference| = %.3Re is %.3g times the allowance 2^-%d x max(magnitude %a, "
-      "2^-1022); raise Options::precision_bits";
+      "%Ra; |difference| = %.3Re is %.3g times the allowance 2^-%d x magnitude %a; raise "
+      "Options::precision_bits";
   const int len = mpfr_snprintf(nullptr, 0, fmt, tensor, at.c_str(), why, long(primary_bits_),
                                 primary, long(check_bits_), check, diff_, ratio,
                                 certified_bits_, magnitude);

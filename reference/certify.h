@@ -1,5 +1,6 @@
 // The certification test of the reference: a value computed at two precisions is
-// accepted when |primary − check| <= 2^-certified_bits · max(magnitude, kMagnitudeFloor);
+// accepted when |primary − check| <= 2^-certified_bits · magnitude (exactly equal when
+// the magnitude is 0);
 // otherwise CertificationError names the tensor, the element, both values (hex, %Ra)
 // and the ratio of the difference to the allowance.
 #pragma once

@@ -1,27 +1,36 @@
 // The magnitudes beside the reference's values, in double: upper bounds of the
 // recurrence run on absolute values,
-//   Sabs_t[p,n] = |a_t|·Sabs_{t-1}[p,n] + |δ_t·B_t[n]|·|x_t[p]|,   Sabs_0 = |h0|,
-//   M_ungated[p] = Σ_n |C_n|·Sabs[p,n] + |D·x[p]|,   M_y[p] = |zσ(z)|·M_ungated[p].
+//   Sabs_t[p,n] = a_t·Sabs_{t-1}[p,n] + |δ_t·B_t[n]|·|x_t[p]|,   Sabs_0 = |h0|,
+//   M_ungated[p] = Σ_n |C_n|·Sabs[p,n] + |D·x[p]|,   M_y[p] = |zσ(z)|·M_ungated[p],
+// each 0 exactly when every term is 0.
 //
-// Why they are upper bounds (u = 2^-53; fl() rounds to nearest, so fl(v) >= v·(1-u)
-// for v >= 0 as long as v is 0 or >= DBL_MIN = 2^-1022, i.e. no underflow):
-// * The coefficients come from the certified check run rounded up (a_up >= a2, δ_up >=
-//   |δ2|), and the check run is within 2^-64 of the exact value (that is what the
-//   certification vouches for). They are inflated by K = 1 + 2^-46 once per token:
-//     â = fl(a_up·K) >= a·(1-2^-64)·(1-u)·K,   ŵ_n = fl(fl(δ_up·|B_n|)·K) >= |δ·B_n|·(1-2^-64)·(1-u)^2·K.
-// * One step: Ŝ_t = fl(fl(â·Ŝ_{t-1}) + fl(ŵ_n·|x|)) >= (1-u)^2·(â·Ŝ_{t-1} + ŵ_n·|x|)
-//     >= (1-u)^4·(1-2^-64)·K·(a·Ŝ_{t-1} + |δB_n|·|x|) >= a·Ŝ_{t-1} + |δB_n|·|x|,
-//   since (1-u)^4·(1-2^-64)·(1+2^-46) >= 1 + 2^-46 - 2^-51 - 2^-64 > 1. With Ŝ_0 = |h0|
+// Why they are upper bounds, in every range (u = 2^-53, η = 2^-1074 the smallest
+// subnormal; for v >= 0, round-to-nearest gives fl(v) >= v·(1-u) - η/2: relative error
+// in the normal range, absolute error η/2 in the subnormal range):
+// * Coefficients come from the certified check run rounded away from zero (a_up >= a2,
+//   δ_up >= |δ2|), which the certification places within 2^-64 of the exact values.
+//   They are raised to at least F = 2^-1020 (so they stay normal and their rounding
+//   stays relative; a bigger bound is still a bound) and inflated by K = 1 + 2^-46:
+//     â = fl(max(a_up, F)·K) >= a·(1-2^-64)·(1-u)·K,
+//     ŵ_n = fl(max(fl(δ_up·|B_n|), F)·K) >= |δ·B_n|·(1-2^-64)·(1-u)^2·K   (0 if δ or B_n is 0).
+// * One step: with X = â·Ŝ_{t-1} + ŵ_n·|x|, three roundings and then + 2η (only when X
+//   can be nonzero, i.e. Ŝ_{t-1} > 0 or ŵ_n·|x| > 0):
+//     Ŝ_t = fl(fl(fl(â·Ŝ_{t-1}) + fl(ŵ_n·|x|)) + 2η) >= X·(1-u)^3
+//   (the absolute losses, at most 1.5η before the last rounding and η/2 in it, are repaid
+//   by the 2η), and X·(1-u)^3 >= (1-u)^6·(1-2^-64)·K·(a·Ŝ_{t-1} + |δB_n|·|x|) >=
+//   a·Ŝ_{t-1} + |δB_n|·|x| since (1-u)^6·(1-2^-64)·(1+2^-46) > 1 + 2^-47. With Ŝ_0 = |h0|
 //   exact, induction gives Ŝ_t >= Sabs_t for EVERY t (no length limit); the price is an
-//   overestimate by at most K^t·(1+u)^(3t), a relative 2^-25 at t = 10^6.
-// * Output: N products and N-1 additions of non-negative terms (recursive summation),
-//   + |D·x| (exact in double: 24 × 24 significant bits), × |gate|_up, × Ky with
-//   Ky = 1 + (N+8)·2^-52: at most N+3 roundings reach any term, and
-//   (1-u)^(N+3)·(1-2^-64)·(1+(N+8)·2^-52) >= 1 + (N+13)·u - 2^-64 - (N+3)(2N+16)·u^2 > 1
-//   for any N < 2^25.
-// Below DBL_MIN rounding is absolute (up to 2^-1075), so a partial value that underflows
-// may make a later bound too small by about that much; the certification therefore
-// compares against max(magnitude, kMagnitudeFloor = DBL_MIN) (reference.h).
+//   overestimate by at most K^t·(1+u)^(3t) (a relative 2^-25 at t = 10^6) plus the
+//   additions of 2η and F, which matter only below 2^-1000.
+// * Output: N products and N additions of non-negative terms (recursive summation from 0),
+//   + |D·x| (exact in double: 24 × 24 significant bits), × Ky = 1 + (N+8)·2^-52, then
+//   + (2N+4)·η when some term is nonzero; M_y multiplies by |gate|_up (>= |g2|, rounded
+//   away from zero) before Ky. At most N+5 roundings reach any term, and
+//   (1-u)^(N+5)·(1-2^-64)^2·(1+(N+8)·2^-52) >= 1 + (N+11)·u - 2^-63 - (N+5)(2N+16)·u^2 > 1
+//   for any N < 2^25; the absolute losses (at most (N+3)·η) are repaid by (2N+4)·η.
+// The one exception: where MPFR itself underflows (a value below 2^-(2^30), e.g.
+// exp(δ·A) for δ·A < -7.4e8) both runs return 0 and the magnitude may be 0; no format
+// can tell such a value from 0.
 #pragma once
 
 #include <algorithm>
@@ -36,10 +45,13 @@ namespace ssmv::ref {
 class MagnitudeRecurrence {
  public:
   static constexpr double kCoefficientInflation = 1.0 + 0x1p-46;  // K above
+  static constexpr double kCoefficientFloor = 0x1p-1020;          // F above
+  static constexpr double kEta = 0x1p-1074;                       // η above
 
   MagnitudeRecurrence(int64_t P, int64_t N)
       : P_(P), N_(N), sabs_(P * N), w_(N), abs_c_(N), sum_abs_c_sabs_(P), abs_dx_(P),
-        ungated_(P), y_(P), output_inflation_(1.0 + double(N + 8) * 0x1p-52) {}
+        ungated_(P), y_(P), output_inflation_(1.0 + double(N + 8) * 0x1p-52),
+        output_slack_(double(2 * N + 4) * kEta) {}
 
   void load_zero() { std::fill(sabs_.begin(), sabs_.end(), 0.0); }
   void load(const float* h0) {  // [P, N]
@@ -50,14 +62,16 @@ class MagnitudeRecurrence {
   }
 
   // Advances by token t of head h. decay_up >= a2 and abs_delta_up >= |δ2| are the
-  // certified check run's values rounded up; abs_gate_up [P] likewise for |zσ(z)| (null
-  // without z).
+  // certified check run's values rounded away from zero; abs_gate_up [P] likewise for
+  // |zσ(z)| (null without z).
   void step(const Problem& pr, int64_t t, int64_t h, double abs_delta_up, double decay_up,
             const double* abs_gate_up) {
     const int64_t g = pr.shape.group_of(h);
-    const double a = decay_up * kCoefficientInflation;
+    const double K = kCoefficientInflation;
+    const double a = std::max(decay_up, kCoefficientFloor) * K;  // a = exp(δA) > 0 always
     for (int64_t n = 0; n < N_; ++n) {
-      w_[n] = (abs_delta_up * std::fabs(double(pr.B[pr.bc_index(t, g, n)]))) * kCoefficientInflation;
+      const double b = std::fabs(double(pr.B[pr.bc_index(t, g, n)]));
+      w_[n] = (abs_delta_up > 0 && b > 0) ? std::max(abs_delta_up * b, kCoefficientFloor) * K : 0.0;
       abs_c_[n] = std::fabs(double(pr.C[pr.bc_index(t, g, n)]));
     }
     for (int64_t p = 0; p < P_; ++p) {
@@ -65,14 +79,24 @@ class MagnitudeRecurrence {
       const double ax = std::fabs(x);
       double* s = &sabs_[p * N_];
       double sum = 0;
+      bool nonzero = false;
       for (int64_t n = 0; n < N_; ++n) {
-        s[n] = a * s[n] + w_[n] * ax;
+        const double wx = w_[n] * ax;
+        const bool live = s[n] > 0 || (w_[n] > 0 && ax > 0);
+        s[n] = (a * s[n] + wx) + (live ? 2 * kEta : 0.0);
         sum += abs_c_[n] * s[n];
+        nonzero |= abs_c_[n] > 0 && s[n] > 0;
       }
       sum_abs_c_sabs_[p] = sum;
       abs_dx_[p] = std::fabs(double(pr.d_value(h, p)) * x);  // exact: 24 × 24 bits
-      ungated_[p] = (sum + abs_dx_[p]) * output_inflation_;
-      y_[p] = abs_gate_up ? ((sum + abs_dx_[p]) * abs_gate_up[p]) * output_inflation_ : ungated_[p];
+      nonzero |= abs_dx_[p] > 0;
+      const double slack = nonzero ? output_slack_ : 0.0;
+      ungated_[p] = (sum + abs_dx_[p]) * output_inflation_ + slack;
+      if (abs_gate_up) {
+        y_[p] = abs_gate_up[p] > 0 ? ((sum + abs_dx_[p]) * abs_gate_up[p]) * output_inflation_ + slack : 0.0;
+      } else {
+        y_[p] = ungated_[p];
+      }
     }
   }
 
@@ -88,6 +112,7 @@ class MagnitudeRecurrence {
   std::vector<double> w_, abs_c_;  // [N]
   std::vector<double> sum_abs_c_sabs_, abs_dx_, ungated_, y_;  // [P]
   double output_inflation_;  // Ky above
+  double output_slack_;      // (2N+4)·η above
 };
 
 }  // namespace ssmv::ref

@@ -76,5 +76,45 @@ TEST(ReferenceMagnitude, UpperBoundsOfTheAbsoluteRecurrence) {
     expect_tight_upper_bound(r.final_state.magnitude[i], sabs[i].get(), "state magnitude", i);
 }
 
+// Decay below double's range: δ = 60, A = -16 give a = e^-960 ≈ 2^-1385. After one input
+// token the state decays as 2^-1385, 2^-2770, 2^-4155 (exact in MPFR's exponent range, 0 in
+// double). The reference certifies these values, and every magnitude stays a nonzero
+// upper bound of |value| (the floors and 2η of magnitude.h); a zero state with zero
+// input has magnitude 0 and value exactly 0.
+TEST(ReferenceMagnitude, DecayBelowDoubleRangeStaysBounded) {
+  Problem pr = testing::zero_problem({0, 4}, 2, 1, 2, 1);
+  for (int64_t t = 0; t < 4; ++t) pr.dt[pr.dt_index(t, 0)] = 60.0f;  // head 1: dt = 0, x = 0
+  pr.A = {-16.0f, -1.0f};
+  pr.B = {1.0f, -0.75f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
+  pr.C.assign(8, 0.5f);
+  pr.x[pr.x_index(0, 0, 0)] = 1.5f;  // token 0, head 0 only
+  Options o;
+  o.state_positions = {2, 3};
+  const ExactResult r = compute(pr, o);
+  auto bounded = [](const ExactValues& v, size_t i) {
+    Mp a;
+    mpfr_abs(a.get(), v.value[i].backend().data(), MPFR_RNDN);
+    return v.magnitude[i] > 0 && mpfr_cmp_d(a.get(), v.magnitude[i]) <= 0;
+  };
+  for (int64_t t = 1; t < 4; ++t) {
+    const size_t i = pr.x_index(t, 0, 0);
+    EXPECT_FALSE(mpfr_zero_p(r.y.value[i].backend().data())) << "t " << t;
+    EXPECT_EQ(r.y.nearest[i], 0.0) << "t " << t;  // below double's range
+    EXPECT_TRUE(bounded(r.y, i)) << "t " << t;
+  }
+  for (const ExactValues* v : {&r.states_at[0].state, &r.states_at[1].state, &r.final_state}) {
+    for (size_t n = 0; n < 2; ++n) {
+      EXPECT_LT(mpfr_get_exp(v->value[n].backend().data()), -1300);
+      EXPECT_TRUE(bounded(*v, n));
+    }
+    // Head 1 (elements 2, 3): zero state, zero input: magnitude 0, value exactly 0.
+    for (size_t n = 2; n < 4; ++n) {
+      EXPECT_TRUE(mpfr_zero_p(v->value[n].backend().data()));
+      EXPECT_EQ(v->magnitude[n], 0.0);
+      EXPECT_EQ(v->certified_error[n], 0.0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ssmv::ref
