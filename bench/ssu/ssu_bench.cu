@@ -21,6 +21,7 @@
 #include "fast/common/cuda_check.h"
 #include "fast/ssu/ssu_device.h"
 #include "fast/ssu/ssu_math.h"
+#include "fast/ssu/ssu.h"
 #include "fast/ssu/ssu_pack.h"
 #include "fast/ssu/tests/ssu_problems.h"
 
@@ -74,6 +75,29 @@ double copy_gbps(Timer& timer, size_t bytes, int iterations) {
   return 2.0 * double(bytes) / (ms * 1e-3) / 1e9;
 }
 
+testing::ProblemConfig bench_config(int batch, Format state) {
+  testing::ProblemConfig c;
+  c.requests = batch;
+  c.H = 32;
+  c.P = 64;
+  c.N = 128;
+  c.G = 1;
+  c.formats = {Format::bf16, state, Format::bf16};
+  return c;
+}
+
+// Before timing: this binary's kernel (its geometry variant) equals the host twin bit for
+// bit on a batch-8 problem of the benchmark shape with a random pool.
+bool matches_twin(Format state) {
+  const testing::GeneratedProblem g = testing::make_problem(bench_config(8, state), 11);
+  HostLaunch host(g.decode, g.options);
+  DeviceLaunch dev(host);
+  dev.launch();
+  const Result gpu = dev.download();
+  const Result twin = run_twin(g.decode, g.options);
+  return gpu.y == twin.y && gpu.state_pool == twin.state_pool;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -84,6 +108,12 @@ int main(int argc, char** argv) {
     SSMV_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     std::printf("device %s, %d SMs, L2 %d MiB; kernel variant: %d rows/warp, min blocks/SM %d\n", prop.name,
                 prop.multiProcessorCount, prop.l2CacheSize >> 20, kRowsPerWarp, SSMV_SSU_MIN_BLOCKS);
+    for (Format state : {Format::fp32, Format::bf16}) {
+      const bool same = matches_twin(state);
+      std::printf("GPU = twin bit for bit (batch 8, %s state): %s\n", std::string(format_name(state)).c_str(),
+                  same ? "yes" : "NO");
+      if (!same) return 1;
+    }
     Timer timer;
     const double big_copy = copy_gbps(timer, size_t(1) << 30, 50);
     std::printf("copy 1 GiB device to device: %.0f GB/s (read + write)\n", big_copy);
@@ -92,13 +122,7 @@ int main(int argc, char** argv) {
     for (Format state : {Format::fp32, Format::bf16}) {
       for (int batch : {1, 8, 64, 256}) {
         if (only_batch != 0 && batch != only_batch) continue;
-        testing::ProblemConfig c;
-        c.requests = batch;
-        c.H = 32;
-        c.P = 64;
-        c.N = 128;
-        c.G = 1;
-        c.formats = {Format::bf16, state, Format::bf16};
+        testing::ProblemConfig c = bench_config(batch, state);
         c.random_pool = false;  // the warm-up launches make it non-zero
         const testing::GeneratedProblem g = testing::make_problem(c, 7);
         HostLaunch host(g.decode, g.options);

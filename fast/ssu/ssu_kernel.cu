@@ -1,13 +1,14 @@
 // The SSU (selective_state_update) CUDA kernel for sm_90.
 //
-// Grid (R·ceil(P/16), H), 128 threads: block (r·tiles + tile, h) owns rows
-// [16·tile, 16·tile + 16) of request r, head h; warp w owns 4 consecutive rows and keeps
-// their state in registers, in fp32, across the request's tokens. Lane l owns the state
+// Grid (R·ceil(P/kRowsPerBlock), H), 128 threads (ssu_math.h: 4 warps of kRowsPerWarp
+// = 8 rows): block (r·tiles + tile, h) owns rows [kRowsPerBlock·tile, +kRowsPerBlock) of
+// request r, head h; warp w owns kRowsPerWarp consecutive rows and keeps their state in
+// registers, in fp32, across the request's tokens. Lane l owns the state
 // elements n = (j·32 + l)·V + v (ssu_math.h lane_layout); it loads them with one
 // vector access of V elements per chunk where the pool is aligned for it.
 // Per token: δ and a = exp(δA) (every thread, identical), dB = δ·B[n] and C[n] for the
 // lane's n, then per row S = fma(dB, x, a·S), a per-lane fma chain over n for Σ C·S and
-// a 5-level xor-butterfly across the warp; lane 0 finishes and stores y[t, h, p].
+// a 5-level xor-butterfly across the warp; lane i finishes and stores y[t, h, row0 + i].
 // The state is rounded to the state format (cvt.rn) only when stored: per-token states
 // after their token, the final state after the last token. No shared memory, no atomics:
 // every output element is computed by one warp in a fixed order.
@@ -158,6 +159,7 @@ template <Format SF, int V, int J>
 __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, SSMV_SSU_MIN_BLOCKS) ssu_kernel(const Params p, bool vector) {
   using E = typename StateBits<SF>::T;
   static_assert(J * V <= kMaxLaneElements);
+  static_assert(kRowsPerWarp <= kWarp, "lane i finishes row i");
   const int tiles = (p.P + kRowsPerBlock - 1) / kRowsPerBlock;
   const int r = blockIdx.x / tiles;
   const int tile = blockIdx.x % tiles;
@@ -210,36 +212,68 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, SSMV_SSU_MIN_BLOCKS) ss
         c[j * V + v] = live ? load_any(p.input_format, p.C, ci) : 0.0f;
       }
     }
+    // All rows' updates and lane partial sums first (independent chains), then their
+    // butterflies interleaved, then lane i finishes row row0 + i: the rows' sigmoids and
+    // stores run side by side on different lanes instead of one after another on lane 0.
+    // Per row the operations and their order are the ones ssu_math.h states.
+    float xs[kRowsPerWarp], sum[kRowsPerWarp];
 #pragma unroll
     for (int i = 0; i < kRowsPerWarp; ++i) {
       const int row = row0 + i;
-      if (row >= p.P) break;  // warp-uniform
-      const float x = load_any(p.input_format, p.x, int64_t(t) * p.x_stride_token + int64_t(h) * p.x_stride_head + row);
+      xs[i] = row < p.P ? load_any(p.input_format, p.x, int64_t(t) * p.x_stride_token + int64_t(h) * p.x_stride_head + row)
+                        : 0.0f;
+    }
+#pragma unroll
+    for (int i = 0; i < kRowsPerWarp; ++i) {
       float acc = 0.0f;
+      if (row0 + i < p.P) {  // warp-uniform
 #pragma unroll
-      for (int j = 0; j < J; ++j) {
+        for (int j = 0; j < J; ++j) {
+          const int n0 = lane_element(lay, lane, j, 0);
+          if (n0 + V <= p.N) {  // the whole chunk exists
 #pragma unroll
-        for (int v = 0; v < V; ++v) {
-          if (lane_element(lay, lane, j, v) < p.N) {
-            s[i][j * V + v] = update_state(s[i][j * V + v], ts.decay, dB[j * V + v], x);
-            acc = accumulate(acc, c[j * V + v], s[i][j * V + v]);
+            for (int v = 0; v < V; ++v) {
+              s[i][j * V + v] = update_state(s[i][j * V + v], ts.decay, dB[j * V + v], xs[i]);
+              acc = accumulate(acc, c[j * V + v], s[i][j * V + v]);
+            }
+          } else {
+#pragma unroll
+            for (int v = 0; v < V; ++v) {
+              if (n0 + v < p.N) {
+                s[i][j * V + v] = update_state(s[i][j * V + v], ts.decay, dB[j * V + v], xs[i]);
+                acc = accumulate(acc, c[j * V + v], s[i][j * V + v]);
+              }
+            }
           }
         }
       }
+      sum[i] = acc;
+    }
 #pragma unroll
-      for (int offset = kWarp / 2; offset >= 1; offset /= 2) acc = acc + __shfl_xor_sync(0xffffffffu, acc, offset);
-      if (lane == 0) {
-        const bool has_D = p.d_mode != DMode::none;
-        const float D = p.d_mode == DMode::per_head ? p.D[h]
-                        : has_D                     ? p.D[int64_t(h) * p.D_stride_head + row]
-                                                    : 0.0f;
-        const bool has_z = p.z != nullptr;
-        const float z = has_z ? load_any(p.input_format, p.z,
-                                         int64_t(t) * p.z_stride_token + int64_t(h) * p.z_stride_head + row)
-                              : 0.0f;
-        const float y = finish_output(acc, has_D, D, x, has_z, z);
-        store_any(p.output_format, p.y, int64_t(t) * p.y_stride_token + int64_t(h) * p.y_stride_head + row, y);
+    for (int offset = kWarp / 2; offset >= 1; offset /= 2) {
+#pragma unroll
+      for (int i = 0; i < kRowsPerWarp; ++i) sum[i] = sum[i] + __shfl_xor_sync(0xffffffffu, sum[i], offset);
+    }
+    float my_sum = 0.0f, my_x = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kRowsPerWarp; ++i) {
+      if (lane == i) {
+        my_sum = sum[i];
+        my_x = xs[i];
       }
+    }
+    const int my_row = row0 + lane;
+    if (lane < kRowsPerWarp && my_row < p.P) {
+      const bool has_D = p.d_mode != DMode::none;
+      const float D = p.d_mode == DMode::per_head ? p.D[h]
+                      : has_D                     ? p.D[int64_t(h) * p.D_stride_head + my_row]
+                                                  : 0.0f;
+      const bool has_z = p.z != nullptr;
+      const float z = has_z ? load_any(p.input_format, p.z,
+                                       int64_t(t) * p.z_stride_token + int64_t(h) * p.z_stride_head + my_row)
+                            : 0.0f;
+      const float y = finish_output(my_sum, has_D, D, my_x, has_z, z);
+      store_any(p.output_format, p.y, int64_t(t) * p.y_stride_token + int64_t(h) * p.y_stride_head + my_row, y);
     }
     if (!pad && p.token_state_slots != nullptr && p.token_state_slots[t] != p.pad_slot_id) {
       store_rows<SF, V, J>(p, p.token_state_slots[t], h, row0, lane, vector, s);

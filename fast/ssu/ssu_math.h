@@ -35,7 +35,7 @@ inline constexpr int kWarp = 32;
 // asked of the register allocator; 1: no register cap) exist for the benchmark's
 // variants (bench/ssu) only.
 #ifndef SSMV_SSU_ROWS_PER_WARP
-#define SSMV_SSU_ROWS_PER_WARP 4
+#define SSMV_SSU_ROWS_PER_WARP 8
 #endif
 #ifndef SSMV_SSU_MIN_BLOCKS
 #define SSMV_SSU_MIN_BLOCKS 1
