@@ -1,9 +1,10 @@
 #include "fast/chunk_scan/chunk_scan_gpu.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
-#include "fast/chunk_scan/kernels_mma.cuh"
+#include "fast/chunk_scan/kernels_async.cuh"
 #include "fast/common/cuda_check.h"
 
 namespace ssmv::chunk_scan {
@@ -171,12 +172,12 @@ ChunkScanGpu::~ChunkScanGpu() = default;
 
 namespace {
 
-// Allows `Kernel` up to 96 KiB of dynamic shared memory, once per kernel (one static per
+// Allows `Kernel` up to 128 KiB of dynamic shared memory, once per kernel (one static per
 // template instantiation, so per kernel function; initialisation is thread-safe).
 template <auto Kernel>
 void allow_large_smem() {
   static const bool done = [] {
-    SSMV_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 96 * 1024));
+    SSMV_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 128 * 1024));
     return true;
   }();
   (void)done;
@@ -186,19 +187,23 @@ template <class In, class Op>
 void launch_one(const ChunkScanParams& p, int stage, cudaStream_t stream) {
   using namespace gpu;
   const int pt = (p.P + kTile - 1) / kTile, nt = (p.N + kTile - 1) / kTile, mt = p.L / kTile;
-  const int64_t threads = int64_t(p.S) * p.H * p.P * p.N;
+  const int64_t per_seq = int64_t(p.H) * p.P * p.N;
   constexpr bool mma = !std::is_same_v<Op, float>;
   switch (stage) {
     case 0: cumsum_kernel<In><<<dim3(p.NC, p.H), p.L, 0, stream>>>(p); break;
     case 1:
       if constexpr (mma) {
-        allow_large_smem<chunk_state_mma_kernel<Op>>();
-        chunk_state_mma_kernel<Op><<<dim3(pt * nt, p.H, p.NC), kThreads, chunk_state_mma_smem(p.L), stream>>>(p);
+        allow_large_smem<chunk_state_async_kernel<Op>>();
+        chunk_state_async_kernel<Op><<<dim3(pt * nt, p.H, p.NC), kThreads, chunk_state_mma_smem(p.L), stream>>>(p);
       } else {
         chunk_state_kernel<In, Op><<<dim3(pt * nt, p.H, p.NC), kThreads, 0, stream>>>(p);
       }
       break;
-    case 2: state_passing_kernel<Op><<<unsigned((threads + 255) / 256), 256, 0, stream>>>(p); break;
+    case 2: {
+      const dim3 grid(unsigned((per_seq + 255) / 256), unsigned(std::min(p.S, 65535)));
+      state_passing_kernel<Op><<<grid, 256, 0, stream>>>(p);
+      break;
+    }
     case 3:
       if constexpr (mma) {
         allow_large_smem<cb_mma_kernel<Op>>();
@@ -209,8 +214,8 @@ void launch_one(const ChunkScanParams& p, int stage, cudaStream_t stream) {
       break;
     case 4:
       if constexpr (mma) {
-        allow_large_smem<scan_mma_kernel<Op>>();
-        scan_mma_kernel<Op><<<dim3(mt * pt, p.H, p.NC), kThreads, scan_mma_smem(p.N), stream>>>(p);
+        allow_large_smem<scan_async_kernel<Op>>();
+        scan_async_kernel<Op><<<dim3(mt * pt, p.H, p.NC), kThreads, scan_async_smem(p.N), stream>>>(p);
       } else {
         scan_kernel<In, Op><<<dim3(mt * pt, p.H, p.NC), kThreads, 0, stream>>>(p);
       }

@@ -64,12 +64,13 @@ __device__ __forceinline__ void for_each_acc(const float (&acc)[8][4], int row0,
 }
 
 // Stage (e) epilogue for a warp's accumulators (rows m = row0 + (g, g+8) < len of the
-// chunk starting at token t0, columns p0 + 8f + 2q (+1) < P): y = fma(D, x, acc), then
+// chunk starting at token t0, columns p0 + 8f + 2q (+1) < P; d_tile[j] = D of column
+// p0 + j, from load_chunk_scalars): y = fma(D, x, acc), then
 // ·(z·σ(z)), rounded to the output format (twin: epilogue(), round_value). x and z are
 // gathered into registers before the first store, so the loads overlap.
 template <class In>
 __device__ __forceinline__ void store_outputs(const float (&acc)[8][4], const ChunkScanParams& p, int t0,
-                                              int h, int row0, int p0, int len) {
+                                              int h, int row0, int p0, int len, const float* d_tile) {
   const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
   const In* x = static_cast<const In*>(p.x);
   const In* z = static_cast<const In*>(p.z);
@@ -91,10 +92,27 @@ __device__ __forceinline__ void store_outputs(const float (&acc)[8][4], const Ch
     for (int e = 0; e < 4; ++e) {
       const int m = row0 + g + (e >= 2 ? 8 : 0), pp = p0 + 8 * f + 2 * q + (e & 1);
       if (m >= len || pp >= p.P) continue;
-      const float d = p.has_D ? (p.D_per_dim ? p.D[int64_t(h) * p.P + pp] : p.D[h]) : 0.0f;
-      const float v = epilogue(acc[f][e], xv[f][e], d, p.has_D, zv[f][e], p.has_z);
+      const float v = epilogue(acc[f][e], xv[f][e], d_tile[pp - p0], p.has_D, zv[f][e], p.has_z);
       store_fmt(p.y, int64_t(t0 + m) * p.y_st + int64_t(h) * p.y_sh + pp, p.output, v);
     }
+  }
+}
+
+// Stage (e) prologue: the chunk's cumulative sums and δ (cs, delta: [len]), the
+// inter-chunk decays exp(cs_m) of the tile's rows m0 + r (decay: [64], 0 past the chunk)
+// and D of the tile's columns p0 + r (d_tile: [64], 0 without D).
+// base = h·T + t0 indexes the chunk's first token in the [H, T] intermediates.
+__device__ __forceinline__ void load_chunk_scalars(const ChunkScanParams& p, int64_t base, int len, int m0,
+                                                   int h, int p0, float* cs, float* delta, float* decay,
+                                                   float* d_tile) {
+  for (int j = threadIdx.x; j < len; j += kThreads) {
+    cs[j] = p.cumsum[base + j];
+    delta[j] = p.delta[base + j];
+  }
+  for (int r = threadIdx.x; r < kTile; r += kThreads) {
+    decay[r] = m0 + r < len ? ssmv::fm::exp(p.cumsum[base + m0 + r]) : 0.0f;
+    const int pp = p0 + r;
+    d_tile[r] = !p.has_D || pp >= p.P ? 0.0f : p.D_per_dim ? p.D[int64_t(h) * p.P + pp] : p.D[h];
   }
 }
 
@@ -169,39 +187,41 @@ __global__ void __launch_bounds__(kThreads) chunk_state_kernel(const ChunkScanPa
                [&](int row, int col, float v) { out[int64_t(row) * N + col] = v; });
 }
 
-// (c) one thread per (sequence, h, p, n): chunks of the sequence in order (twin: the same
-// loop). h_in = R(state); state = fma(exp(cs_last), state, chunk_state).
+// (c) grid (⌈H·P·N/256⌉, min(S, 65535)), one thread per (sequence, h, p, n): chunks of
+// the sequence in order (twin: the same loop). h_in = R(state);
+// state = fma(exp(cs_last), state, chunk_state).
 template <class Op>
 __global__ void state_passing_kernel(const ChunkScanParams p) {
   const int64_t per_seq = int64_t(p.H) * p.P * p.N;
-  const int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (idx >= per_seq * p.S) return;
-  const int s = int(idx / per_seq);
-  const int64_t e = idx % per_seq;  // (h, p, n)
+  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;  // (h, p, n)
+  if (e >= per_seq) return;
   const int h = int(e / (int64_t(p.P) * p.N));
-  float state = p.has_initial_state ? load_fmt(p.initial_state, idx, p.state) : 0.0f;
   Op* state_in = static_cast<Op*>(p.state_in);
-  // Chunks in order; the loads of 16 chunks are issued before their sequential use.
-  const int c_begin = p.seq_first_chunk[s], c_end = p.seq_first_chunk[s + 1];
-  for (int c0 = c_begin; c0 < c_end; c0 += 16) {
-    float cs[16], decay[16];
+  for (int s = blockIdx.y; s < p.S; s += gridDim.y) {
+    const int64_t idx = int64_t(s) * per_seq + e;
+    float state = p.has_initial_state ? load_fmt(p.initial_state, idx, p.state) : 0.0f;
+    // Chunks in order; the loads of 16 chunks are issued before their sequential use.
+    const int c_begin = p.seq_first_chunk[s], c_end = p.seq_first_chunk[s + 1];
+    for (int c0 = c_begin; c0 < c_end; c0 += 16) {
+      float cs[16], decay[16];
 #pragma unroll
-    for (int j = 0; j < 16; ++j) {
-      const int c = c0 + j;
-      cs[j] = c < c_end ? p.chunk_state[int64_t(c) * per_seq + e] : 0.0f;
-      decay[j] = c < c_end ? p.chunk_decay[int64_t(c) * p.H + h] : 0.0f;
-    }
+      for (int j = 0; j < 16; ++j) {
+        const int c = c0 + j;
+        cs[j] = c < c_end ? p.chunk_state[int64_t(c) * per_seq + e] : 0.0f;
+        decay[j] = c < c_end ? p.chunk_decay[int64_t(c) * p.H + h] : 0.0f;
+      }
 #pragma unroll
-    for (int j = 0; j < 16; ++j) {
-      const int c = c0 + j;
-      if (c >= c_end) break;
-      const int64_t i = int64_t(c) * per_seq + e;
-      state_in[i] = to_op<Op>(state);
-      state = ssmv::fm::fma_rn(decay[j], state, cs[j]);
-      if (p.want_boundary) store_fmt(p.boundary_states, i, p.state, state);
+      for (int j = 0; j < 16; ++j) {
+        const int c = c0 + j;
+        if (c >= c_end) break;
+        const int64_t i = int64_t(c) * per_seq + e;
+        state_in[i] = to_op<Op>(state);
+        state = ssmv::fm::fma_rn(decay[j], state, cs[j]);
+        if (p.want_boundary) store_fmt(p.boundary_states, i, p.state, state);
+      }
     }
+    store_fmt(p.final_state, idx, p.state, state);
   }
-  store_fmt(p.final_state, idx, p.state, state);
 }
 
 // (d) grid ((L/64)², G, NC): CB[m,k] = Σ_n C_m[n]·B_k[n] for tiles on or below the
@@ -247,7 +267,7 @@ __global__ void __launch_bounds__(kThreads) scan_kernel(const ChunkScanParams p)
   constexpr int KS = SlabLayout<Op>::stride;
   __shared__ __align__(16) Op sA[kTile * KS];  // [m][n], then [m][k]
   __shared__ __align__(16) Op sB[kTile * KS];  // [p][n], then [p][k]
-  __shared__ float s_cs[256], s_delta[256], s_decay[kTile];
+  __shared__ float s_cs[256], s_delta[256], s_decay[kTile], s_D[kTile];
   const int c = blockIdx.z, h = blockIdx.y, warp = threadIdx.x >> 5;
   const int lane = threadIdx.x & 31, gl = lane >> 2;
   const int p_tiles = (p.P + kTile - 1) / kTile;
@@ -256,13 +276,7 @@ __global__ void __launch_bounds__(kThreads) scan_kernel(const ChunkScanParams p)
   if (m0 >= len) return;
   const int g = h / (p.H / p.G);
   const int64_t hT = int64_t(h) * p.T;
-  for (int j = threadIdx.x; j < len; j += kThreads) {
-    s_cs[j] = p.cumsum[hT + t0 + j];
-    s_delta[j] = p.delta[hT + t0 + j];
-  }
-  for (int r = threadIdx.x; r < kTile; r += kThreads) {
-    s_decay[r] = m0 + r < len ? ssmv::fm::exp(p.cumsum[hT + t0 + m0 + r]) : 0.0f;
-  }
+  load_chunk_scalars(p, hT + t0, len, m0, h, p0, s_cs, s_delta, s_decay, s_D);
   const In* x = static_cast<const In*>(p.x);
   const In* C = static_cast<const In*>(p.C);
   const Op* state_in = static_cast<const Op*>(p.state_in) + (int64_t(c) * p.H + h) * p.P * p.N;
@@ -323,7 +337,7 @@ __global__ void __launch_bounds__(kThreads) scan_kernel(const ChunkScanParams p)
     slab_product<Op>(sA + warp * 16 * KS, sB, end_step, lim_lo, lim_hi, acc);
     __syncthreads();
   }
-  store_outputs<In>(acc, p, t0, h, mw, p0, len);
+  store_outputs<In>(acc, p, t0, h, mw, p0, len, s_D);
 }
 
 }  // namespace ssmv::chunk_scan::gpu

@@ -1,8 +1,9 @@
-// Tensor-core versions of stages (b), (d) and (e) for bf16/fp16 operands (Op = In): the
+// Tensor-core building blocks for bf16/fp16 operands (Op = In) and stage (d) on them: the
 // same arithmetic as kernels.cuh's generic kernels (and the twin), with whole operand
-// tiles staged in shared memory by 16-byte loads and the token-major operands read by
-// ldmatrix.trans. Differences from kernels.cuh are data movement only: the same values
-// enter the same mma.sync steps in the same order.
+// tiles staged in shared memory by 16-byte loads and token-major operands read by
+// ldmatrix.trans. Stages (b) and (e) on tensor cores are in kernels_async.cuh. Only the
+// data movement differs from kernels.cuh: the same values enter the same mma.sync steps
+// in the same order.
 #pragma once
 
 #include "fast/chunk_scan/kernels.cuh"
@@ -115,69 +116,8 @@ __device__ __forceinline__ void mma_b_trans(const uint32_t (&a)[4], const Op* sB
   }
 }
 
-// (b) grid (⌈P/64⌉·⌈N/64⌉, H, NC); dynamic shared memory chunk_state_mma_smem(L).
+// Stage (b) dynamic shared memory (kernels_async.cuh): x and B tiles [L][72], scales [L].
 __host__ __device__ inline int chunk_state_mma_smem(int L) { return 2 * L * kRow64 * 2 + L * 4; }
-
-template <class Op>
-__global__ void __launch_bounds__(kThreads) chunk_state_mma_kernel(const ChunkScanParams p) {
-  extern __shared__ __align__(16) unsigned char smem[];
-  const int L = p.L;
-  Op* sX = reinterpret_cast<Op*>(smem);                    // [L][72]: x_k[p0 + j]
-  Op* sB = sX + L * kRow64;                                // [L][72]: R(B_k[n0 + j]·scale_k)
-  float* s_scale = reinterpret_cast<float*>(sB + L * kRow64);  // [L]
-  const int c = blockIdx.z, h = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int n_tiles = (p.N + kTile - 1) / kTile;
-  const int p0 = (blockIdx.x / n_tiles) * kTile, n0 = (blockIdx.x % n_tiles) * kTile;
-  const int g = h / (p.H / p.G);
-  const int t0 = p.chunk_start[c], len = p.chunk_len[c], len16 = (len + 15) & ~15;
-  const int64_t hT = int64_t(h) * p.T;
-  const float cs_last = p.cumsum[hT + t0 + len - 1];
-  for (int j = threadIdx.x; j < len; j += kThreads) {
-    s_scale[j] = state_scale(cs_last, p.cumsum[hT + t0 + j], p.delta[hT + t0 + j]);
-  }
-  __syncthreads();
-  const Op* x = static_cast<const Op*>(p.x);
-  const Op* B = static_cast<const Op*>(p.B);
-  // x rows are copied bit for bit; B rows are scaled and rounded: R(B·scale_k).
-  const int total = len16 * 8;
-  for (int base = threadIdx.x; base < total; base += kThreads * kBatch) {
-    uint4 xr[kBatch], br[kBatch];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      const int i = base + b * kThreads, k = i >> 3, v = (i & 7) * 8;
-      xr[b] = br[b] = make_uint4(0, 0, 0, 0);
-      if (i < total && k < len) {
-        const int64_t t = t0 + k;
-        xr[b] = load8_raw(x + t * p.x_st + int64_t(h) * p.x_sh + p0 + v, p.P - p0 - v);
-        br[b] = load8_raw(B + t * p.b_st + int64_t(g) * p.b_sg + n0 + v, p.N - n0 - v);
-      }
-    }
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      const int i = base + b * kThreads, k = i >> 3, v = (i & 7) * 8;
-      if (i >= total) continue;
-      *reinterpret_cast<uint4*>(sX + k * kRow64 + v) = xr[b];
-      float bv[8];
-      unpack8<Op>(br[b], bv);
-      const float scale = k < len ? s_scale[k] : 0.0f;
-#pragma unroll
-      for (int j = 0; j < 8; ++j) bv[j] = bv[j] * scale;
-      store8(sB + k * kRow64 + v, bv);
-    }
-  }
-  __syncthreads();
-  float acc[8][4] = {};
-  const int i = lane >> 3, r = lane & 7;
-  for (int s = 0; s < len16 / 16; ++s) {
-    uint32_t a[4];  // A = xᵀ: rows p (16·warp + ...), k contiguous in the [k][p] tile
-    ldmatrix_x4_trans(a, sX + (16 * s + r + 8 * (i >> 1)) * kRow64 + 16 * warp + 8 * (i & 1));
-    mma_b_trans<Op>(a, sB, s, acc);
-  }
-  float* out = p.chunk_state + (int64_t(c) * p.H + h) * p.P * p.N;
-  const int N = p.N;
-  for_each_acc(acc, p0 + warp * 16, n0, p.P, p.N,
-               [&](int row, int col, float v) { out[int64_t(row) * N + col] = v; });
-}
 
 // (d) grid ((L/64)², G, NC); dynamic shared memory rows64_smem(N).
 __host__ __device__ inline int rows64_smem(int N) { return 2 * kTile * padded_stride(N) * 2; }
@@ -204,117 +144,6 @@ __global__ void __launch_bounds__(kThreads) cb_mma_kernel(const ChunkScanParams 
   const int L = p.L;
   for_each_acc(acc, m0 + warp * 16, k0, len, len,
                [&](int row, int col, float v) { out[int64_t(row) * L + col] = v; });
-}
-
-// (e) grid (⌈L/64⌉·⌈P/64⌉, H, NC); dynamic shared memory scan_mma_smem(N).
-__host__ __device__ inline int scan_mma_smem(int N) {
-  const int inter = rows64_smem(N), intra = 2 * kTile * kRow64 * 2;
-  return inter > intra ? inter : intra;
-}
-
-template <class Op>
-__global__ void __launch_bounds__(kThreads) scan_mma_kernel(const ChunkScanParams p) {
-  extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ float s_cs[256], s_delta[256], s_decay[kTile];
-  const int CS = padded_stride(p.N);
-  Op* sC = reinterpret_cast<Op*>(smem);  // inter: [64][CS] C_m
-  Op* sS = sC + kTile * CS;              // inter: [64][CS] R(h_in)[p]
-  Op* sW = reinterpret_cast<Op*>(smem);  // intra: [64 m][72] R(w_mk) of a 64-token slab
-  Op* sX = sW + kTile * kRow64;          // intra: [64 k][72] x_k[p0 + j]
-  const int c = blockIdx.z, h = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int gl = lane >> 2;
-  const int p_tiles = (p.P + kTile - 1) / kTile;
-  const int m0 = (blockIdx.x / p_tiles) * kTile, p0 = (blockIdx.x % p_tiles) * kTile;
-  const int t0 = p.chunk_start[c], len = p.chunk_len[c];
-  if (m0 >= len) return;
-  const int g = h / (p.H / p.G);
-  const int64_t hT = int64_t(h) * p.T;
-  for (int j = threadIdx.x; j < len; j += kThreads) {
-    s_cs[j] = p.cumsum[hT + t0 + j];
-    s_delta[j] = p.delta[hT + t0 + j];
-  }
-  for (int r = threadIdx.x; r < kTile; r += kThreads) {
-    s_decay[r] = m0 + r < len ? ssmv::fm::exp(p.cumsum[hT + t0 + m0 + r]) : 0.0f;
-  }
-  const Op* x = static_cast<const Op*>(p.x);
-  const Op* C = static_cast<const Op*>(p.C) + int64_t(t0 + m0) * p.c_st + int64_t(g) * p.c_sg;
-  const Op* state_in = static_cast<const Op*>(p.state_in) + (int64_t(c) * p.H + h) * p.P * p.N;
-
-  // Inter-chunk term (twin: chain(C_m, h_in[p], N)).
-  stage_rows64(sC, C, p.c_st, len - m0, p.N);
-  stage_rows64(sS, state_in + int64_t(p0) * p.N, p.N, p.P - p0, p.N);
-  __syncthreads();
-  float acc[8][4] = {};
-  mma_rows_cols<Op>(sC + warp * 16 * CS, sS, CS, 0, (p.N + 15) / 16, acc);
-  {
-    const float d_lo = s_decay[warp * 16 + gl], d_hi = s_decay[warp * 16 + gl + 8];
-#pragma unroll
-    for (int f = 0; f < 8; ++f) {
-      acc[f][0] = acc[f][0] * d_lo;
-      acc[f][1] = acc[f][1] * d_lo;
-      acc[f][2] = acc[f][2] * d_hi;
-      acc[f][3] = acc[f][3] * d_hi;
-    }
-  }
-  __syncthreads();  // the intra slabs reuse the inter tiles' memory
-
-  // Intra-chunk term in 64-token slabs; warp rows [mw, mw+16) take k-steps J with 16J ≤ mw
-  // (twin: chain(w_m, x, m+1, acc) = steps 0..⌊m/16⌋).
-  const int mw = m0 + warp * 16;
-  const int k_end = min(m0 + kTile, len);
-  const int L = p.L;
-  const float* cb = p.cb + (int64_t(c) * p.G + g) * L * L;
-  for (int k0 = 0; k0 < k_end; k0 += kTile) {
-    {
-      constexpr int kPer = kTile * 16 / kThreads;  // 8 float4 of C·Bᵀ per thread
-      float4 cb4[kPer];
-#pragma unroll
-      for (int b = 0; b < kPer; ++b) {
-        const int i = threadIdx.x + b * kThreads, row = i >> 4, v = (i & 15) * 4, m = m0 + row, k = k0 + v;
-        cb4[b] = m < len && k <= m ? *reinterpret_cast<const float4*>(cb + int64_t(m) * L + k)
-                                   : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-      }
-#pragma unroll
-      for (int b = 0; b < kPer; ++b) {
-        const int i = threadIdx.x + b * kThreads, row = i >> 4, v = (i & 15) * 4, m = m0 + row, k = k0 + v;
-        const float cbv[4] = {cb4[b].x, cb4[b].y, cb4[b].z, cb4[b].w};
-        Op packed[4];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          // Entries above the diagonal (k > m) and rows past the chunk are 0.
-          const float w = m < len && k + j <= m ? cb_weight(cbv[j], s_cs[m], s_cs[k + j], s_delta[k + j]) : 0.0f;
-          packed[j] = to_op<Op>(w);
-        }
-        *reinterpret_cast<uint2*>(sW + row * kRow64 + v) = *reinterpret_cast<const uint2*>(packed);
-      }
-    }
-    {
-      uint4 xr[kTile * 8 / kThreads];  // 4 vectors per thread
-#pragma unroll
-      for (int b = 0; b < kTile * 8 / kThreads; ++b) {
-        const int i = threadIdx.x + b * kThreads, kk = i >> 3, v = (i & 7) * 8, k = k0 + kk;
-        xr[b] = k < len ? load8_raw(x + int64_t(t0 + k) * p.x_st + int64_t(h) * p.x_sh + p0 + v, p.P - p0 - v)
-                        : make_uint4(0, 0, 0, 0);
-      }
-#pragma unroll
-      for (int b = 0; b < kTile * 8 / kThreads; ++b) {
-        const int i = threadIdx.x + b * kThreads, kk = i >> 3, v = (i & 7) * 8;
-        *reinterpret_cast<uint4*>(sX + kk * kRow64 + v) = xr[b];
-      }
-    }
-    __syncthreads();
-    for (int s = 0; s < kTile / 16; ++s) {
-      if (k0 + 16 * s > mw) break;
-      const int k = 16 * s + 2 * (lane & 3);
-      const Op* sA = sW + warp * 16 * kRow64;
-      const uint32_t a[4] = {word_at(sA, gl * kRow64 + k), word_at(sA, (gl + 8) * kRow64 + k),
-                             word_at(sA, gl * kRow64 + k + 8), word_at(sA, (gl + 8) * kRow64 + k + 8)};
-      mma_b_trans<Op>(a, sX, s, acc);
-    }
-    __syncthreads();
-  }
-
-  store_outputs<Op>(acc, p, t0, h, mw, p0, len);
 }
 
 }  // namespace ssmv::chunk_scan::gpu
