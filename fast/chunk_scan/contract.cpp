@@ -86,10 +86,13 @@ Contract contract(ContractKind kind, int64_t chunk_size) {
   c.reductions = reductions(kind);
   c.flush_to_zero = false;
   c.softplus_shortcut = true;
-  // Target: bit-identical (the twin implements the DESIGN.md §4 model). The measured
-  // figure and its command are recorded in bench/NOTES.md, section "chunk_scan (issue 4)".
+  // Bit-identical: the twin implements the DESIGN.md §4 model (with subnormal operands
+  // taking the exponent field's emin), measured in bench/NOTES.md "chunk_scan (issue 4)".
   c.gpu_twin_max_ulps = 0;
-  c.gpu_twin_how_measured = "not yet measured on the H200";
+  c.gpu_twin_how_measured =
+      "H200, 2026-11-30: chunk_scan_gpu_test MatchesTwinBitForBitOnRandomProblems, 320 random "
+      "varlen problems of both contracts (chunk 64/128/256, bf16/fp16/fp32 inputs): 5531672 "
+      "outputs and 10152138 stage intermediates compared, 0 differ";
   return c;
 }
 

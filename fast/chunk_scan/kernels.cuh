@@ -98,6 +98,19 @@ __device__ __forceinline__ void store_outputs(const float (&acc)[8][4], const Ch
   }
 }
 
+// acc rows (g, g+8) of the warp tile multiplied by decay[g], decay[g+8] (fp32 products).
+__device__ __forceinline__ void scale_rows(float (&acc)[8][4], const float* decay) {
+  const int g = (threadIdx.x & 31) >> 2;
+  const float d_lo = decay[g], d_hi = decay[g + 8];
+#pragma unroll
+  for (int f = 0; f < 8; ++f) {
+    acc[f][0] = acc[f][0] * d_lo;
+    acc[f][1] = acc[f][1] * d_lo;
+    acc[f][2] = acc[f][2] * d_hi;
+    acc[f][3] = acc[f][3] * d_hi;
+  }
+}
+
 // Stage (e) prologue: the chunk's cumulative sums and δ (cs, delta: [len]), the
 // inter-chunk decays exp(cs_m) of the tile's rows m0 + r (decay: [64], 0 past the chunk)
 // and D of the tile's columns p0 + r (d_tile: [64], 0 without D).
@@ -296,17 +309,7 @@ __global__ void __launch_bounds__(kThreads) scan_kernel(const ChunkScanParams p)
     slab_product<Op>(sA + warp * 16 * KS, sB, (kn + 15) / 16, kn, kn, acc);
     __syncthreads();
   }
-  // ×exp(cs_m) per row (twin: acc = acc * decay_m).
-  {
-    const float d_lo = s_decay[warp * 16 + gl], d_hi = s_decay[warp * 16 + gl + 8];
-#pragma unroll
-    for (int f = 0; f < 8; ++f) {
-      acc[f][0] = acc[f][0] * d_lo;
-      acc[f][1] = acc[f][1] * d_lo;
-      acc[f][2] = acc[f][2] * d_hi;
-      acc[f][3] = acc[f][3] * d_hi;
-    }
-  }
+  scale_rows(acc, s_decay + warp * 16);  // ×exp(cs_m) per row (twin: acc = acc * decay_m)
   // Intra-chunk term on the same accumulator: Σ_{k≤m} R(w_mk)·x_k[p] (twin: chain(w_m,
   // x, m+1, acc)). Warp rows [mw, mw+16) take the 16-wide k-steps J with 16J ≤ mw, which
   // are exactly the twin's steps 0..⌊m/16⌋; fmaf rows stop at k = m.

@@ -174,16 +174,7 @@ __global__ void __launch_bounds__(kThreads) scan_async_kernel(const ChunkScanPar
   // Inter-chunk term (twin: chain(C_m, h_in[p], N)), then ×exp(cs_m) per row.
   float acc[8][4] = {};
   mma_rows_cols<Op>(sC + warp * 16 * CS, sS, CS, 0, (p.N + 15) / 16, acc);
-  {
-    const float d_lo = s_decay[warp * 16 + gl], d_hi = s_decay[warp * 16 + gl + 8];
-#pragma unroll
-    for (int f = 0; f < 8; ++f) {
-      acc[f][0] = acc[f][0] * d_lo;
-      acc[f][1] = acc[f][1] * d_lo;
-      acc[f][2] = acc[f][2] * d_hi;
-      acc[f][3] = acc[f][3] * d_hi;
-    }
-  }
+  scale_rows(acc, s_decay + warp * 16);
 
   // Intra-chunk term in 64-token slabs; warp rows [mw, mw+16) take k-steps J with 16J ≤ mw
   // (twin: chain(w_m, x, m+1, acc) = steps 0..⌊m/16⌋). Slab j+1 loads during slab j.
