@@ -22,5 +22,5 @@ step compute-sanitizer --tool memcheck --error-exitcode 1 ./ssu_gpu_test --gtest
 step compute-sanitizer --tool racecheck --error-exitcode 1 ./ssu_gpu_test --gtest_filter='SsuGpu.Random*:SsuGpu.Unaligned*'
 unset SSU_GPU_TEST_PROBLEMS
 step ./ssu_bench 200
-for v in rows4 rows4_min8 rows8_min6 rows16_min3; do step ./ssu_bench_$v 200 256; done
+for v in rows8_min1 rows4 rows4_min8 rows16_min3; do step ./ssu_bench_$v 200 256; done
 exit $status

@@ -37,8 +37,10 @@ inline constexpr int kWarp = 32;
 #ifndef SSMV_SSU_ROWS_PER_WARP
 #define SSMV_SSU_ROWS_PER_WARP 8
 #endif
+// Defaults: the fastest geometry measured on the H200 (bench/NOTES.md, SSU call 2:
+// 8 rows per warp with at most 80 registers, 6 blocks per multiprocessor).
 #ifndef SSMV_SSU_MIN_BLOCKS
-#define SSMV_SSU_MIN_BLOCKS 1
+#define SSMV_SSU_MIN_BLOCKS 6
 #endif
 inline constexpr int kWarpsPerBlock = 4;
 inline constexpr int kRowsPerWarp = SSMV_SSU_ROWS_PER_WARP;
