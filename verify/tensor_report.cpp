@@ -55,12 +55,29 @@ TensorReport judge_tensor(const std::string& name, Format format, const std::vec
     if (j.verdict != Verdict::invalid) r.max_bound_usage = std::max(r.max_bound_usage, j.bound_usage);
     // Invalid elements rank above every finite usage.
     const double key = j.verdict == Verdict::invalid ? HUGE_VAL : j.bound_usage;
+    const double v = decode(format, computed[i]);
+    if (std::isfinite(v)) {
+      const double diff = std::fabs(v - exact.nearest[i]);
+      const double rel = exact.nearest[i] != 0 ? diff / std::fabs(exact.nearest[i]) : diff > 0 ? HUGE_VAL : 0;
+      if (r.max_abs_difference.index < 0 || diff > r.max_abs_difference.value) {
+        r.max_abs_difference = {int64_t(i), {}, diff};
+      }
+      if (r.max_rel_difference.index < 0 || rel > r.max_rel_difference.value) {
+        r.max_rel_difference = {int64_t(i), {}, rel};
+      }
+    }
     if (key > worst_key) {
       worst_key = key;
       r.worst = WorstElement{int64_t(i), coords(problem, int64_t(i)), computed[i], rounded,
                              exact.nearest[i], "", bounds[i], j};
     }
   }
+  for (DifferenceAt* d : {&r.max_abs_difference, &r.max_rel_difference}) {
+    if (d->index >= 0) d->coords = coords(problem, d->index);
+  }
+  r.computed = computed;
+  r.exact_nearest = exact.nearest;
+  r.bounds = bounds;
   if (r.count(Verdict::invalid) > 0) r.max_bound_usage = HUGE_VAL;
   if (!ulps.empty()) {
     std::sort(ulps.begin(), ulps.end());

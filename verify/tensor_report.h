@@ -23,6 +23,14 @@ struct WorstElement {
   ElementJudgement judgement;
 };
 
+// One element's figure with where it is (torch.testing.assert_close's "greatest absolute
+// difference: ... at index ...").
+struct DifferenceAt {
+  int64_t index = -1;           // flat index; -1 when no element qualified
+  std::vector<int64_t> coords;  // named by TensorReport::coord_names
+  double value = 0;
+};
+
 struct TensorReport {
   std::string name;                     // "y", "final_state", ...
   Format format = Format::fp32;
@@ -32,6 +40,15 @@ struct TensorReport {
   int64_t ulp_p50 = 0, ulp_p99 = 0, ulp_max = 0;  // over valid elements
   double max_bound_usage = 0;           // max error / bound
   WorstElement worst;                   // INVALID first, then the largest bound usage
+  // Over the elements whose computed value is finite: the greatest |computed − exact| and
+  // |computed − exact| / |exact| (+inf when exact is 0 and computed is not), with the
+  // exact value as its nearest double.
+  DifferenceAt max_abs_difference, max_rel_difference;
+  // Per element, in the tensor's flat order (filled by judge_tensor): what side-by-side
+  // comparisons and failure messages need beyond the summary.
+  std::vector<Bits> computed;          // the kernel's bit patterns in `format`
+  std::vector<double> exact_nearest;   // the exact value's nearest double
+  std::vector<double> bounds;          // the contract's bound on |computed − exact|
 
   int64_t count(Verdict v) const { return counts[size_t(v)]; }
   bool ok() const { return count(Verdict::violation) == 0 && count(Verdict::invalid) == 0; }

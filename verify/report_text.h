@@ -1,0 +1,41 @@
+// Text of the numbers and elements in reports and failure messages, printed exactly:
+// decimal (%.17g, which reads back to the same double) beside %a (exact), bit patterns in
+// hex. One implementation for the Markdown report, the GoogleTest assertion and `ssmv`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "spec/format.h"
+#include "spec/problem.h"
+#include "verify/kernel_check.h"
+#include "verify/tensor_report.h"
+
+namespace ssmv::verify {
+
+std::string decimal_text(double v);  // %.17g; "inf", "-inf", "nan"
+std::string hexfloat_text(double v); // %a
+std::string exact_text(double v);    // "0.5 (0x1p-1)"
+// "0x3f80 = 1 (0x1p+0)"; NaN patterns "0x7fc0 = nan".
+std::string value_text(Format f, Bits b);
+// "sequence 0, token 3, head 1, dim 7".
+std::string coords_text(const std::vector<std::string>& names, const std::vector<int64_t>& coords);
+// Bound usage (error ÷ bound) with 4 significant digits, "inf" for INVALID.
+std::string usage_text(double usage);
+// "S=2 T=130 H=8 P=64 N=128 G=1, bf16 in / fp32 state / bf16 out, dt_softplus".
+std::string problem_summary(const Problem& p);
+std::string problem_summary(const DecodeProblem& d);  // adds the pool: "slots=4 pad=-1"
+
+// The worst element of a tensor, one fact per line (no trailing newline): where it is,
+// its verdict and bound usage, computed, exact (40 digits, nearest double, correctly
+// rounded), error and bound.
+std::vector<std::string> worst_element_lines(const TensorReport& r);
+
+// What EXPECT_WITHIN_CONTRACT prints for a failing check: per failing tensor, the
+// mismatched (VIOLATION + INVALID) count and share, the greatest absolute and relative
+// differences with their index, verdict counts, ULP p50/p99/max, bound usage and the worst
+// element; passing tensors in one line each.
+std::string check_failure_message(const KernelCheck& c);
+
+}  // namespace ssmv::verify

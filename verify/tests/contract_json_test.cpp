@@ -1,0 +1,209 @@
+// Contracts as JSON: every preset survives a round trip field for field, the documented
+// example file loads, and every kind of bad input is rejected naming the file and field.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "verify/contract_json.h"
+#include "verify/tests/error_text.h"
+
+namespace ssmv::verify {
+namespace {
+
+const std::filesystem::path kExample =
+    std::filesystem::path(__FILE__).parent_path() / "../../docs/examples/contract-example.json";
+
+using testing::error_of;
+
+void expect_same(const Contract& a, const Contract& b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.kernel, b.kernel);
+  EXPECT_EQ(a.family, b.family);
+  EXPECT_EQ(a.chunk_size, b.chunk_size);
+  EXPECT_EQ(a.accumulation, b.accumulation);
+  ASSERT_EQ(a.roundings.size(), b.roundings.size());
+  for (size_t i = 0; i < a.roundings.size(); ++i) {
+    EXPECT_EQ(a.roundings[i].point, b.roundings[i].point);
+    EXPECT_EQ(a.roundings[i].format, b.roundings[i].format);
+  }
+  ASSERT_EQ(a.transcendentals.size(), b.transcendentals.size());
+  for (size_t i = 0; i < a.transcendentals.size(); ++i) {
+    const TranscendentalBudget &x = a.transcendentals[i], &y = b.transcendentals[i];
+    EXPECT_EQ(x.function, y.function);
+    // Exact equality of doubles: the writer prints the shortest literal that reads back.
+    EXPECT_EQ(x.ulp_const, y.ulp_const);
+    EXPECT_EQ(x.ulp_per_abs_arg, y.ulp_per_abs_arg);
+    EXPECT_EQ(x.abs_error, y.abs_error);
+    EXPECT_EQ(x.arg_lo, y.arg_lo);
+    EXPECT_EQ(x.arg_hi, y.arg_hi);
+    EXPECT_EQ(x.how_measured, y.how_measured);
+  }
+  ASSERT_EQ(a.reductions.size(), b.reductions.size());
+  for (size_t i = 0; i < a.reductions.size(); ++i) {
+    EXPECT_EQ(a.reductions[i].what, b.reductions[i].what);
+    EXPECT_EQ(a.reductions[i].order, b.reductions[i].order);
+    EXPECT_EQ(a.reductions[i].partials, b.reductions[i].partials);
+    EXPECT_EQ(a.reductions[i].detail, b.reductions[i].detail);
+  }
+  EXPECT_EQ(a.flush_to_zero, b.flush_to_zero);
+  EXPECT_EQ(a.softplus_shortcut, b.softplus_shortcut);
+  EXPECT_EQ(a.gpu_twin_max_ulps, b.gpu_twin_max_ulps);
+  EXPECT_EQ(a.gpu_twin_how_measured, b.gpu_twin_how_measured);
+}
+
+class ContractPresetRoundTrip : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ContractPresetRoundTrip, JsonGivesBackEveryField) {
+  const Contract c = contract_preset(GetParam(), 128);
+  const std::string text = json::dump(contract_to_json(c), 2);
+  expect_same(c, parse_contract(text, "preset.json"));
+  // And the text itself is stable (write → read → write).
+  EXPECT_EQ(json::dump(contract_to_json(parse_contract(text, "preset.json")), 2), text);
+}
+
+INSTANTIATE_TEST_SUITE_P(Presets, ContractPresetRoundTrip,
+                         ::testing::Values("ssu", "chunk_scan.production", "chunk_scan.fp32"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& ch : n) ch = ch == '.' ? '_' : ch;
+                           return n;
+                         });
+
+TEST(ContractJson, InfiniteArgumentLimitsAreStrings) {
+  const json::Value v = contract_to_json(contract_preset("ssu", 0));
+  // ssu's exp budget holds on (-inf, 88.72].
+  const json::Value& exp = v.at("transcendentals").items.at(0);
+  ASSERT_EQ(exp.at("function").as_string(), "exp");
+  EXPECT_EQ(exp.at("arg_lo").as_string(), "-inf");
+  EXPECT_EQ(exp.at("arg_hi").as_double(), 88.72);
+}
+
+TEST(ContractJson, FileRoundTripAndLoadByPath) {
+  const std::string path = ::testing::TempDir() + "contract_json_test_roundtrip.json";
+  const Contract c = contract_preset("chunk_scan.fp32", 64);
+  write_contract_file(path, c);
+  expect_same(c, read_contract_file(path));
+  expect_same(c, load_contract(path, 64));
+  expect_same(c, load_contract(path, 0));  // 0: take the file's chunk size
+  EXPECT_EQ(error_of([&] { load_contract(path, 128); }),
+            path + ": field 'chunk_size': the contract is for chunk size 64, the run uses 128");
+  std::filesystem::remove(path);
+}
+
+TEST(ContractJson, PresetsByName) {
+  EXPECT_EQ(load_contract("ssu", 0).name, "ssu");
+  EXPECT_EQ(load_contract("chunk_scan.production", 256).chunk_size, 256);
+  EXPECT_EQ(load_contract("chunk_scan.fp32", 64).name, "chunk_scan.fp32");
+  EXPECT_EQ(error_of([] { load_contract("chunk_scan.bf16", 64); }),
+            "contract 'chunk_scan.bf16' is neither a preset (ssu, chunk_scan.production, chunk_scan.fp32) nor an "
+            "existing JSON file");
+  EXPECT_EQ(error_of([] { contract_preset("chunk_scan.fp32", 0); }),
+            "contract 'chunk_scan.fp32' needs a chunk size >= 1, got 0");
+}
+
+// The example in docs/contracts.md: a Triton decode kernel whose tl.exp costs 2 + 0.7|x|
+// ULP (DESIGN.md §4), loaded as a user would.
+TEST(ContractJson, DocumentedExampleLoads) {
+  const Contract c = load_contract(kExample.string(), 0);
+  EXPECT_EQ(c.name, "triton_selective_state_update.bf16");
+  EXPECT_EQ(c.family, Family::sequential);
+  const TranscendentalBudget* exp = nullptr;
+  for (const TranscendentalBudget& b : c.transcendentals) exp = b.function == "exp" ? &b : exp;
+  ASSERT_NE(exp, nullptr);
+  EXPECT_EQ(exp->ulp_const, 2.0);
+  EXPECT_EQ(exp->ulp_per_abs_arg, 0.7);
+  EXPECT_EQ(exp->arg_lo, -87.0);
+  EXPECT_EQ(exp->arg_hi, 0.0);
+  EXPECT_FALSE(c.roundings.empty());
+  EXPECT_FALSE(c.reductions.empty());
+}
+
+// The example with one member replaced (or removed, when `value` is empty), as text.
+std::string example_with(const std::string& key, const std::string& value) {
+  json::Value v = json::parse(read_text_file(kExample.string()));
+  json::Value out = json::Value::object();
+  for (auto& [k, m] : v.members) {
+    if (k != key) out.add(k, m);
+    else if (!value.empty()) out.add(k, json::parse(value));
+  }
+  return json::dump(out);
+}
+
+TEST(ContractJsonErrors, UnknownRoundingFormatNamesFileAndField) {
+  const std::string text = example_with(
+      "roundings", R"([{"point": "stored_state", "format": "state"}, {"point": "output", "format": "bf17"}])");
+  EXPECT_EQ(error_of([&] { parse_contract(text, "mykernel.json"); }),
+            "mykernel.json: field 'roundings'[1].'format': unknown format 'bf17' (expected input, state, output, "
+            "fp32, bf16, fp16)");
+}
+
+TEST(ContractJsonErrors, MissingField) {
+  EXPECT_EQ(error_of([] { parse_contract(example_with("roundings", ""), "k.json"); }),
+            "k.json: field 'roundings': missing");
+}
+
+TEST(ContractJsonErrors, UnknownFieldListsTheExpectedOnes) {
+  json::Value v = json::parse(read_text_file(kExample.string()));
+  v.add("rounding_points", json::Value::array());
+  EXPECT_EQ(error_of([&] { parse_contract(json::dump(v), "k.json"); }),
+            "k.json: field 'rounding_points': unknown field (expected name, kernel, family, chunk_size, "
+            "accumulation, roundings, transcendentals, reductions, flush_to_zero, softplus_shortcut, "
+            "gpu_twin_max_ulps, gpu_twin_how_measured)");
+}
+
+TEST(ContractJsonErrors, WrongTypesAndValues) {
+  EXPECT_EQ(error_of([] { parse_contract(example_with("chunk_size", R"("64")"), "k.json"); }),
+            "k.json: field 'chunk_size': expected an integer, found string");
+  EXPECT_EQ(error_of([] { parse_contract(example_with("chunk_size", "64"), "k.json"); }),
+            "k.json: field 'chunk_size': must be 0 for the sequential family, found 64");
+  EXPECT_EQ(error_of([] { parse_contract(example_with("family", R"("blocked")"), "k.json"); }),
+            "k.json: field 'family': unknown family 'blocked' (expected sequential, chunked)");
+  EXPECT_EQ(error_of([] { parse_contract(example_with("flush_to_zero", "0"), "k.json"); }),
+            "k.json: field 'flush_to_zero': expected true or false, found number");
+  EXPECT_EQ(error_of([] { parse_contract(example_with("gpu_twin_max_ulps", "-1"), "k.json"); }),
+            "k.json: field 'gpu_twin_max_ulps': must be >= 0, found -1");
+  EXPECT_EQ(error_of([] {
+              parse_contract(example_with("transcendentals",
+                                          R"([{"function": "exp", "ulp_const": 1, "ulp_per_abs_arg": 0,
+                                               "abs_error": 0, "arg_lo": 5, "arg_hi": "-inf", "how_measured": ""}])"),
+                             "k.json");
+            }),
+            "k.json: field 'transcendentals'[0].'arg_hi': the argument range [5, -inf] is empty");
+  EXPECT_EQ(error_of([] {
+              parse_contract(example_with("transcendentals",
+                                          R"([{"function": "tanh", "ulp_const": 1, "ulp_per_abs_arg": 0,
+                                               "abs_error": 0, "arg_lo": 0, "arg_hi": 1, "how_measured": ""}])"),
+                             "k.json");
+            }),
+            "k.json: field 'transcendentals'[0].'function': unknown function 'tanh' (expected exp, softplus, "
+            "sigmoid, log1p)");
+  EXPECT_EQ(error_of([] {
+              parse_contract(example_with("roundings", R"([{"point": "output", "format": "output"},
+                                                           {"point": "output", "format": "bf16"}])"),
+                             "k.json");
+            }),
+            "k.json: field 'roundings'[1].'point': point 'output' is listed twice");
+  EXPECT_EQ(error_of([] {
+              parse_contract(example_with("reductions", R"([{"what": "y", "order": "tree", "partials": 4,
+                                                            "detail": ""}])"),
+                             "k.json");
+            }),
+            "k.json: field 'reductions'[0].'partials': must be 1 for order 'tree', found 4");
+}
+
+TEST(ContractJsonErrors, TruncatedFile) {
+  const std::string text = read_text_file(kExample.string());
+  const std::string msg = error_of([&] { parse_contract(text.substr(0, text.size() / 2), "cut.json"); });
+  EXPECT_EQ(msg.rfind("cut.json: invalid JSON (truncated or malformed): JSON line ", 0), 0u) << msg;
+}
+
+TEST(ContractJsonErrors, UnreadableFile) {
+  EXPECT_EQ(error_of([] { read_contract_file("/nonexistent/k.json"); }),
+            "/nonexistent/k.json: cannot read: No such file or directory");
+}
+
+}  // namespace
+}  // namespace ssmv::verify
