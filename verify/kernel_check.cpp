@@ -12,6 +12,7 @@
 #include "verify/problem_slice.h"
 #ifdef SSMV_HAVE_CUDA
 #include "fast/chunk_scan/chunk_scan_gpu.h"
+#include "fast/common/cuda_check.h"
 #endif
 
 namespace ssmv::verify {
@@ -66,6 +67,14 @@ chunk_scan::Config chunk_config(chunk_scan::ContractKind kind, int64_t L, bool b
 }  // namespace
 
 std::string_view device_name(Device d) { return d == Device::twin ? "twin" : "gpu"; }
+
+bool gpu_available() {
+#ifdef SSMV_HAVE_CUDA
+  return cuda_device_available();
+#else
+  return false;
+#endif
+}
 
 bool KernelCheck::ok() const {
   return std::all_of(tensors.begin(), tensors.end(), [](const TensorReport& r) { return r.ok(); });

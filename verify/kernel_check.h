@@ -16,6 +16,8 @@ namespace ssmv::verify {
 
 enum class Device : uint8_t { twin, gpu };
 std::string_view device_name(Device d);  // "twin", "gpu"
+// True when this build has the CUDA kernels and a CUDA device is present.
+bool gpu_available();
 
 struct KernelCheck {
   std::string kernel;     // "ssu", "chunk_scan", "chunk_scan+ssu" (hand-off)

@@ -8,6 +8,7 @@
 #include "spec/problem.h"
 #include "verify/cli/args.h"
 #include "verify/cli/reference_command.h"
+#include "verify/cli/run_command.h"
 
 #ifndef SSMV_VERSION
 #define SSMV_VERSION "unknown"
@@ -21,8 +22,9 @@ void usage() {
       "\n"
       "usage: ssmv [COMMAND] [OPTIONS]\n"
       "commands:\n"
-      "  reference   compute and print the certified reference of the built-in default\n"
-      "              problem (the default command)\n"
+      "  run         run the bundled kernels on the built-in default suite and print the\n"
+      "              verdict table (the default command)\n"
+      "  reference   compute and print the certified reference of a built-in problem\n"
       "options:\n"
       "  --help, -h  this text; `ssmv COMMAND --help` for a command's options\n"
       "  --version   print the version\n"
@@ -43,11 +45,12 @@ int main(int argc, char** argv) {
       std::printf("ssmv %s\n", SSMV_VERSION);
       return 0;
     }
-    std::string command = "reference";
+    std::string command = "run";
     if (!args.empty() && args[0].rfind("-", 0) != 0) {
       command = args[0];
       args.erase(args.begin());
     }
+    if (command == "run") return ssmv::cli::run_command(args);
     if (command == "reference") return ssmv::cli::reference_command(args);
     throw ssmv::cli::UsageError("unknown command '" + command + "' (try ssmv --help)");
   } catch (const ssmv::cli::UsageError& e) {

@@ -1,0 +1,57 @@
+#include "verify/cli/run_command.h"
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "verify/cli/args.h"
+#include "verify/cli/verdict_table.h"
+#include "verify/default_suite.h"
+
+namespace ssmv::cli {
+
+void run_usage() {
+  std::printf(
+      "usage: ssmv run [--device auto|twin|gpu]\n"
+      "  Runs both bundled kernels (SSU decode and chunk_scan prefill, both contracts, and the\n"
+      "  chunk_scan -> SSU hand-off) on the built-in default suite (Mamba2-realistic data, bf16\n"
+      "  inputs, fp32 and bf16 state) and judges every output element against the certified\n"
+      "  MPFR reference and the kernel's per-element error bound.\n"
+      "  --device  auto (default): the GPU when one is present, the host twins otherwise\n");
+}
+
+int run_command(const std::vector<std::string>& args) {
+  std::string device_text = "auto";
+  ArgReader reader(args);
+  while (reader.more()) {
+    const std::string flag = reader.next();
+    if (flag == "--device") device_text = reader.value(flag);
+    else if (flag == "--help" || flag == "-h") { run_usage(); return 0; }
+    else throw UsageError("ssmv run: unknown option '" + flag + "'");
+  }
+  verify::Device device;
+  if (device_text == "twin") device = verify::Device::twin;
+  else if (device_text == "gpu") device = verify::Device::gpu;
+  else if (device_text == "auto") device = verify::gpu_available() ? verify::Device::gpu : verify::Device::twin;
+  else throw UsageError("option '--device' = '" + device_text + "': expected auto, twin or gpu");
+  if (device == verify::Device::gpu && !verify::gpu_available()) {
+    throw UsageError("option '--device' = 'gpu': no CUDA device (or this build has no CUDA kernels)");
+  }
+
+  std::printf("ssmv run: default suite on the %s\n",
+              device == verify::Device::gpu ? "GPU" : "host twins (no GPU used)");
+  const auto t0 = std::chrono::steady_clock::now();
+  VerdictTable table;
+  for (const verify::SuiteCase& c : verify::default_suite()) {
+    std::printf("  %-58s %s\n", c.name.c_str(), c.problem.c_str());
+    std::fflush(stdout);
+    table.add(c.name, c.run(device));
+  }
+  std::printf("\n");
+  table.print(stdout);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("\n%s — %.1f s\n", table.ok() ? "no VIOLATION, no INVALID" : "FOUND VIOLATION or INVALID", seconds);
+  return table.ok() ? 0 : 1;
+}
+
+}  // namespace ssmv::cli

@@ -1,0 +1,87 @@
+#include "verify/default_suite.h"
+
+#include <cstdio>
+
+#include "verify/realistic_problem.h"
+
+namespace ssmv::verify {
+namespace {
+
+// Mamba2-like head geometry scaled down so the certified reference stays fast:
+// H = 4 heads in G = 2 groups, head dim P = 32, state dim N = 64.
+constexpr int64_t kH = 4, kP = 32, kN = 64, kG = 2;
+
+std::string summary(const Problem& p) {
+  char buf[160];
+  std::string lens;
+  for (int64_t s = 0; s < p.shape.num_sequences(); ++s) {
+    if (s > 0) lens += ",";
+    lens += std::to_string(p.shape.seq_len(s));
+  }
+  std::snprintf(buf, sizeof buf, "len [%s] H=%lld P=%lld N=%lld G=%lld %s/%s/%s", lens.c_str(),
+                (long long)p.shape.H, (long long)p.shape.P, (long long)p.shape.N, (long long)p.shape.G,
+                std::string(format_name(p.formats.input)).c_str(),
+                std::string(format_name(p.formats.state)).c_str(),
+                std::string(format_name(p.formats.output)).c_str());
+  return buf;
+}
+
+Problem prefill(Format state, uint64_t seed, std::vector<int64_t> lengths) {
+  Shape shape{{0}, kH, kP, kN, kG};
+  for (int64_t len : lengths) shape.cu_seqlens.push_back(shape.cu_seqlens.back() + len);
+  return realistic_problem(shape, Formats{Format::bf16, state, Format::bf16}, seed);
+}
+
+// A decode batch: 8 requests of `tokens` tokens over a pool of 12 slots; request 5 is a
+// pad request; the others read slots in a scrambled order.
+DecodeProblem decode(Format state, uint64_t seed, int64_t tokens) {
+  const int64_t R = 8;
+  Problem p = prefill(state, seed, std::vector<int64_t>(R, tokens));
+  const int64_t per = kH * kP * kN;
+  DecodeProblem d;
+  d.slots = 12;
+  d.state_pool.assign(d.slots * per, 0.0f);
+  for (int64_t r = 0; r < R; ++r) {
+    const int64_t slot = (r * 5 + 3) % d.slots;
+    d.slot_in.push_back(r == 5 ? d.pad_slot_id : slot);
+    std::copy(p.initial_state.begin() + r * per, p.initial_state.begin() + (r + 1) * per,
+              d.state_pool.begin() + slot * per);
+  }
+  p.initial_state.clear();
+  d.problem = std::move(p);
+  return d;
+}
+
+}  // namespace
+
+std::vector<SuiteCase> default_suite() {
+  std::vector<SuiteCase> suite;
+  for (Format state : {Format::fp32, Format::bf16}) {
+    const std::string st(format_name(state));
+    for (int64_t tokens : {1, 4}) {
+      const DecodeProblem d = decode(state, 11 + uint64_t(tokens), tokens);
+      suite.push_back({"ssu decode, " + std::to_string(tokens) + " token" + (tokens > 1 ? "s" : "") +
+                           "/request, " + st + " state",
+                       "8 requests (1 pad), " + summary(d.problem),
+                       [d](Device dev) { return check_ssu(d, dev); }});
+    }
+  }
+  const Problem p = prefill(Format::fp32, 21, {300, 77});
+  for (auto kind : {chunk_scan::ContractKind::production, chunk_scan::ContractKind::fp32}) {
+    suite.push_back({"chunk_scan prefill, chunk 256, " + std::string(chunk_scan::contract_kind_name(kind)),
+                     summary(p), [p, kind](Device dev) {
+                       return check_chunk_scan(p, kind, 256, dev, /*boundary_states=*/true);
+                     }});
+  }
+  for (Format state : {Format::fp32, Format::bf16}) {
+    const Problem h = prefill(state, 31 + uint64_t(state), {260, 260});
+    suite.push_back({"hand-off: chunk_scan [0,200) then ssu [200,260), " + std::string(format_name(state)) +
+                         " state",
+                     summary(h), [h](Device dev) {
+                       return check_handoff(h, 200, chunk_scan::ContractKind::production, 256, dev);
+                     }});
+  }
+  return suite;
+}
+
+}  // namespace ssmv::verify

@@ -1,0 +1,23 @@
+// The built-in default suite of `ssmv run`: Mamba2-realistic shapes with bf16 inputs,
+// both bundled kernels, fp32 and bf16 state, both chunk_scan contracts and the
+// prefill/decode hand-off. Sized to run in well under a minute on two CPU cores with the
+// host twins (the certified reference dominates).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "verify/kernel_check.h"
+
+namespace ssmv::verify {
+
+struct SuiteCase {
+  std::string name;                                  // e.g. "ssu decode, bf16 state"
+  std::string problem;                               // a one-line shape summary
+  std::function<KernelCheck(Device)> run;
+};
+
+std::vector<SuiteCase> default_suite();
+
+}  // namespace ssmv::verify
