@@ -23,29 +23,29 @@ DeviceLaunch::DeviceLaunch(const HostLaunch& host) : params_(host.params()) {
   auto bytes = [](const auto& v) { return v.size() * sizeof(v[0]); };
   auto ptr = [](const auto& v) -> const void* { return v.empty() ? nullptr : v.data(); };
   try {
-    params_.cu_seqlens = static_cast<const int32_t*>(upload(ptr(host.idx_.cu_seqlens), bytes(host.idx_.cu_seqlens)));
-    params_.slot_in = static_cast<const int32_t*>(upload(ptr(host.idx_.slot_in), bytes(host.idx_.slot_in)));
-    params_.slot_out = h.slot_out ? static_cast<const int32_t*>(upload(ptr(host.idx_.slot_out), bytes(host.idx_.slot_out))) : nullptr;
+    params_.cu_seqlens = static_cast<const int32_t*>(upload(ptr(host.indices.cu_seqlens), bytes(host.indices.cu_seqlens)));
+    params_.slot_in = static_cast<const int32_t*>(upload(ptr(host.indices.slot_in), bytes(host.indices.slot_in)));
+    params_.slot_out = h.slot_out ? static_cast<const int32_t*>(upload(ptr(host.indices.slot_out), bytes(host.indices.slot_out))) : nullptr;
     params_.token_state_slots =
         h.token_state_slots
-            ? static_cast<const int32_t*>(upload(ptr(host.idx_.token_state_slots), bytes(host.idx_.token_state_slots)))
+            ? static_cast<const int32_t*>(upload(ptr(host.indices.token_state_slots), bytes(host.indices.token_state_slots)))
             : nullptr;
-    params_.state = upload(ptr(host.state_), bytes(host.state_));
-    params_.x = upload(ptr(host.x_), bytes(host.x_));
-    params_.dt = upload(ptr(host.dt_), bytes(host.dt_));
-    params_.B = upload(ptr(host.B_), bytes(host.B_));
-    params_.C = upload(ptr(host.C_), bytes(host.C_));
-    params_.z = h.z ? upload(ptr(host.z_), bytes(host.z_)) : nullptr;
-    params_.y = upload(ptr(host.y_), bytes(host.y_));
-    params_.A = static_cast<const float*>(upload(ptr(host.A_), bytes(host.A_)));
-    params_.dt_bias = h.dt_bias ? static_cast<const float*>(upload(ptr(host.dt_bias_), bytes(host.dt_bias_))) : nullptr;
-    params_.D = h.D ? static_cast<const float*>(upload(ptr(host.D_), bytes(host.D_))) : nullptr;
+    params_.state = upload(ptr(host.state), bytes(host.state));
+    params_.x = upload(ptr(host.x), bytes(host.x));
+    params_.dt = upload(ptr(host.dt), bytes(host.dt));
+    params_.B = upload(ptr(host.B), bytes(host.B));
+    params_.C = upload(ptr(host.C), bytes(host.C));
+    params_.z = h.z ? upload(ptr(host.z), bytes(host.z)) : nullptr;
+    params_.y = upload(ptr(host.y), bytes(host.y));
+    params_.A = static_cast<const float*>(upload(ptr(host.A), bytes(host.A)));
+    params_.dt_bias = h.dt_bias ? static_cast<const float*>(upload(ptr(host.dt_bias), bytes(host.dt_bias))) : nullptr;
+    params_.D = h.D ? static_cast<const float*>(upload(ptr(host.D), bytes(host.D))) : nullptr;
   } catch (...) {
     for (void* d : allocations_) cudaFree(d);
     throw;
   }
-  y_bytes_ = bytes(host.y_);
-  state_bytes_ = bytes(host.state_);
+  y_bytes_ = bytes(host.y);
+  state_bytes_ = bytes(host.state);
 }
 
 DeviceLaunch::~DeviceLaunch() {
@@ -55,7 +55,7 @@ DeviceLaunch::~DeviceLaunch() {
 void DeviceLaunch::launch(cudaStream_t stream) const { ssmv::ssu::launch(params_, stream); }
 
 void DeviceLaunch::reset_state(const HostLaunch& host) {
-  SSMV_CUDA_CHECK(cudaMemcpy(params_.state, host.state_.data(), state_bytes_, cudaMemcpyHostToDevice));
+  SSMV_CUDA_CHECK(cudaMemcpy(params_.state, host.state.data(), state_bytes_, cudaMemcpyHostToDevice));
 }
 
 Result DeviceLaunch::download() const {

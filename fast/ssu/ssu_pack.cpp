@@ -77,20 +77,20 @@ HostLaunch::HostLaunch(const DecodeProblem& d, const Options& options) {
   const Problem& pr = d.problem;
   const Shape& s = pr.shape;
   const Formats& f = pr.formats;
-  idx_.cu_seqlens = narrow(s.cu_seqlens);
-  idx_.slot_in = narrow(d.slot_in);
-  idx_.slot_out = narrow(d.slot_out);
-  idx_.token_state_slots = narrow(options.token_state_slots);
-  state_ = encode(f.state, d.state_pool);
-  x_ = encode(f.input, pr.x);
-  dt_ = encode(f.input, pr.dt);
-  B_ = encode(f.input, pr.B);
-  C_ = encode(f.input, pr.C);
-  z_ = encode(f.input, pr.z);
-  y_.assign(size_t(s.num_tokens() * s.H * s.P) * bytes_of(f.output), 0);
-  A_ = pr.A;
-  dt_bias_ = pr.dt_bias;
-  D_ = pr.D;
+  indices.cu_seqlens = narrow(s.cu_seqlens);
+  indices.slot_in = narrow(d.slot_in);
+  indices.slot_out = narrow(d.slot_out);
+  indices.token_state_slots = narrow(options.token_state_slots);
+  state = encode(f.state, d.state_pool);
+  x = encode(f.input, pr.x);
+  dt = encode(f.input, pr.dt);
+  B = encode(f.input, pr.B);
+  C = encode(f.input, pr.C);
+  z = encode(f.input, pr.z);
+  y.assign(size_t(s.num_tokens() * s.H * s.P) * bytes_of(f.output), 0);
+  A = pr.A;
+  dt_bias = pr.dt_bias;
+  D = pr.D;
 
   Params& p = params_;
   p.num_requests = static_cast<int32_t>(s.num_sequences());
@@ -108,43 +108,43 @@ HostLaunch::HostLaunch(const DecodeProblem& d, const Options& options) {
   p.dt_limit_lo = pr.dt_limit_lo;
   p.dt_limit_hi = pr.dt_limit_hi;
   p.d_mode = pr.d_mode();
-  p.cu_seqlens = idx_.cu_seqlens.data();
-  p.slot_in = idx_.slot_in.data();
-  p.slot_out = idx_.slot_out.empty() ? nullptr : idx_.slot_out.data();
-  p.token_state_slots = idx_.token_state_slots.empty() ? nullptr : idx_.token_state_slots.data();
-  p.state = state_.data();
+  p.cu_seqlens = indices.cu_seqlens.data();
+  p.slot_in = indices.slot_in.data();
+  p.slot_out = indices.slot_out.empty() ? nullptr : indices.slot_out.data();
+  p.token_state_slots = indices.token_state_slots.empty() ? nullptr : indices.token_state_slots.data();
+  p.state = state.data();
   p.state_stride_p = s.N;
   p.state_stride_head = s.P * s.N;
   p.state_stride_slot = s.H * s.P * s.N;
-  p.x = x_.data();
+  p.x = x.data();
   p.x_stride_head = s.P;
   p.x_stride_token = s.H * s.P;
-  p.dt = dt_.data();
+  p.dt = dt.data();
   p.dt_stride_token = s.H;
-  p.A = A_.data();
-  p.dt_bias = dt_bias_.empty() ? nullptr : dt_bias_.data();
-  p.D = D_.empty() ? nullptr : D_.data();
+  p.A = A.data();
+  p.dt_bias = dt_bias.empty() ? nullptr : dt_bias.data();
+  p.D = D.empty() ? nullptr : D.data();
   p.D_stride_head = p.d_mode == DMode::per_head_dim ? s.P : 0;
-  p.B = B_.data();
+  p.B = B.data();
   p.B_stride_group = s.N;
   p.B_stride_token = s.G * s.N;
-  p.C = C_.data();
+  p.C = C.data();
   p.C_stride_group = s.N;
   p.C_stride_token = s.G * s.N;
-  p.z = z_.empty() ? nullptr : z_.data();
+  p.z = z.empty() ? nullptr : z.data();
   p.z_stride_head = s.P;
   p.z_stride_token = s.H * s.P;
-  p.y = y_.data();
+  p.y = y.data();
   p.y_stride_head = s.P;
   p.y_stride_token = s.H * s.P;
   check_params(p);
-  check_indices(p, idx_);
+  check_indices(p, indices);
 }
 
 Result decode_result(Format output, const std::vector<uint8_t>& y, Format state, const std::vector<uint8_t>& pool) {
   return Result{decode_bits(output, y), decode_bits(state, pool)};
 }
 
-Result HostLaunch::result() const { return decode_result(params_.output_format, y_, params_.state_format, state_); }
+Result HostLaunch::result() const { return decode_result(params_.output_format, y, params_.state_format, state); }
 
 }  // namespace ssmv::ssu

@@ -23,12 +23,13 @@ class HostLaunch {
   HostLaunch& operator=(const HostLaunch&) = delete;
 
   const Params& params() const { return params_; }
-  const IndexArrays& indices() const { return idx_; }
   Result result() const;  // y and the pool read back from the buffers
 
-  IndexArrays idx_;
-  std::vector<uint8_t> state_, x_, dt_, B_, C_, z_, y_;  // format bits, little-endian
-  std::vector<float> A_, dt_bias_, D_;
+  // The buffers params() points to: public because the GPU path copies them and tests
+  // inspect them. Shapes as in Params; 16-bit formats as uint16 bits, fp32 as float bits.
+  IndexArrays indices;
+  std::vector<uint8_t> state, x, dt, B, C, z, y;  // format bits, little-endian
+  std::vector<float> A, dt_bias, D;
 
  private:
   Params params_;

@@ -131,7 +131,7 @@ TEST_F(SsuGpu, UnalignedStatePathEqualsTwin) {
     const int bytes = state == Format::fp32 ? 4 : 2;
     std::vector<uint8_t> padded(size_t(rows * stride_p * bytes), 0);
     for (int64_t r = 0; r < rows; ++r)
-      std::memcpy(padded.data() + r * stride_p * bytes, host.state_.data() + r * N * bytes, N * bytes);
+      std::memcpy(padded.data() + r * stride_p * bytes, host.state.data() + r * N * bytes, N * bytes);
     Params hp = host.params();
     hp.state = padded.data();
     hp.state_stride_p = stride_p;
@@ -151,7 +151,7 @@ TEST_F(SsuGpu, UnalignedStatePathEqualsTwin) {
     SSMV_CUDA_CHECK(cudaMemcpy(gpu_state.data(), d_state, padded.size(), cudaMemcpyDeviceToHost));
     SSMV_CUDA_CHECK(cudaFree(d_state));
     const Result gpu = dev.download();
-    run_twin(hp);  // writes host.y_ and padded
+    run_twin(hp);  // writes host.y and padded
     EXPECT_EQ(gpu_state, padded) << format_name(state);
     EXPECT_EQ(gpu.y, host.result().y) << format_name(state);
   }

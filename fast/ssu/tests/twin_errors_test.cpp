@@ -96,11 +96,11 @@ TEST(SsuErrors, ParamsChecksNameFieldBeforeAnyWrite) {
   };
   for (const ParamsCase& k : cases) {
     HostLaunch host(g.decode, g.options);
-    const std::vector<uint8_t> before = host.state_;
+    const std::vector<uint8_t> before = host.state;
     Params p = host.params();
     k.edit(p);
     expect_error([&] { run_twin(p); }, {k.needle});
-    EXPECT_EQ(host.state_, before) << k.needle;
+    EXPECT_EQ(host.state, before) << k.needle;
   }
 }
 
@@ -108,19 +108,19 @@ TEST(SsuErrors, ParamsChecksNameFieldBeforeAnyWrite) {
 TEST(SsuErrors, BadIndexLateInArraysWritesNothing) {
   const GeneratedProblem g = small();
   HostLaunch host(g.decode, g.options);
-  const std::vector<uint8_t> before = host.state_;
-  std::vector<int32_t> slot_in = host.idx_.slot_in;
+  const std::vector<uint8_t> before = host.state;
+  std::vector<int32_t> slot_in = host.indices.slot_in;
   slot_in.back() = 1 << 20;
   Params p = host.params();
   p.slot_in = slot_in.data();
   expect_error([&] { run_twin(p); }, {"slot_in'[2] = 1048576"});
-  EXPECT_EQ(host.state_, before);
-  std::vector<int32_t> cu = host.idx_.cu_seqlens;
+  EXPECT_EQ(host.state, before);
+  std::vector<int32_t> cu = host.indices.cu_seqlens;
   cu[2] = cu[1] - 1;
   p = host.params();
   p.cu_seqlens = cu.data();
   expect_error([&] { run_twin(p); }, {"cu_seqlens"});
-  EXPECT_EQ(host.state_, before);
+  EXPECT_EQ(host.state, before);
 }
 
 TEST(SsuErrors, ReadOfASlotAnotherRequestWrites) {
@@ -128,6 +128,23 @@ TEST(SsuErrors, ReadOfASlotAnotherRequestWrites) {
   g.decode.slot_out.clear();  // in place: request 0 writes slot_in[0]
   g.decode.slot_in[1] = g.decode.slot_in[0];
   expect_error([&] { run_twin(g.decode); }, {"slot"});
+}
+
+// run_gpu checks its input before it looks for a device, and without a kernel or a
+// device it says so instead of returning anything.
+TEST(SsuErrors, RunGpuChecksInputFirstAndNamesAMissingDevice) {
+  GeneratedProblem bad = small();
+  bad.decode.slot_in[0] = -5;
+  expect_error([&] { run_gpu(bad.decode); }, {"slot_in", "-5"});
+  const GeneratedProblem g = small();
+  try {
+    const Result r = run_gpu(g.decode, g.options);
+    EXPECT_EQ(r.y, run_twin(g.decode, g.options).y);  // a device was there
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_TRUE(what.find("no CUDA device") != std::string::npos || what.find("no CUDA kernel") != std::string::npos)
+        << what;
+  }
 }
 
 }  // namespace
