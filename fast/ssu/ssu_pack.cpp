@@ -8,18 +8,17 @@ namespace {
 
 int bytes_of(Format f) { return f == Format::fp32 ? 4 : 2; }
 
-// Values exact in format f (validate checked it) as their bits.
+// Values exact in format f (validate checked it) as their bits: an fp32 value is its own
+// bits; a 16-bit value is its own rounding to nearest even (exact, so no rounding happens).
 std::vector<uint8_t> encode(Format f, const std::vector<float>& v) {
   std::vector<uint8_t> out(v.size() * bytes_of(f));
+  if (f == Format::fp32) {
+    if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
+    return out;
+  }
   for (size_t i = 0; i < v.size(); ++i) {
-    const Bits b = encode_exact(f, static_cast<double>(v[i]));
-    if (f == Format::fp32) {
-      const uint32_t w = b;
-      std::memcpy(out.data() + 4 * i, &w, 4);
-    } else {
-      const uint16_t w = static_cast<uint16_t>(b);
-      std::memcpy(out.data() + 2 * i, &w, 2);
-    }
+    const uint16_t w = static_cast<uint16_t>(round_nearest_even(f, static_cast<double>(v[i])));
+    std::memcpy(out.data() + 2 * i, &w, 2);
   }
   return out;
 }
