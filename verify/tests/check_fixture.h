@@ -5,9 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "fast/chunk_scan/twin.h"
 #include "reference/reference.h"
-#include "verify/bound/chunked_bound.h"
 #include "verify/kernel_check.h"
 #include "verify/realistic_problem.h"
 #include "verify/verdict.h"
@@ -27,38 +25,27 @@ inline Problem small_problem(uint64_t seed = 7) {
   return realistic_problem(s, Formats{}, seed);
 }
 
-// Where errors are planted in y: element `index` is replaced by `value` (bits in the output
-// format), e.g. poison_bits for an unwritten element.
+// chunk_scan.production, chunk size 64, on the host twin.
+inline KernelCheck chunk_scan_check(const Problem& p) {
+  return check_chunk_scan(p, chunk_scan::ContractKind::production, 64, Device::twin);
+}
+
+// Element `index` of y replaced by `bits` (output format), e.g. poison_bits for an
+// unwritten element.
 struct Plant {
   int64_t index;
   Bits bits;
 };
 
-// chunk_scan.production (chunk 64) on the host twin, judged as check_chunk_scan judges it,
-// after planting `plants` into y.
-inline KernelCheck planted_chunk_scan_check(const Problem& p, const std::vector<Plant>& plants) {
-  const Contract contract = chunk_scan::contract(chunk_scan::ContractKind::production, 64);
-  chunk_scan::Config cfg;
-  cfg.chunk_size = 64;
+// `honest` (chunk_scan_check(p)) with `plants` in y, y judged again against the exact
+// values with the same per-element bounds; the other tensors as they were.
+inline KernelCheck planted_check(const Problem& p, const KernelCheck& honest, const std::vector<Plant>& plants) {
   const ref::ExactResult exact = ref::compute(p);
-  const chunk_scan::Result got = chunk_scan::run_twin(p, cfg);
-  bound::ChunkedInput in;
-  in.problem = &p;
-  in.contract = &contract;
-  in.delta = &exact.delta;
-  in.y_exact = &exact.y.nearest;
-  in.y_ungated = &exact.y_ungated;
-  const bound::ChunkedBounds b = bound::chunked_bounds(in);
-  const Format out = p.formats.output;
-  std::vector<Bits> y(got.y.size());
-  for (size_t i = 0; i < y.size(); ++i) y[i] = round_nearest_even(out, got.y[i]);
-  for (const Plant& pl : plants) y[size_t(pl.index)] = pl.bits;
-  KernelCheck kc{"chunk_scan", contract.name, "twin", {}};
-  kc.tensors.push_back(judge_tensor("y", out, y, exact.y, b.y, p, y_coords, {"sequence", "token", "head", "dim"}));
-  std::vector<Bits> st(got.final_state.size());
-  for (size_t i = 0; i < st.size(); ++i) st[i] = round_nearest_even(p.formats.state, got.final_state[i]);
-  kc.tensors.push_back(judge_tensor("final_state", p.formats.state, st, exact.final_state, b.final_state, p,
-                                    state_coords, {"sequence", "head", "dim", "state"}));
+  const TensorReport& y = honest.tensors.at(0);
+  std::vector<Bits> bits = y.computed;
+  for (const Plant& pl : plants) bits.at(size_t(pl.index)) = pl.bits;
+  KernelCheck kc = honest;
+  kc.tensors[0] = judge_tensor("y", y.format, bits, exact.y, y.bounds, p, y_coords, y.coord_names);
   return kc;
 }
 

@@ -19,13 +19,13 @@ constexpr int64_t kViolated = 100, kUnwritten = 200;
 
 // Statics: EXPECT_NONFATAL_FAILURE's statement may not use local variables.
 const KernelCheck& honest() {
-  static const KernelCheck kc = testing::planted_chunk_scan_check(testing::small_problem(), {});
+  static const KernelCheck kc = testing::chunk_scan_check(testing::small_problem());
   return kc;
 }
 
 const KernelCheck& planted() {
-  static const KernelCheck kc = testing::planted_chunk_scan_check(
-      testing::small_problem(),
+  static const KernelCheck kc = testing::planted_check(
+      testing::small_problem(), honest(),
       {{kViolated, testing::plus_one(honest(), kViolated)}, {kUnwritten, poison_bits(Format::bf16)}});
   return kc;
 }

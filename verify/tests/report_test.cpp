@@ -1,0 +1,179 @@
+// Reports (JSON and Markdown) and side-by-side comparisons on a small realistic problem:
+// what an honest run and a run with planted errors write, exactly and atomically.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "verify/json_fields.h"
+#include "verify/report.h"
+#include "verify/report_text.h"
+#include "verify/side_by_side.h"
+#include "verify/tests/check_fixture.h"
+
+namespace ssmv::verify {
+namespace {
+
+// y of small_problem() is [T = 70, H = 2, P = 4]; index 100 = (sequence 0, token 12,
+// head 1, dim 0) gets y + 1, index 200 = (sequence 0, token 25, head 0, dim 0) the poison.
+constexpr int64_t kViolated = 100, kUnwritten = 200;
+
+struct Fixture : ::testing::Test {
+  static const Problem& problem() {
+    static const Problem p = testing::small_problem();
+    return p;
+  }
+  static const KernelCheck& honest() {
+    static const KernelCheck kc = testing::chunk_scan_check(problem());
+    return kc;
+  }
+  static const KernelCheck& planted() {
+    static const KernelCheck kc = testing::planted_check(
+        problem(), honest(), {{kViolated, testing::plus_one(honest(), kViolated)}, {kUnwritten, poison_bits(Format::bf16)}});
+    return kc;
+  }
+  static Report report() {
+    Report r;
+    r.ssmv_version = "0.1.0";
+    r.command = "ssmv test";
+    r.entries.push_back(report_entry("honest", honest(), problem()));
+    r.entries.push_back(report_entry("planted", planted(), problem()));
+    return r;
+  }
+};
+
+using ReportTest = Fixture;
+
+TEST_F(ReportTest, JsonHasVerdictsAndTheWorstElementExactly) {
+  const json::Value v = report_to_json(report());
+  EXPECT_EQ(v.at("schema").as_string(), "ssmv report");
+  EXPECT_FALSE(v.at("ok").as_bool());
+  const json::Value& bad = v.at("entries").items.at(1);
+  EXPECT_EQ(bad.at("verdict").as_string(), "INVALID");
+  const json::Value& y = bad.at("tensors").items.at(0);
+  EXPECT_EQ(y.at("counts").at("VIOLATION").as_int64(), 1);
+  EXPECT_EQ(y.at("counts").at("INVALID").as_int64(), 1);
+  EXPECT_EQ(y.at("max_bound_usage").as_string(), "inf");
+  const json::Value& w = y.at("worst");
+  EXPECT_EQ(w.at("index").as_int64(), kUnwritten);
+  EXPECT_EQ(json::dump(w.at("coords")), "[0,25,0,0]");
+  EXPECT_EQ(w.at("computed").at("bits").as_string(), "0x7fa5");
+  EXPECT_TRUE(w.at("unwritten").as_bool());
+  EXPECT_TRUE(w.at("ulps").is_null());
+  // The exact value: 40 digits, the nearest double in %a, the correctly rounded bits.
+  const WorstElement& we = planted().tensors[0].worst;
+  EXPECT_EQ(w.at("exact").at("decimal40").as_string(), we.exact_decimal);
+  EXPECT_EQ(w.at("exact").at("nearest_double").at("hex").as_string(), hexfloat_text(we.exact));
+  EXPECT_EQ(w.at("bound").at("hex").as_string(), hexfloat_text(we.bound));
+  // The inputs at (t = 25, h = 0, p = 0): x exactly as in the problem, then the B, C rows.
+  const json::Value& x = w.at("inputs").items.at(0);
+  EXPECT_EQ(x.at("name").as_string(), "x");
+  EXPECT_EQ(json::dump(x.at("index")), "[25,0,0]");
+  EXPECT_EQ(x.at("values").items.at(0).at("bits").as_string(),
+            hex_bits(Format::bf16, round_nearest_even(Format::bf16, problem().x[problem().x_index(25, 0, 0)])));
+  const json::Value& c_row = w.at("inputs").items.back();
+  EXPECT_EQ(c_row.at("name").as_string(), "C");
+  EXPECT_EQ(c_row.at("values").items.size(), 16u);
+  // The greatest absolute difference is the planted + 1.
+  EXPECT_EQ(y.at("max_abs_difference").at("index").as_int64(), kViolated);
+  // Text round trip: the dump is valid JSON and stable.
+  const std::string text = json::dump(v, 2);
+  EXPECT_EQ(json::dump(json::parse(text), 2), text);
+}
+
+TEST_F(ReportTest, MarkdownHasTheTableAndTheFailingTensorsOnly) {
+  const std::string m = report_to_markdown(report());
+  EXPECT_NE(m.find("ssmv 0.1.0 · `ssmv test` · **FAIL**"), std::string::npos) << m;
+  EXPECT_NE(m.find("| case | kernel | contract | device | tensor | elements | % exact | ULP p99 / max | "
+                   "max bound usage | verdict |"),
+            std::string::npos);
+  EXPECT_NE(m.find("| honest | chunk_scan | chunk_scan.production | twin | y | 560 | "), std::string::npos) << m;
+  EXPECT_NE(m.find("| planted | chunk_scan | chunk_scan.production | twin | y | 560 | "), std::string::npos) << m;
+  EXPECT_NE(m.find(" | inf | **INVALID** |"), std::string::npos) << m;
+  // One failing tensor: planted's y (the honest run and both final states pass).
+  EXPECT_NE(m.find("### planted: chunk_scan (chunk_scan.production, twin), tensor `y`: INVALID"), std::string::npos);
+  EXPECT_EQ(m.find("### honest"), std::string::npos);
+  EXPECT_EQ(m.find("tensor `final_state`"), std::string::npos);
+  for (const std::string& line : worst_element_lines(planted().tensors[0])) {
+    EXPECT_NE(m.find(line), std::string::npos) << line;
+  }
+  EXPECT_NE(m.find("| x | [25, 0, 0] | bf16 | `"), std::string::npos) << m;
+  EXPECT_NE(m.find("| C | [25, 0][:] | bf16 | row of 16: `"), std::string::npos) << m;
+}
+
+TEST_F(ReportTest, FilesAreWrittenAtomically) {
+  const std::filesystem::path dir = ::testing::TempDir() + "report_test_dir";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string json_path = (dir / "r.json").string(), md_path = (dir / "r.md").string();
+  std::ofstream(json_path) << "old";
+  write_report_json(json_path, report());
+  write_report_markdown(md_path, report());
+  EXPECT_EQ(read_text_file(json_path), json::dump(report_to_json(report()), 2) + "\n");
+  EXPECT_EQ(read_text_file(md_path), report_to_markdown(report()));
+  // Only the two reports: no temporary file left behind.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 2);
+  // A destination that cannot be written leaves nothing.
+  EXPECT_THROW(write_report_json((dir / "missing" / "r.json").string(), report()), std::runtime_error);
+  EXPECT_FALSE(std::filesystem::exists(dir / "missing"));
+  std::filesystem::remove_all(dir);
+}
+
+using SideBySideTest = Fixture;
+
+// chunk_scan (production contract) and the hand-off with split 0, i.e. SSU decoding every
+// token: two algorithms for the same y. Honest kernels can only diverge within
+// bound_a + bound_b (triangle inequality), so every difference is explained.
+TEST_F(SideBySideTest, ChunkScanAndSsuOnTheSameTokensDivergeOnlyWithinTheirBounds) {
+  const KernelCheck ssu = check_handoff(problem(), 0, chunk_scan::ContractKind::production, 64, Device::twin);
+  const SideBySide s = side_by_side("chunk_scan vs SSU", honest(), ssu, problem());
+  ASSERT_EQ(s.tensors.size(), 2u);  // y and final_state
+  const SideBySideTensor& y = s.tensors[0];
+  EXPECT_EQ(y.name, "y");
+  EXPECT_EQ(y.identical + y.explained + y.unexplained, y.elements);
+  EXPECT_GT(y.explained, 0) << "not vacuous: the two algorithms round differently somewhere";
+  EXPECT_EQ(y.unexplained, 0);
+  EXPECT_TRUE(s.explained_all());
+  EXPECT_LE(y.max_usage, 1.0);
+  EXPECT_EQ(s.kernel_b, "chunk_scan+ssu");
+  std::printf("[side by side] y: %lld identical, %lld explained (max usage %s, ULP max %lld); final_state: %lld "
+              "identical, %lld explained (max usage %s)\n",
+              (long long)y.identical, (long long)y.explained, usage_text(y.max_usage).c_str(),
+              (long long)y.ulp_max, (long long)s.tensors[1].identical, (long long)s.tensors[1].explained,
+              usage_text(s.tensors[1].max_usage).c_str());
+}
+
+TEST_F(SideBySideTest, APlantedErrorIsTheWorstUnexplainedDivergence) {
+  const SideBySide s = side_by_side("planted vs honest", planted(), honest(), problem());
+  const SideBySideTensor& y = s.tensors[0];
+  EXPECT_EQ(y.unexplained, 2);  // the + 1 and the NaN poison
+  EXPECT_EQ(y.explained, 0);    // same kernel elsewhere: bit-identical
+  EXPECT_EQ(y.identical, y.elements - 2);
+  EXPECT_EQ(y.verdict_a, Verdict::invalid);
+  EXPECT_EQ(y.verdict_b, honest().tensors[0].overall());
+  // Both unexplained; the poison's divergence is infinite, so it is the worst.
+  EXPECT_EQ(y.worst.index, kUnwritten);
+  EXPECT_EQ(y.worst.coords, (std::vector<int64_t>{0, 25, 0, 0}));
+  EXPECT_FALSE(s.explained_all());
+  Report r;
+  r.comparisons.push_back(s);
+  EXPECT_FALSE(r.ok());
+  const std::string m = report_to_markdown(r);
+  EXPECT_NE(m.find("`y`, worst unexplained divergence at (sequence 0, token 25, head 0, dim 0) [flat index 200]"),
+            std::string::npos)
+      << m;
+  const json::Value v = report_to_json(r);
+  EXPECT_EQ(v.at("comparisons").items.at(0).at("tensors").items.at(0).at("unexplained").as_int64(), 2);
+}
+
+TEST_F(SideBySideTest, MismatchedTensorsAreRejected) {
+  KernelCheck other = honest();
+  other.tensors[0].computed.pop_back();
+  EXPECT_THROW(side_by_side("bad", honest(), other, problem()), std::invalid_argument);
+  other.tensors.clear();
+  EXPECT_THROW(side_by_side("none", honest(), other, problem()), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ssmv::verify
