@@ -1,7 +1,7 @@
 // The SSU (selective_state_update) CUDA kernel for sm_90.
 //
 // Grid (R·ceil(P/kRowsPerBlock), H), 128 threads (ssu_math.h: 4 warps of kRowsPerWarp
-// = 8 rows): block (r·tiles + tile, h) owns rows [kRowsPerBlock·tile, +kRowsPerBlock) of
+// = 8 rows, registers capped for 6 resident blocks per SM): block (r·tiles + tile, h) owns rows [kRowsPerBlock·tile, +kRowsPerBlock) of
 // request r, head h; warp w owns kRowsPerWarp consecutive rows and keeps their state in
 // registers, in fp32, across the request's tokens. Lane l owns the state
 // elements n = (j·32 + l)·V + v (ssu_math.h lane_layout); it loads them with one
