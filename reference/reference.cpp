@@ -2,6 +2,8 @@
 // (driver.cpp) with a sink that keeps what the caller asked for.
 #include "reference/reference.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -97,7 +99,7 @@ class ResultSink : public Sink {
   std::map<int64_t, std::vector<size_t>> entries_at_;  // position q -> states_at entries
 };
 
-ExactResult compute_from(const Problem& problem, const detail::InitialStates& initial,
+ExactResult run_and_keep(const Problem& problem, const detail::InitialStates& initial,
                          const Options& options, int check_bits) {
   ExactResult r;
   ResultSink sink(problem, options, check_bits, r);
@@ -121,10 +123,11 @@ detail::InitialStates initial_from_problem(const Problem& problem) {
 ExactResult compute(const Problem& problem, const Options& options) {
   validate(problem);
   const int check_bits = detail::checked_check_precision(problem, options);
-  return compute_from(problem, initial_from_problem(problem), options, check_bits);
+  return run_and_keep(problem, initial_from_problem(problem), options, check_bits);
 }
 
-ExactResult compute(const Problem& problem, const ExactValues& initial_state, const Options& options) {
+ExactResult compute_from_state(const Problem& problem, const ExactValues& initial_state,
+                               const Options& options) {
   validate(problem);
   const int check_bits = detail::checked_check_precision(problem, options);
   if (problem.has_initial_state()) {
@@ -146,7 +149,7 @@ ExactResult compute(const Problem& problem, const ExactValues& initial_state, co
   detail::InitialStates init;
   init.floats.assign(problem.shape.num_sequences(), nullptr);
   init.exact = &initial_state;
-  return compute_from(problem, init, options, check_bits);
+  return run_and_keep(problem, init, options, check_bits);
 }
 
 void compute_streaming(const Problem& problem, Sink& sink, const Options& options) {
@@ -168,7 +171,7 @@ ExactDecodeResult compute_decode(const DecodeProblem& decode, const Options& opt
     if (!decode.is_pad(s)) init.floats[s] = decode.state_pool.data() + decode.slot_in[s] * hpn;
   }
   ExactDecodeResult out;
-  out.result = compute_from(pr, init, options, check_bits);
+  out.result = run_and_keep(pr, init, options, check_bits);
 
   // The pool after the step: every slot as given (exact, magnitude |value|), then each
   // non-pad request's final state written to its out slot.

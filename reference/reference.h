@@ -111,8 +111,8 @@ ExactResult compute(const Problem& problem, const Options& options = {});
 // which must be empty. A prefill of [0,k) followed by this from its final state returns
 // bit for bit the value, nearest and magnitude of a prefill of [0,T) (the certifying run
 // continues from its own state); only certified_error may differ.
-ExactResult compute(const Problem& problem, const ExactValues& initial_state,
-                    const Options& options = {});
+ExactResult compute_from_state(const Problem& problem, const ExactValues& initial_state,
+                               const Options& options = {});
 
 // Streaming: what compute_streaming() hands over, certified, as soon as it is computed.
 struct TokenOutputs {

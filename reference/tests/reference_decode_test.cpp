@@ -89,7 +89,7 @@ TEST(ReferenceDecode, PadRequestReadsZeroAndWritesNothing) {
 // A decode request of several tokens, its state handed through the pool to a second
 // decode step, equals one compute() over all its tokens: the pool holds the exact state
 // in value, and rounding that state to fp32 for the next step is what kernels do, so here
-// the second step is fed the pool's full-precision values through compute(ExactValues).
+// the second step is fed the pool's full-precision values through compute_from_state().
 TEST(ReferenceDecode, PoolHandOffEqualsOneLongerRequest) {
   DecodeProblem d = make_decode();
   const ExactDecodeResult first = compute_decode(d);
@@ -103,7 +103,7 @@ TEST(ReferenceDecode, PoolHandOffEqualsOneLongerRequest) {
   }
   Problem next = request_alone(d, 0, {});
   next.initial_state.clear();
-  const ExactResult second = compute(next, slot3);
+  const ExactResult second = compute_from_state(next, slot3);
 
   Problem both = request_alone(d, 2, std::vector<float>(d.state_pool.begin() + 3 * hpn, d.state_pool.begin() + 4 * hpn));
   const Problem tok0 = request_alone(d, 0, {});
