@@ -8,7 +8,7 @@
 //
 // One core (reference/head_recurrence.h) computes one (sequence, head) pair over its
 // tokens; compute(), compute_streaming() and compute_decode() all run it. Memory is
-// O(H·P·N) per worker thread plus what the caller keeps: compute() keeps every output,
+// O(P·N) per worker thread plus what the caller keeps: compute() keeps every output,
 // compute_streaming() hands each token's outputs to a Sink and keeps nothing.
 #pragma once
 
@@ -43,7 +43,8 @@ class CertificationError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The number type the core runs on. Both give identical bits (tests/arithmetic_test.cpp):
+// The number type the core runs on. Both give identical bits (reference_certification_test:
+// RawAndBoostArithmeticGiveIdenticalBits);
 // every operation is one correctly rounded MPFR operation at the run's precision.
 enum class Arithmetic : uint8_t {
   raw_mpfr,    // mpfr_t directly (default: fastest)
