@@ -120,6 +120,42 @@ TEST_F(ReportTest, FilesAreWrittenAtomically) {
   std::filesystem::remove_all(dir);
 }
 
+// SSU on a decode problem: a state_pool element is traced to the request that wrote its
+// slot — that request's token and the slot it read.
+TEST(ReportDecode, PoolElementInputsComeFromTheWritingRequest) {
+  Shape s;
+  s.cu_seqlens = {0, 1, 2};  // two requests of one token
+  s.H = 2;
+  s.P = 4;
+  s.N = 16;
+  s.G = 1;
+  RealisticOptions o;
+  o.initial_state = false;
+  DecodeProblem d;
+  d.problem = realistic_problem(s, Formats{}, 3, o);
+  d.slots = 3;
+  d.state_pool = realistic_problem(Shape{{0, 1, 2, 3}, 2, 4, 16, 1}, Formats{}, 4).initial_state;  // [3, H, P, N]
+  d.slot_in = {2, 0};  // request 0 reads and writes slot 2, request 1 slot 0; slot 1 untouched
+  const KernelCheck kc = check_ssu(d, Device::twin);
+  ASSERT_EQ(kc.tensors.at(1).name, "state_pool");
+  const TensorReport& pool = kc.tensors[1];
+  // Slot 2, head 1, dim 3, state 5: flat ((2·2 + 1)·4 + 3)·16 + 5 = 373.
+  const std::vector<InputValue> in = element_inputs(d, pool, 373);
+  ASSERT_FALSE(in.empty());
+  EXPECT_EQ(in.front().name, "x");
+  EXPECT_EQ(in.front().index, (std::vector<int64_t>{0, 1, 3}));  // request 0's token 0
+  EXPECT_EQ(in.back().name, "state_pool");
+  EXPECT_EQ(in.back().index, (std::vector<int64_t>{2, 1, 3, 5}));
+  EXPECT_EQ(in.back().bits.at(0), round_nearest_even(Format::fp32, d.state_pool[373]));
+  // Slot 1 is written by nobody: its only input is its own value.
+  const std::vector<InputValue> untouched = element_inputs(d, pool, 1 * 2 * 4 * 16);
+  ASSERT_EQ(untouched.size(), 1u);
+  EXPECT_EQ(untouched[0].index, (std::vector<int64_t>{1, 0, 0, 0}));
+  const ReportEntry e = report_entry("ssu decode", kc, d);
+  EXPECT_EQ(e.worst_inputs.size(), 2u);
+  EXPECT_NE(e.problem.find("slots=3 pad=-1"), std::string::npos) << e.problem;
+}
+
 using SideBySideTest = Fixture;
 
 // chunk_scan (production contract) and the hand-off with split 0, i.e. SSU decoding every
