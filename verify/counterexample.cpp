@@ -294,6 +294,11 @@ Counterexample read_counterexample(const std::string& path) {
       c.decode.slot_in = parse_int_array(d.get("slot_in"));
       c.decode.slot_out = parse_int_array(d.get("slot_out"));
       c.decode.pad_slot_id = d.get("pad_slot_id").as_int64();
+      try {
+        validate(p);  // the tokens first, so their errors name 'problem'
+      } catch (const ProblemError& e) {
+        throw FileFormatError(path + ": field 'problem': invalid problem: " + e.what());
+      }
       c.decode.problem = std::move(p);
       validate(c.decode);
     } else {

@@ -240,7 +240,19 @@ TEST(CounterexampleErrors, DecodeSlotsAreValidated) {
       decode_case());
   const std::string msg = error_of([&] { read_counterexample(path); });
   EXPECT_EQ(msg.rfind(path + ": field 'decode': invalid problem: ", 0), 0u) << msg;
+  // An infinite x (bf16 0x7f80) in the decode problem's tokens names 'problem'.
+  const std::string inf = edited(
+      "decode_inf.json", {"problem", "tensors", "x"},
+      [](json::Value& o) {
+        for (auto& m : o.members) {
+          if (m.first == "bits") m.second.items[1] = json::Value::from_string("0x7f80");
+        }
+      },
+      decode_case());
+  const std::string inf_msg = error_of([&] { read_counterexample(inf); });
+  EXPECT_EQ(inf_msg.rfind(inf + ": field 'problem': invalid problem: ", 0), 0u) << inf_msg;
   std::filesystem::remove(path);
+  std::filesystem::remove(inf);
 }
 
 TEST(CounterexampleErrors, WriteToMissingDirectoryLeavesNothing) {
