@@ -63,14 +63,14 @@ std::vector<SuiteCase> default_suite() {
       suite.push_back({"ssu decode, " + std::to_string(tokens) + " token" + (tokens > 1 ? "s" : "") +
                            "/request, " + st + " state",
                        "8 requests (1 pad), " + summary(d.problem),
-                       [d](Device dev) { return check_ssu(d, dev); }});
+                       [d](Device dev) { return report_entry("", check_ssu(d, dev), d); }});
     }
   }
   const Problem p = prefill(Format::fp32, 21, {300, 77});
   for (auto kind : {chunk_scan::ContractKind::production, chunk_scan::ContractKind::fp32}) {
     suite.push_back({"chunk_scan prefill, chunk 256, " + std::string(chunk_scan::contract_kind_name(kind)),
                      summary(p), [p, kind](Device dev) {
-                       return check_chunk_scan(p, kind, 256, dev, /*boundary_states=*/true);
+                       return report_entry("", check_chunk_scan(p, kind, 256, dev, /*boundary_states=*/true), p);
                      }});
   }
   for (Format state : {Format::fp32, Format::bf16}) {
@@ -78,7 +78,7 @@ std::vector<SuiteCase> default_suite() {
     suite.push_back({"hand-off: chunk_scan [0,200) then ssu [200,260), " + std::string(format_name(state)) +
                          " state",
                      summary(h), [h](Device dev) {
-                       return check_handoff(h, 200, chunk_scan::ContractKind::production, 256, dev);
+                       return report_entry("", check_handoff(h, 200, chunk_scan::ContractKind::production, 256, dev), h);
                      }});
   }
   return suite;

@@ -9,13 +9,14 @@
 #include <vector>
 
 #include "verify/kernel_check.h"
+#include "verify/report.h"
 
 namespace ssmv::verify {
 
 struct SuiteCase {
   std::string name;                                  // e.g. "ssu decode, bf16 state"
   std::string problem;                               // a one-line shape summary
-  std::function<KernelCheck(Device)> run;
+  std::function<ReportEntry(Device)> run;  // the judged run, with the worst elements' inputs
 };
 
 std::vector<SuiteCase> default_suite();

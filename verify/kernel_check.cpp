@@ -279,4 +279,49 @@ KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractK
   return kc;
 }
 
+KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
+                          const std::vector<float>& y, const std::vector<float>& final_states) {
+  validate(p);
+  const Shape& s = p.shape;
+  if (int64_t(y.size()) != s.num_tokens() * s.H * s.P) {
+    throw ProblemError("outputs: y has " + std::to_string(y.size()) + " elements, the problem needs " +
+                       std::to_string(s.num_tokens() * s.H * s.P));
+  }
+  if (!final_states.empty() && int64_t(final_states.size()) != s.num_sequences() * s.H * s.P * s.N) {
+    throw ProblemError("outputs: final_states has " + std::to_string(final_states.size()) +
+                       " elements, the problem needs " + std::to_string(s.num_sequences() * s.H * s.P * s.N));
+  }
+  const ref::ExactResult exact = ref::compute(p);
+  std::vector<double> y_bound, state_bound;
+  if (contract.family == Family::sequential) {
+    bound::SequentialInput in;
+    in.problem = &p;
+    in.contract = &contract;
+    in.delta = &exact.delta;
+    in.decay = &exact.decay;
+    in.store_every_token = true;
+    bound::SequentialBounds b = bound::sequential_bounds(in);
+    y_bound = std::move(b.y);
+    state_bound = std::move(b.stored_state);
+  } else {
+    bound::ChunkedInput in;
+    in.problem = &p;
+    in.contract = &contract;
+    in.delta = &exact.delta;
+    in.y_exact = &exact.y.nearest;
+    in.y_ungated = &exact.y_ungated;
+    bound::ChunkedBounds b = bound::chunked_bounds(in);
+    y_bound = std::move(b.y);
+    state_bound = std::move(b.final_state);
+  }
+  KernelCheck kc{kernel, contract.name, "external", {}};
+  kc.tensors.push_back(judge_tensor("y", p.formats.output, to_bits(p.formats.output, y), exact.y, y_bound, p,
+                                    y_coords, kYCoords));
+  if (!final_states.empty()) {
+    kc.tensors.push_back(judge_tensor("final_state", p.formats.state, to_bits(p.formats.state, final_states),
+                                      exact.final_state, state_bound, p, state_coords, kStateCoords));
+  }
+  return kc;
+}
+
 }  // namespace ssmv::verify

@@ -45,4 +45,11 @@ KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, in
 KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractKind kind,
                           int64_t chunk_size, Device device);
 
+// An external kernel's outputs (values of the problem's output and state formats; NaN and
+// Inf allowed, judged INVALID), judged under `contract`: the sequential family as a decode
+// kernel launched once per token (the state stored in the state format after every token),
+// the chunked family with the contract's chunk size. `final_states` may be empty.
+KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
+                          const std::vector<float>& y, const std::vector<float>& final_states);
+
 }  // namespace ssmv::verify

@@ -1,22 +1,9 @@
 #include "fast/chunk_scan/contract.h"
 
+#include "fast/common/fast_math_budgets.h"
+
 namespace ssmv::chunk_scan {
 namespace {
-
-// Budgets of fast/common/fast_math.h, as its first comment lines state them (measured
-// against MPFR by ssmv_fast_math_ulp, fast/common/tests/fast_math_ulp_main.cpp).
-// chunk_scan evaluates exp at arguments ≤ 0 only where a decay is exp(min(·, 0)); the
-// inter-chunk decays exp(cs_m) and exp(cs_last) take the cumulative sum as it is.
-std::vector<TranscendentalBudget> budgets() {
-  const std::string how = "fast/common/fast_math.h first comment lines (ssmv_fast_math_ulp vs MPFR)";
-  return {
-      {"exp", 0.90, 0.0, 0.0, -104.0, 89.0, how},
-      // Above 20 softplus(x) = x: error log1p(e^-x) < e^-20, under 0.0011 ULP of x.
-      {"softplus", 1.46, 0.0, 0x1p-149, -104.0, 20.0, how},
-      // Below x = -87.3 the result is below 2^-126: absolute error < 2^-126 there.
-      {"sigmoid", 1.52, 0.0, 0x1p-126, -87.3, 104.0, how},
-  };
-}
 
 std::vector<Reduction> reductions(ContractKind kind) {
   const bool mma = kind == ContractKind::production;
@@ -82,7 +69,9 @@ Contract contract(ContractKind kind, int64_t chunk_size) {
   // state format; the running state between chunks stays fp32.
   c.roundings.push_back({Point::stored_state, FormatRef::state});
   c.roundings.push_back({Point::output, FormatRef::output});
-  c.transcendentals = budgets();
+  // exp (decays; A ≤ 0 keeps every argument ≤ 0), softplus, sigmoid: the measured budgets
+  // of fast/common/fast_math.h, valid for every argument (fast_math_budgets.h).
+  c.transcendentals = fm::fast_math_budgets();
   c.reductions = reductions(kind);
   c.flush_to_zero = false;
   c.softplus_shortcut = true;

@@ -9,7 +9,7 @@
 namespace ssmv::chunk_scan {
 
 // Stage (a): δ = clamp(softplus?(dt + dt_bias), lo, hi). No bias: δ starts as dt itself
-// (adding +0 would turn −0 into +0). softplus ≤ 1.46 ULP, exactly x above 20.
+// (adding +0 would turn −0 into +0). softplus ≤ 1.6 ULP (fast_math_budgets.h), exactly x above 20.
 SSMV_HD SSMV_FORCEINLINE float delta_of(float dt, float bias, bool has_bias, bool softplus,
                                         float lo, float hi) {
   float v = has_bias ? dt + bias : dt;
@@ -19,7 +19,7 @@ SSMV_HD SSMV_FORCEINLINE float delta_of(float dt, float bias, bool has_bias, boo
   return v;
 }
 
-// exp(min(d, 0)) for d = cs_m − cs_k (≤ 0.90 ULP): the production kernels' guard against
+// exp(min(d, 0)) for d = cs_m − cs_k (≤ 1.0 ULP, fast_math_budgets.h): the production kernels' guard against
 // growth when δ·A > 0.
 SSMV_HD SSMV_FORCEINLINE float segment_decay(float d) { return ssmv::fm::exp(d < 0.0f ? d : 0.0f); }
 

@@ -1,22 +1,8 @@
 #include "fast/ssu/contract.h"
 
-#include <limits>
+#include "fast/common/fast_math_budgets.h"
 
 namespace ssmv::ssu {
-namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// fast/common/fast_math.h, measured against MPFR by ssmv_fast_math_ulp (every bf16
-// argument plus 10^7 random fp32 arguments per range, 2026-11-30). The budgets sit above
-// the sampled maxima (exp 0.9292, softplus 1.5247, sigmoid 2.4098 ULP) by a margin for
-// arguments the sample missed; the sampled maxima grew by at most 0.43 ULP from 10^5 to
-// 10^7 arguments (sigmoid 1.9783 -> 2.4098), so the margins are ~0.1 ULP.
-const char* kHowMeasured =
-    "ssmv_fast_math_ulp 10000000 0x55 (fast/common/tests), 2026-11-30: max over all bf16 arguments "
-    "plus 10^7 random fp32 arguments per range against MPFR at 128 bits; budget = sampled max + margin";
-
-}  // namespace
 
 Contract contract() {
   Contract c;
@@ -30,16 +16,9 @@ Contract contract() {
       {Point::stored_state, FormatRef::state},
       {Point::output, FormatRef::output},
   };
-  // exp: a = exp(fl(δ·A)); sampled max 0.9292 ULP over [-104, 88.72]; below -104 the
-  // result is +0 and the exact value < 2^-150 (within half a subnormal ULP).
-  c.transcendentals.push_back({"exp", 1.0, 0.0, 0.0, -kInf, 88.72, kHowMeasured});
-  // softplus = log1p(exp(v)) for v <= 20, v above (the shortcut: error < e^-20, 0.0011
-  // ULP): sampled max 1.5247 ULP over [-104, 20]; below -104 exact < 2^-150, result +0.
-  c.transcendentals.push_back({"softplus", 1.6, 0.0, 0.0, -kInf, kInf, kHowMeasured});
-  // sigmoid = 1/(1 + exp(-v)): sampled max 2.4098 ULP over [-87, 110]; below -87 the
-  // absolute error is < 2^-128 (exp(-v) overflows below -88.72, giving +0 for an exact
-  // value < 3.0e-39); above 110 the result is 1 and the exact value 1 - e^-110.
-  c.transcendentals.push_back({"sigmoid", 2.5, 0.0, 0x1p-128, -kInf, kInf, kHowMeasured});
+  // exp(fl(δ·A)), softplus (with the x > 20 shortcut) and sigmoid: the measured budgets
+  // of fast/common/fast_math.h, valid for every argument (fast_math_budgets.h).
+  c.transcendentals = fm::fast_math_budgets();
   c.reductions.push_back(
       {"y = Σ_n C·S", ReductionOrder::sequential_fma, 16,
        "lane l of a warp accumulates acc = fma(C[n], S[n], acc) from acc = +0 over its n = (j·32 + l)·V + v "

@@ -7,7 +7,9 @@
 
 #include "spec/problem.h"
 #include "verify/cli/args.h"
+#include "verify/cli/check_command.h"
 #include "verify/cli/reference_command.h"
+#include "verify/cli/replay_command.h"
 #include "verify/cli/run_command.h"
 
 #ifndef SSMV_VERSION
@@ -24,6 +26,8 @@ void usage() {
       "commands:\n"
       "  run         run the bundled kernels on the built-in default suite and print the\n"
       "              verdict table (the default command)\n"
+      "  check       verify an external kernel's dump (tensor files) against its contract\n"
+      "  replay      re-run a counterexample file written by the property suites\n"
       "  reference   compute and print the certified reference of a built-in problem\n"
       "options:\n"
       "  --help, -h  this text; `ssmv COMMAND --help` for a command's options\n"
@@ -51,10 +55,13 @@ int main(int argc, char** argv) {
       args.erase(args.begin());
     }
     if (command == "run") return ssmv::cli::run_command(args);
+    if (command == "check") return ssmv::cli::check_command(args);
+    if (command == "replay") return ssmv::cli::replay_command(args);
     if (command == "reference") return ssmv::cli::reference_command(args);
     throw ssmv::cli::UsageError("unknown command '" + command + "' (try ssmv --help)");
   } catch (const ssmv::cli::UsageError& e) {
-    std::fprintf(stderr, "ssmv: %s\n", e.what());
+    const std::string msg = e.what();
+    std::fprintf(stderr, "%s%s\n", msg.rfind("ssmv ", 0) == 0 ? "" : "ssmv: ", msg.c_str());
     return 2;
   } catch (const ssmv::ProblemError& e) {
     std::fprintf(stderr, "ssmv: bad problem: %s\n", e.what());

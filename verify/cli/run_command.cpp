@@ -12,20 +12,24 @@ namespace ssmv::cli {
 
 void run_usage() {
   std::printf(
-      "usage: ssmv run [--device auto|twin|gpu]\n"
+      "usage: ssmv run [--device auto|twin|gpu] [--json FILE] [--markdown FILE]\n"
       "  Runs both bundled kernels (SSU decode and chunk_scan prefill, both contracts, and the\n"
       "  chunk_scan -> SSU hand-off) on the built-in default suite (Mamba2-realistic data, bf16\n"
       "  inputs, fp32 and bf16 state) and judges every output element against the certified\n"
       "  MPFR reference and the kernel's per-element error bound.\n"
-      "  --device  auto (default): the GPU when one is present, the host twins otherwise\n");
+      "  --device  auto (default): the GPU when one is present, the host twins otherwise\n"
+      "  --json FILE, --markdown FILE  also write the report (atomically; schema in\n"
+      "            docs/report-schema.md)\n");
 }
 
 int run_command(const std::vector<std::string>& args) {
-  std::string device_text = "auto";
+  std::string device_text = "auto", json_path, markdown_path;
   ArgReader reader(args);
   while (reader.more()) {
     const std::string flag = reader.next();
     if (flag == "--device") device_text = reader.value(flag);
+    else if (flag == "--json") json_path = reader.value(flag);
+    else if (flag == "--markdown") markdown_path = reader.value(flag);
     else if (flag == "--help" || flag == "-h") { run_usage(); return 0; }
     else throw UsageError("ssmv run: unknown option '" + flag + "'");
   }
@@ -41,14 +45,18 @@ int run_command(const std::vector<std::string>& args) {
   std::printf("ssmv run: default suite on the %s\n",
               device == verify::Device::gpu ? "GPU" : "host twins (no GPU used)");
   const auto t0 = std::chrono::steady_clock::now();
-  VerdictTable table;
+  VerdictTable table("ssmv run");
   for (const verify::SuiteCase& c : verify::default_suite()) {
     std::printf("  %-58s %s\n", c.name.c_str(), c.problem.c_str());
     std::fflush(stdout);
-    table.add(c.name, c.run(device));
+    verify::ReportEntry entry = c.run(device);
+    entry.name = c.name;
+    entry.problem = c.problem;
+    table.add(std::move(entry));
   }
   std::printf("\n");
   table.print(stdout);
+  table.write_files(json_path, markdown_path);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("\n%s — %.1f s\n", table.ok() ? "no VIOLATION, no INVALID" : "FOUND VIOLATION or INVALID", seconds);
   return table.ok() ? 0 : 1;

@@ -1,23 +1,25 @@
-// The verdict table ssmv prints: one row per judged tensor of each kernel check.
+// The verdict table ssmv prints (one row per judged tensor of each kernel check), and the
+// report it came from, which --json / --markdown write to files.
 #pragma once
 
 #include <cstdio>
 #include <string>
-#include <vector>
 
-#include "verify/kernel_check.h"
+#include "verify/report.h"
 
 namespace ssmv::cli {
 
 class VerdictTable {
  public:
-  void add(const std::string& case_name, verify::KernelCheck check);
+  explicit VerdictTable(std::string command);
+  void add(verify::ReportEntry entry);
   void print(std::FILE* out) const;
-  bool ok() const;
-  const std::vector<std::pair<std::string, verify::KernelCheck>>& checks() const { return checks_; }
+  bool ok() const { return report_.ok(); }
+  // Writes the report as JSON and/or Markdown (atomically); an empty path writes nothing.
+  void write_files(const std::string& json_path, const std::string& markdown_path) const;
 
  private:
-  std::vector<std::pair<std::string, verify::KernelCheck>> checks_;
+  verify::Report report_;
 };
 
 }  // namespace ssmv::cli

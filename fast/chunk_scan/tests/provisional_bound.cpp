@@ -6,10 +6,10 @@
 // term whose absolute value is bounded by M (for y) or Sabs (for states).
 //
 //  * δ: the bias add (u·|v|), carried through softplus' = σ(v) ≤ 1, plus softplus's
-//    1.46 ULP (≤ 2.92u relative); clamping is 1-Lipschitz. Δδ_k from run_double.
+//    1.6 ULP (≤ 3.2u relative); clamping is 1-Lipschitz. Δδ_k from run_double.
 //  * cumulative sums (sequential): |Δcs| ≤ E_cs = Σ_j (u·|cs_j| + |A|·Δδ_j + u·|δ_j·A|)
 //    over the chunk; a decay exp(cs_m − cs_k) then errs by ≤ 2·E_cs + 2u relative
-//    (exp ≤ 0.90 ULP ≤ 1.8u), and a term's δ_k factor by ε_δ = max_k Δδ_k/δ_k.
+//    (exp ≤ 1.0 ULP ≤ 2u, fast_math_budgets.h), and a term's δ_k factor by ε_δ = max_k Δδ_k/δ_k.
 //  * per chunk: e_chunk = 2·E_cs + 2u + ε_δ + 4u (the four fp32 products forming the
 //    scale and the weights).
 //  * reductions: an mma step of m16n8k16 (DESIGN.md §4) truncates ≤ 17 terms below

@@ -1,0 +1,91 @@
+#include "verify/cli/replay_command.h"
+
+#include <cstdio>
+
+#include "verify/cli/args.h"
+#include "verify/cli/verdict_table.h"
+#include "verify/counterexample.h"
+#include "verify/kernel_check.h"
+
+namespace ssmv::cli {
+namespace {
+
+chunk_scan::ContractKind chunk_contract(const std::string& contract) {
+  chunk_scan::ContractKind kind;
+  const std::string prefix = "chunk_scan.";
+  const std::string rest = contract.rfind(prefix, 0) == 0 ? contract.substr(prefix.size()) : contract;
+  const std::string kind_text = rest.substr(0, rest.find('+'));
+  if (!chunk_scan::parse_contract_kind(kind_text, kind)) {
+    throw UsageError("counterexample field 'contract' = '" + contract +
+                     "': expected chunk_scan.production or chunk_scan.fp32 (optionally +ssu)");
+  }
+  return kind;
+}
+
+}  // namespace
+
+void replay_usage() {
+  std::printf(
+      "usage: ssmv replay FILE [--device twin|gpu] [--json FILE] [--markdown FILE]\n"
+      "  Re-runs the counterexample in FILE (written by the property suites; format in\n"
+      "  docs/counterexample-format.md) with the bundled kernel it names, judges it against the\n"
+      "  certified reference and the contract's bounds, and prints the verdict next to the\n"
+      "  verdict recorded in the file.\n"
+      "  --device  twin (default: the host twin, on any machine) or gpu\n");
+}
+
+int replay_command(const std::vector<std::string>& args) {
+  std::string path, device_text = "twin", json_path, markdown_path;
+  ArgReader reader(args);
+  while (reader.more()) {
+    const std::string a = reader.next();
+    if (a == "--device") device_text = reader.value(a);
+    else if (a == "--json") json_path = reader.value(a);
+    else if (a == "--markdown") markdown_path = reader.value(a);
+    else if (a == "--help" || a == "-h") { replay_usage(); return 0; }
+    else if (a.rfind("-", 0) == 0) throw UsageError("ssmv replay: unknown option '" + a + "'");
+    else if (path.empty()) path = a;
+    else throw UsageError("ssmv replay: one FILE only ('" + path + "' and '" + a + "' given)");
+  }
+  if (path.empty()) throw UsageError("ssmv replay: FILE is required");
+  verify::Device device;
+  if (device_text == "twin") device = verify::Device::twin;
+  else if (device_text == "gpu") device = verify::Device::gpu;
+  else throw UsageError("option '--device' = '" + device_text + "': expected twin or gpu");
+  if (device == verify::Device::gpu && !verify::gpu_available()) {
+    throw UsageError("option '--device' = 'gpu': no CUDA device (or this build has no CUDA kernels)");
+  }
+
+  const verify::Counterexample cex = verify::read_counterexample(path);
+  std::printf("ssmv replay %s\n  kernel %s, contract %s, property %s, recorded verdict %s, found on %s\n",
+              path.c_str(), cex.kernel.c_str(), cex.contract.c_str(), cex.property.c_str(),
+              cex.verdict.c_str(), cex.device.c_str());
+  if (!cex.reproduce.empty()) std::printf("  reproduce: %s\n", cex.reproduce.c_str());
+  if (!cex.planted_bug.empty()) {
+    std::printf("  note: recorded with the planted bug '%s' (a deliberately broken variant that lives in\n"
+                "  the property suite); replay runs the bundled kernel, so a correct kernel's verdict is\n"
+                "  expected here\n",
+                cex.planted_bug.c_str());
+  }
+  verify::KernelCheck kc;
+  VerdictTable table("ssmv replay " + path);
+  if (cex.kernel == "ssu") {
+    kc = verify::check_ssu(cex.decode, device);
+    table.add(verify::report_entry(path, kc, cex.decode));
+  } else if (cex.kernel == "chunk_scan") {
+    kc = verify::check_chunk_scan(cex.problem, chunk_contract(cex.contract), cex.chunk_size, device);
+    table.add(verify::report_entry(path, kc, cex.problem));
+  } else if (cex.kernel == "chunk_scan+ssu") {
+    kc = verify::check_handoff(cex.problem, cex.split, chunk_contract(cex.contract), cex.chunk_size, device);
+    table.add(verify::report_entry(path, kc, cex.problem));
+  } else {
+    throw UsageError(path + ": field 'kernel' = '" + cex.kernel + "': expected ssu, chunk_scan or chunk_scan+ssu");
+  }
+  table.print(stdout);
+  table.write_files(json_path, markdown_path);
+  const std::string now(verify::verdict_name(kc.overall()));
+  std::printf("\nverdict now: %s (recorded: %s)\n", now.c_str(), cex.verdict.c_str());
+  return table.ok() ? 0 : 1;
+}
+
+}  // namespace ssmv::cli
