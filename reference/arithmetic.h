@@ -18,20 +18,21 @@
 namespace ssmv::ref {
 
 struct RawMpfr {
+  // Exactly one mpfr_t (32 bytes, two per cache line in arrays); a null limb pointer
+  // marks a variable not yet initialised.
   class Num {
    public:
-    Num() = default;
+    Num() { v_->_mpfr_d = nullptr; }
     ~Num() {
-      if (live_) mpfr_clear(v_);
+      if (v_->_mpfr_d) mpfr_clear(v_);
     }
     Num(const Num&) = delete;
     Num& operator=(const Num&) = delete;
     void init(mpfr_prec_t prec) {
-      if (live_) {
+      if (v_->_mpfr_d) {
         mpfr_set_prec(v_, prec);
       } else {
         mpfr_init2(v_, prec);
-        live_ = true;
       }
       mpfr_set_zero(v_, 1);
     }
@@ -40,8 +41,8 @@ struct RawMpfr {
 
    private:
     mpfr_t v_;
-    bool live_ = false;
   };
+  static_assert(sizeof(Num) == sizeof(mpfr_t));
 
   static void init(Num& r, mpfr_prec_t prec) { r.init(prec); }
   static mpfr_srcptr view(const Num& a) { return a.get(); }
