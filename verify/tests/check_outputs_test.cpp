@@ -1,0 +1,116 @@
+// `ssmv check`'s judge on external kernels' dumps: outputs of a kernel run elsewhere, saved
+// to tensor files and read back, judged under a bundled contract. The "external" kernels
+// here are the bundled twins driven the way a foreign kernel would be: SSU launched once
+// per token (the state stored in the state format between tokens — the sequential family
+// as `check` reads it), and chunk_scan. A perturbation of one element by a multiple of its
+// bound must be caught as a VIOLATION at that element.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "fast/chunk_scan/twin.h"
+#include "fast/ssu/ssu.h"
+#include "verify/contract_json.h"
+#include "verify/kernel_check.h"
+#include "verify/problem_slice.h"
+#include "verify/realistic_problem.h"
+#include "verify/tensor_file/problem_file.h"
+#include "verify/tensor_file/tensor_file.h"
+
+namespace ssmv::verify {
+namespace {
+
+// One sequence decoded token by token: each launch reads the state stored by the previous
+// one (state format) and stores its own.
+void decode_token_by_token(const Problem& p, std::vector<float>& y, std::vector<float>& final_state) {
+  const Shape& s = p.shape;
+  ASSERT_EQ(s.num_sequences(), 1);
+  const int64_t per = s.H * s.P * s.N, T = s.num_tokens();
+  DecodeProblem d;
+  d.slots = 1;
+  d.state_pool = p.has_initial_state() ? p.initial_state : std::vector<float>(per, 0.0f);
+  d.slot_in = {0};
+  y.clear();
+  for (int64_t t = 0; t < T; ++t) {
+    d.problem = slice_tokens(p, {t}, {t + 1});
+    d.problem.initial_state.clear();  // the state comes from the pool
+    const ssu::Result r = ssu::run_twin(d);
+    for (Bits b : r.y) y.push_back(float(decode(p.formats.output, b)));
+    for (int64_t i = 0; i < per; ++i) d.state_pool[i] = float(decode(p.formats.state, r.state_pool[i]));
+  }
+  final_state = d.state_pool;
+}
+
+Problem problem(Format state) {
+  return realistic_problem(Shape{{0, 23}, 2, 4, 16, 1}, Formats{Format::bf16, state, Format::fp32}, 77);
+}
+
+class CheckOutputs : public ::testing::TestWithParam<Format> {};
+
+TEST_P(CheckOutputs, SsuLaunchedPerTokenIsWithinTheSequentialContract) {
+  const Problem p = problem(GetParam());
+  std::vector<float> y, final_state;
+  decode_token_by_token(p, y, final_state);
+  const KernelCheck kc = check_outputs(p, contract_preset("ssu", 0), "ssu", y, final_state);
+  ASSERT_EQ(kc.tensors.size(), 2u);
+  EXPECT_TRUE(kc.ok()) << "y usage " << kc.tensors[0].max_bound_usage << ", state usage "
+                       << kc.tensors[1].max_bound_usage;
+  // Not vacuous: the fp32 outputs are not all exact, so the bound was exercised.
+  EXPECT_GT(kc.tensors[0].count(Verdict::within_contract), 0);
+}
+
+TEST_P(CheckOutputs, PerturbedElementIsAViolationAtThatElement) {
+  const Problem p = problem(GetParam());
+  std::vector<float> y, final_state;
+  decode_token_by_token(p, y, final_state);
+  const Contract c = contract_preset("ssu", 0);
+  const KernelCheck clean = check_outputs(p, c, "ssu", y, final_state);
+  // Move y[17] by 1% of its value (at least 1e-2): with fp32 outputs every element's bound
+  // is below ~1e-5 relative to the magnitudes involved (the clean check's usage is ≤ 1),
+  // so this is far outside it — and only this element moves.
+  const int64_t i = 17;
+  y[i] = y[i] + std::max(1e-2f, std::fabs(y[i]) * 1e-2f);
+  const KernelCheck bad = check_outputs(p, c, "ssu", y, final_state);
+  ASSERT_TRUE(clean.ok());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.tensors[0].count(Verdict::violation), 1);
+  EXPECT_EQ(bad.tensors[0].worst.index, i);
+  EXPECT_GT(bad.tensors[0].max_bound_usage, 1.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(StateFormats, CheckOutputs, ::testing::Values(Format::fp32, Format::bf16),
+                         [](const auto& info) { return std::string(format_name(info.param)); });
+
+TEST(CheckOutputsFiles, ChunkScanDumpRoundTripsThroughNpzAndIsWithinContract) {
+  const Problem p = realistic_problem(Shape{{0, 70, 75}, 2, 4, 16, 1},
+                                      Formats{Format::bf16, Format::fp32, Format::bf16}, 78);
+  chunk_scan::Config cfg;
+  cfg.chunk_size = 64;
+  const chunk_scan::Result r = chunk_scan::run_twin(p, cfg);
+  const auto dir = std::filesystem::temp_directory_path() / "ssmv_check_outputs_test";
+  std::filesystem::create_directories(dir);
+  const std::string problem_path = (dir / "problem.npz").string(), outputs_path = (dir / "outputs.npz").string();
+  tensor_file::save_npz(problem_path, tensor_file::problem_tensors(p));
+  tensor_file::save_npz(outputs_path, tensor_file::output_tensors({r.y, r.final_state}, p));
+
+  tensor_file::ProblemFileOptions o;
+  o.formats = p.formats;
+  o.dt_softplus = p.dt_softplus;
+  const Problem back = tensor_file::load_problem_file(problem_path, o);
+  const tensor_file::KernelOutputs out = tensor_file::load_outputs_file(outputs_path, back);
+  const KernelCheck kc = check_outputs(back, contract_preset("chunk_scan.production", 64), "chunk_scan",
+                                       out.y, out.final_states);
+  EXPECT_TRUE(kc.ok());
+  EXPECT_EQ(kc.tensors.size(), 2u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CheckOutputsFiles, WrongSizeIsRejected) {
+  const Problem p = problem(Format::fp32);
+  EXPECT_THROW(check_outputs(p, contract_preset("ssu", 0), "ssu", std::vector<float>(3, 0.0f), {}),
+               ProblemError);
+}
+
+}  // namespace
+}  // namespace ssmv::verify
