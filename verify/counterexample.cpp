@@ -276,8 +276,10 @@ Counterexample read_counterexample(const std::string& path) {
   c.planted_bug = o.get("planted_bug").as_string();
   c.property = o.get("property").as_string();
   c.reproduce = o.get("reproduce").as_string();
+  // The element verdicts, or ERROR: the case threw (a rejected problem, a bound that refuses
+  // an argument outside its budget's range, a kernel error) — the property harness writes it.
   c.verdict = one_of(o.get("verdict"), {verdict_name(Verdict::exact), verdict_name(Verdict::within_contract),
-                                        verdict_name(Verdict::violation), verdict_name(Verdict::invalid)});
+                                        verdict_name(Verdict::violation), verdict_name(Verdict::invalid), "ERROR"});
   c.worst = o.get("worst").as_string();
 
   const Field problem_field = o.get("problem");

@@ -25,7 +25,7 @@ struct Counterexample {
   // How it was found and what it showed.
   std::string property;        // the property that failed
   std::string reproduce;       // e.g. RC_PARAMS="reproduce=..." and the seed
-  std::string verdict;         // "VIOLATION", "INVALID", ...
+  std::string verdict;         // "VIOLATION", "INVALID", ..., or "ERROR" (the case threw)
   std::string worst;           // the worst element, as printed in the failure message
 };
 

@@ -147,6 +147,17 @@ TEST(Counterexample, DecodeRoundTripKeepsPoolAndSlots) {
   std::filesystem::remove(path);
 }
 
+// The property harness records a case that threw with verdict ERROR.
+TEST(Counterexample, ErrorVerdictRoundTrips) {
+  Counterexample c = prefill_case();
+  c.verdict = "ERROR";
+  c.worst = "";
+  const std::string path = temp_path("error.json");
+  write_counterexample(path, c);
+  EXPECT_EQ(read_counterexample(path).verdict, "ERROR");
+  std::filesystem::remove(path);
+}
+
 TEST(CounterexampleErrors, TruncatedFile) {
   const std::string path = temp_path("truncated.json");
   write_counterexample(path, prefill_case());
