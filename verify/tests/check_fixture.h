@@ -16,12 +16,7 @@ namespace ssmv::verify::testing {
 // state; softplus, bias, D per head, z and initial states. Small enough for the certified
 // reference in milliseconds.
 inline Problem small_problem(uint64_t seed = 7) {
-  Shape s;
-  s.cu_seqlens = {0, 40, 70};
-  s.H = 2;
-  s.P = 4;
-  s.N = 16;
-  s.G = 1;
+  const Shape s{{0, 40, 70}, 2, 4, 16, 1};  // cu_seqlens, H, P, N, G
   return realistic_problem(s, Formats{}, seed);
 }
 

@@ -54,12 +54,7 @@ void expect_same_problem(const Problem& a, const Problem& b) {
 // A prefill counterexample with every optional tensor: fp16 inputs, bf16 state, fp32
 // output, D per (head, dim), a dt limit; one value a negative zero.
 Counterexample prefill_case() {
-  Shape s;
-  s.cu_seqlens = {0, 5, 12};
-  s.H = 4;
-  s.P = 3;
-  s.N = 8;
-  s.G = 2;
+  const Shape s{{0, 5, 12}, 4, 3, 8, 2};  // cu_seqlens, H, P, N, G
   RealisticOptions o;
   o.d_mode = DMode::per_head_dim;
   Counterexample c;
@@ -82,12 +77,7 @@ Counterexample prefill_case() {
 
 // A decode counterexample: 3 requests over a pool of 4 slots, one of them padding.
 Counterexample decode_case() {
-  Shape s;
-  s.cu_seqlens = {0, 1, 2, 4};
-  s.H = 2;
-  s.P = 4;
-  s.N = 16;
-  s.G = 1;
+  const Shape s{{0, 1, 2, 4}, 2, 4, 16, 1};  // cu_seqlens, H, P, N, G
   RealisticOptions o;
   o.initial_state = false;
   Counterexample c;

@@ -102,6 +102,12 @@ TEST_F(ReportTest, MarkdownHasTheTableAndTheFailingTensorsOnly) {
   EXPECT_NE(m.find("| C | [25, 0][:] | bf16 | row of 16: `"), std::string::npos) << m;
 }
 
+TEST_F(ReportTest, MarkdownCellsEscapePipes) {
+  Report r;
+  r.entries.push_back(report_entry("a|b", "summary", honest()));
+  EXPECT_NE(report_to_markdown(r).find("| a\\|b | chunk_scan |"), std::string::npos) << report_to_markdown(r);
+}
+
 TEST_F(ReportTest, FilesAreWrittenAtomically) {
   const std::filesystem::path dir = ::testing::TempDir() + "report_test_dir";
   std::filesystem::remove_all(dir);
@@ -123,12 +129,7 @@ TEST_F(ReportTest, FilesAreWrittenAtomically) {
 // SSU on a decode problem: a state_pool element is traced to the request that wrote its
 // slot — that request's token and the slot it read.
 TEST(ReportDecode, PoolElementInputsComeFromTheWritingRequest) {
-  Shape s;
-  s.cu_seqlens = {0, 1, 2};  // two requests of one token
-  s.H = 2;
-  s.P = 4;
-  s.N = 16;
-  s.G = 1;
+  const Shape s{{0, 1, 2}, 2, 4, 16, 1};  // cu_seqlens, H, P, N, G; two requests of one token
   RealisticOptions o;
   o.initial_state = false;
   DecodeProblem d;

@@ -1,0 +1,14 @@
+// The soundness cases of the bounds, runnable on either device (soundness_cases.cpp).
+// Each runs its family's random realistic problems through kernel_check and records a
+// GoogleTest failure for every problem with a VIOLATION or INVALID element.
+#pragma once
+
+#include "verify/kernel_check.h"
+
+namespace ssmv::verify::soundness {
+
+void ssu(Device device);
+void chunk_scan(chunk_scan::ContractKind kind, Device device);
+void handoff(Device device);
+
+}  // namespace ssmv::verify::soundness
