@@ -194,6 +194,16 @@ Value comparison_json(const SideBySide& s) {
 
 // ---- Markdown helpers ----------------------------------------------------------------
 
+// A Markdown table cell: '|' would end the cell, a newline the row.
+std::string cell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += "\\|";
+    else out += c == '\n' ? ' ' : c;
+  }
+  return out;
+}
+
 std::string pct(int64_t part, int64_t whole) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f%%", whole ? 100.0 * double(part) / double(whole) : 0.0);
@@ -335,7 +345,8 @@ std::string report_to_markdown(const Report& r) {
   m += "|---|---|---|---|---|---:|---:|---:|---:|---|\n";
   for (const ReportEntry& e : r.entries) {
     for (const TensorReport& t : e.check.tensors) {
-      m += "| " + e.name + " | " + e.check.kernel + " | " + e.check.contract + " | " + e.check.device + " | " + t.name +
+      m += "| " + cell(e.name) + " | " + cell(e.check.kernel) + " | " + cell(e.check.contract) + " | " +
+           cell(e.check.device) + " | " + cell(t.name) +
            " | " + std::to_string(t.elements) + " | " + pct(t.count(Verdict::exact), t.elements) + " | " +
            std::to_string(t.ulp_p99) + " / " + std::to_string(t.ulp_max) + " | " + usage_text(t.max_bound_usage) +
            " | " + (t.ok() ? "" : "**") + std::string(verdict_name(t.overall())) + (t.ok() ? "" : "**") + " |\n";
