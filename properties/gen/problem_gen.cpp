@@ -1,0 +1,396 @@
+#include "properties/gen/problem_gen.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+#include <sstream>
+
+#include "properties/gen/choice.h"
+#include "properties/gen/float_gen.h"
+#include "properties/harness/feature_count.h"
+
+namespace ssmv::prop {
+namespace {
+
+using rc::gen::inRange;
+
+std::vector<float> draw_vector(int64_t n, const rc::Gen<float>& g) {
+  return *rc::gen::container<std::vector<float>>(size_t(n), g);
+}
+
+// Adversarial features; each shrinks toward off (arbitrary<bool> shrinks to false).
+struct Features {
+  bool decay_to_one = false, cancellation = false, tiny = false, huge = false, subnormal = false,
+       zeros = false, near_shortcut = false, no_softplus = false, clamp = false;
+  std::vector<std::string> names() const {
+    std::vector<std::string> n;
+    const std::pair<bool, const char*> all[] = {
+        {decay_to_one, "decay_to_one"}, {cancellation, "cancellation"}, {tiny, "tiny"},
+        {huge, "huge"}, {subnormal, "subnormal"}, {zeros, "zeros"},
+        {near_shortcut, "near_shortcut"}, {no_softplus, "no_softplus"}, {clamp, "dt_limit"}};
+    for (const auto& [on, name] : all) {
+      if (on) n.push_back(name);
+    }
+    return n;
+  }
+};
+
+Features draw_features() {
+  Features f;
+  f.decay_to_one = *rc::gen::arbitrary<bool>();
+  f.cancellation = *rc::gen::arbitrary<bool>();
+  // tiny and huge exclude each other (the products must neither all underflow nor overflow).
+  const int magnitude = *choice(0, 1, 2);  // 0 plain, 1 tiny, 2 huge
+  f.tiny = magnitude == 1;
+  f.huge = magnitude == 2;
+  f.subnormal = *rc::gen::arbitrary<bool>();
+  f.zeros = *rc::gen::arbitrary<bool>();
+  f.near_shortcut = *rc::gen::arbitrary<bool>();
+  f.no_softplus = !f.near_shortcut && *rc::gen::arbitrary<bool>();
+  f.clamp = *rc::gen::arbitrary<bool>();
+  return f;
+}
+
+// The value generator of x, B, C (input format) under the adversarial features. Magnitude
+// ranges keep y and the states finite in fp32 and in the output/state formats: huge inputs
+// force fp32 outputs and states (below), tiny inputs reach down to the subnormals.
+rc::Gen<float> adversarial_input(Format f, const Features& ft) {
+  const FormatInfo& fi = format_info(f);
+  EdgeRange r;
+  if (ft.tiny) {
+    r.emin_exp = fi.emin - fi.precision + 1;
+    r.emax_exp = f == Format::fp16 ? -10 : -40;
+  } else if (ft.huge) {
+    r.emin_exp = f == Format::fp16 ? 3 : 8;
+    r.emax_exp = f == Format::fp16 ? 6 : 12;
+  } else {
+    r.emin_exp = ft.subnormal ? fi.emin - fi.precision + 1 : -8;
+    r.emax_exp = 3;
+  }
+  rc::Gen<float> g = edge_value(f, r);
+  if (ft.subnormal && !ft.tiny) {
+    EdgeRange s;
+    s.emin_exp = fi.emin - fi.precision + 1;
+    s.emax_exp = fi.emin - 1;
+    g = rc::gen::weightedOneOf<float>({{3, g}, {1, edge_value(f, s)}});
+  }
+  if (ft.zeros) g = rc::gen::weightedOneOf<float>({{2, g}, {1, rc::gen::just(0.0f)}});
+  return g;
+}
+
+// softplus in double, with the kernels' shortcut above 20.
+double softplus(double v) { return v > 20 ? v : std::log1p(std::exp(v)); }
+
+double delta_of(const Problem& p, int64_t t, int64_t h) {
+  double v = double(p.dt[p.dt_index(t, h)]) + (p.has_dt_bias() ? double(p.dt_bias[h]) : 0.0);
+  if (p.dt_softplus) v = softplus(v);
+  return std::clamp(v, double(p.dt_limit_lo), double(p.dt_limit_hi));
+}
+
+// Scales A[h] so that every 256-token window of a sequence (aligned to its start) has
+// Σ δ·|A| ≤ 96: the chunked family's cumulative log-decays then stay inside the exp budget
+// [−104, 89] with room for their rounding errors (see problem_gen.h).
+void fit_chunk_decay(Problem& p) {
+  constexpr double kMaxLogDecay = 96;
+  const Shape& s = p.shape;
+  for (int64_t h = 0; h < s.H; ++h) {
+    double worst = 0;
+    for (int64_t q = 0; q < s.num_sequences(); ++q) {
+      for (int64_t w = s.cu_seqlens[q]; w < s.cu_seqlens[q + 1]; w += 256) {
+        double sum = 0;
+        for (int64_t t = w; t < std::min(w + 256, s.cu_seqlens[q + 1]); ++t) sum += delta_of(p, t, h);
+        worst = std::max(worst, sum * std::fabs(double(p.A[h])));
+      }
+    }
+    if (worst > kMaxLogDecay) {
+      // Rounded toward zero in fp32, then shrunk by 2^-20 to absorb the double sums' rounding.
+      const double scaled = double(p.A[h]) * (kMaxLogDecay / worst) * (1 - 0x1p-20);
+      p.A[h] = std::nextafter(float(scaled), 0.0f);
+    }
+  }
+}
+
+// Sequence lengths: small, 1, or at a chunk boundary ± 1 (k·L − 1, k·L, k·L + 1).
+std::vector<int64_t> draw_lengths(const PrefillOptions& o, bool adversarial, bool& chunk_edge) {
+  const int64_t S = *inRange<int64_t>(1, o.max_sequences + 1);
+  std::vector<int64_t> len(S);
+  chunk_edge = false;
+  for (int64_t s = 0; s < S; ++s) {
+    const int kind = adversarial ? *choice(0, 1, 2) : *choice(0, 1);
+    int64_t n = 1;
+    if (kind == 0) {
+      n = *inRange<int64_t>(1, 9);
+    } else if (kind == 1) {
+      const int64_t k = *choice<int64_t>(1, 2);
+      n = std::max<int64_t>(1, k * o.chunk_size + *choice<int64_t>(0, -1, 1));
+      chunk_edge = true;
+    }  // kind 2: length 1
+    len[s] = std::max(n, o.min_len);
+  }
+  return len;
+}
+
+// Every tensor of `p` (shape, formats and options set) in the family.
+void draw_tensors(Problem& p, bool adversarial, const Features& ft, Target target, bool want_initial) {
+  const Shape& s = p.shape;
+  const int64_t T = s.num_tokens(), H = s.H, P = s.P, N = s.N, G = s.G, S = s.num_sequences();
+  const Format in = p.formats.input;
+  ShrinkLimits negative;
+  negative.keep_sign = true;
+  ShrinkLimits positive_nonzero;
+  positive_nonzero.keep_sign = true;
+  positive_nonzero.nonzero = true;
+
+  if (!adversarial) {
+    p.dt_softplus = true;
+    p.A = draw_vector(H, log_uniform_value(Format::fp32, 1.0, 16.0, true, negative));
+    const std::vector<float> dt0 = draw_vector(H, log_uniform_value(Format::fp32, 1e-3, 0.1, false, positive_nonzero));
+    for (float d : dt0) p.dt_bias.push_back(to_format(Format::fp32, double(d) + std::log(-std::expm1(-double(d)))));
+    p.dt = draw_vector(T * H, normal_value(in, 0, 0.5));
+    p.x = draw_vector(T * H * P, normal_value(in, 0, 1));
+    p.B = draw_vector(T * G * N, normal_value(in, 0, 1));
+    p.C = draw_vector(T * G * N, normal_value(in, 0, 1));
+    if (*rc::gen::arbitrary<bool>()) p.z = draw_vector(T * H * P, normal_value(in, 0, 1));
+    const bool per_dim = *rc::gen::arbitrary<bool>();
+    p.D = draw_vector(per_dim ? H * P : H, normal_value(Format::fp32, 1, 0.1));
+    if (want_initial && *rc::gen::arbitrary<bool>()) {
+      p.initial_state = draw_vector(S * H * P * N, normal_value(p.formats.state, 0, 0.1));
+    }
+    if (target == Target::chunk_scan) fit_chunk_decay(p);
+    return;
+  }
+
+  // A ≤ 0: the chunked bound refuses A > 0 (docs/bounds.md); decay → 1 draws A in [−2^-10, 0].
+  EdgeRange ar;
+  ar.keep_sign = true;
+  ar.negative = true;
+  ar.emin_exp = ft.decay_to_one ? -30 : -4;
+  ar.emax_exp = ft.decay_to_one ? -11 : 3;
+  p.A = draw_vector(H, edge_value(Format::fp32, ar));
+
+  // δ ≥ 0 everywhere (a negative δ with A < 0 is a growth the chunked exp(min(·, 0)) guard
+  // does not compute). With softplus any dt works; without it dt ≥ 0 and no bias.
+  if (ft.no_softplus) {
+    p.dt_softplus = false;
+    EdgeRange dr;
+    dr.keep_sign = true;
+    dr.emin_exp = ft.decay_to_one ? -12 : -10;
+    dr.emax_exp = 1;
+    p.dt = draw_vector(T * H, edge_value(in, dr));
+  } else if (ft.near_shortcut) {
+    p.dt_softplus = true;
+    // δ's softplus argument just below 20 (and, for SSU, just above): 20 is exact in every
+    // input format (1.25·2^4); its neighbours are next_down / next_up in the format.
+    const Bits twenty = round_nearest_even(in, 20.0);
+    std::vector<float> around{20.0f, float(decode(in, next_down(in, twenty))), 19.5f};
+    if (target == Target::ssu) {
+      around.push_back(float(decode(in, next_up(in, twenty))));
+      around.push_back(21.0f);
+    }
+    p.dt = draw_vector(T * H, choice_of(around));
+  } else {
+    p.dt_softplus = true;
+    EdgeRange dr;
+    dr.emin_exp = -12;
+    dr.emax_exp = 4;  // |dt| < 32: softplus arguments inside [−104, 20] together with the bias
+    p.dt = draw_vector(T * H, edge_value(in, dr));
+    if (*rc::gen::arbitrary<bool>()) p.dt_bias = draw_vector(H, edge_value(Format::fp32, EdgeRange{-6, 1}));
+    if (target == Target::chunk_scan) {
+      // Keep softplus arguments ≤ 20 when dt and bias are both large.
+      for (int64_t i = 0; i < T * H; ++i) {
+        const double bias = p.has_dt_bias() ? double(p.dt_bias[i % H]) : 0.0;
+        if (double(p.dt[i]) + bias > 20) p.dt[i] = 16.0f;
+      }
+    }
+  }
+  if (ft.clamp) {
+    p.dt_limit_lo = 0.0f;
+    p.dt_limit_hi = *choice(0.0625f, 0.5f, 1.0f);
+  }
+
+  const rc::Gen<float> value = adversarial_input(in, ft);
+  p.x = draw_vector(T * H * P, value);
+  p.B = draw_vector(T * G * N, value);
+  p.C = draw_vector(T * G * N, value);
+  if (ft.cancellation && N >= 2) {
+    // Columns n and n+1 (n even) receive the same δ·B·x, so their states are equal; opposite C
+    // makes their contributions to y cancel exactly in real arithmetic.
+    for (int64_t t = 0; t < T; ++t) {
+      for (int64_t g = 0; g < G; ++g) {
+        for (int64_t n = 0; n + 1 < N; n += 2) {
+          p.B[p.bc_index(t, g, n + 1)] = p.B[p.bc_index(t, g, n)];
+          p.C[p.bc_index(t, g, n + 1)] = -p.C[p.bc_index(t, g, n)];
+        }
+      }
+    }
+  }
+  if (*rc::gen::arbitrary<bool>()) {
+    EdgeRange zr;
+    zr.emin_exp = -8;
+    zr.emax_exp = 5;  // |z| < 64: sigmoid's budget covers [−87.3, 104] in the chunked contract
+    p.z = draw_vector(T * H * P, edge_value(in, zr));
+  }
+  const int d_mode = *choice(1, 0, 2);  // per head, none, per head dim
+  EdgeRange dr;
+  dr.emin_exp = -4;
+  dr.emax_exp = 2;
+  if (d_mode == 1) p.D = draw_vector(H, edge_value(Format::fp32, dr));
+  if (d_mode == 2) p.D = draw_vector(H * P, edge_value(Format::fp32, dr));
+  if (want_initial && *rc::gen::arbitrary<bool>()) {
+    EdgeRange sr;
+    sr.emin_exp = ft.tiny ? -30 : -6;
+    sr.emax_exp = ft.huge ? 10 : 2;
+    p.initial_state = draw_vector(S * H * P * N, edge_value(p.formats.state, sr));
+  }
+  if (target == Target::chunk_scan) fit_chunk_decay(p);
+}
+
+// H = G·(heads per group), then N and P within the update budget.
+void draw_dims(Shape& s, int64_t tokens, int64_t max_updates) {
+  s.G = *inRange<int64_t>(1, 3);
+  s.H = s.G * *inRange<int64_t>(1, 3);
+  const int64_t room = std::max<int64_t>(1, max_updates / std::max<int64_t>(1, tokens * s.H));
+  std::vector<int64_t> ns;
+  for (int64_t n : {1, 2, 3, 4, 8, 16, 32, 64}) {
+    if (n <= room) ns.push_back(n);
+  }
+  s.N = *choice_of(ns);
+  s.P = *inRange<int64_t>(1, std::clamp<int64_t>(room / s.N, 1, 8) + 1);
+}
+
+Formats draw_formats(const std::optional<Format>& state, const Features& ft) {
+  Formats f;
+  f.input = *choice(Format::bf16, Format::fp16, Format::fp32);
+  f.state = state ? *state : *choice(Format::fp32, Format::bf16, Format::fp16);
+  f.output = *choice(f.input, Format::fp32);
+  if (ft.huge) f.output = Format::fp32;  // huge inputs: y beyond fp16/bf16 would be Inf
+  if (ft.huge && !state) f.state = Format::fp32;
+  return f;
+}
+
+}  // namespace
+
+rc::Gen<GeneratedProblem> prefill_problem(const PrefillOptions& o) {
+  return rc::gen::exec([o] {
+    GeneratedProblem g;
+    const bool adversarial = *choice(false, true);
+    g.family = adversarial ? "adversarial" : "realistic";
+    Features ft;
+    if (adversarial) ft = draw_features();
+    g.features = ft.names();
+    Problem& p = g.problem;
+    const std::vector<int64_t> len = draw_lengths(o, adversarial, g.chunk_edge_length);
+    p.shape.cu_seqlens.assign(1, 0);
+    for (int64_t n : len) p.shape.cu_seqlens.push_back(p.shape.cu_seqlens.back() + n);
+    draw_dims(p.shape, p.shape.num_tokens(), o.max_updates);
+    p.formats = draw_formats(o.state_format, ft);
+    draw_tensors(p, adversarial, ft, o.target, o.initial_state);
+    return g;
+  });
+}
+
+rc::Gen<GeneratedDecode> decode_problem(const DecodeOptions& o) {
+  return rc::gen::exec([o] {
+    GeneratedDecode g;
+    const bool adversarial = *choice(false, true);
+    g.family = adversarial ? "adversarial" : "realistic";
+    Features ft;
+    if (adversarial) ft = draw_features();
+    g.features = ft.names();
+    DecodeProblem& d = g.decode;
+    Problem& p = d.problem;
+    const int64_t R = *inRange<int64_t>(1, o.max_requests + 1);
+    p.shape.cu_seqlens.assign(1, 0);
+    for (int64_t r = 0; r < R; ++r) {
+      p.shape.cu_seqlens.push_back(p.shape.cu_seqlens.back() + *inRange<int64_t>(1, o.max_tokens_per_request + 1));
+    }
+    draw_dims(p.shape, p.shape.num_tokens(), o.max_updates);
+    p.formats = draw_formats(o.state_format, ft);
+    draw_tensors(p, adversarial, ft, Target::ssu, false);
+
+    // Slots: request r reads slot r (or, repeated, the slot of an earlier request) and, when
+    // reads repeat, writes a slot of its own that nobody reads (R + r); pads read and write
+    // nothing. The pool also holds slots nobody touches (their bound is 0: unchanged).
+    const bool pads = adversarial && *rc::gen::arbitrary<bool>();
+    const bool repeated = adversarial && R > 1 && *rc::gen::arbitrary<bool>();
+    if (pads) g.features.push_back("pad");
+    if (repeated) g.features.push_back("repeated_read");
+    const int64_t spare = *inRange<int64_t>(0, 2);
+    d.slots = (repeated ? 2 * R : R) + spare;
+    d.pad_slot_id = -1;
+    for (int64_t r = 0; r < R; ++r) {
+      const bool pad = pads && *rc::gen::arbitrary<bool>();
+      int64_t in = r;
+      if (repeated && r > 0 && *rc::gen::arbitrary<bool>()) in = *inRange<int64_t>(0, r);
+      d.slot_in.push_back(pad ? d.pad_slot_id : in);
+    }
+    if (repeated) {
+      for (int64_t r = 0; r < R; ++r) d.slot_out.push_back(d.is_pad(r) ? d.pad_slot_id : R + r);
+    }
+    const int64_t per = p.shape.H * p.shape.P * p.shape.N;
+    if (adversarial) {
+      EdgeRange sr;
+      sr.emin_exp = ft.tiny ? -30 : -6;
+      sr.emax_exp = ft.huge ? 10 : 2;
+      d.state_pool = draw_vector(d.slots * per, edge_value(p.formats.state, sr));
+    } else {
+      d.state_pool = draw_vector(d.slots * per, normal_value(p.formats.state, 0, 0.5));
+    }
+    return g;
+  });
+}
+
+ChunkCase draw_chunk_case(PrefillOptions o, std::optional<chunk_scan::ContractKind> kind) {
+  ChunkCase c;
+  c.L = *choice<int64_t>(64, 128, 256);
+  c.kind = kind ? *kind : *choice(chunk_scan::ContractKind::production, chunk_scan::ContractKind::fp32);
+  o.chunk_size = c.L;
+  c.g = *prefill_problem(o);
+  label_case(c.g);
+  return c;
+}
+
+int64_t shortest_sequence(const Shape& s) {
+  int64_t shortest = s.seq_len(0);
+  for (int64_t q = 1; q < s.num_sequences(); ++q) shortest = std::min(shortest, s.seq_len(q));
+  return shortest;
+}
+
+void label_case(const GeneratedProblem& g) {
+  RC_TAG(g.family, std::string(format_name(g.problem.formats.input)));
+  count_features(g.family, g.features, g.chunk_edge_length ? "chunk_edge_length" : "");
+  const Shape& s = g.problem.shape;
+  count_updates(s.num_tokens() * s.H * s.P * s.N);
+}
+
+void label_case(const GeneratedDecode& g) {
+  RC_TAG(g.family, std::string(format_name(g.decode.problem.formats.input)));
+  count_features(g.family, g.features, "");
+  const Shape& s = g.decode.problem.shape;
+  count_updates(s.num_tokens() * s.H * s.P * s.N);
+}
+
+std::string describe(const Problem& p) {
+  std::ostringstream os;
+  const Shape& s = p.shape;
+  os << "S=" << s.num_sequences() << " T=" << s.num_tokens() << " lens=[";
+  for (int64_t q = 0; q < s.num_sequences(); ++q) os << (q ? "," : "") << s.seq_len(q);
+  os << "] H=" << s.H << " G=" << s.G << " P=" << s.P << " N=" << s.N
+     << " input=" << format_name(p.formats.input) << " state=" << format_name(p.formats.state)
+     << " output=" << format_name(p.formats.output) << " softplus=" << p.dt_softplus
+     << " z=" << p.has_z() << " D=" << (p.D.empty() ? "none" : p.D.size() == size_t(s.H) ? "head" : "head,dim")
+     << " bias=" << p.has_dt_bias() << " h0=" << p.has_initial_state();
+  return os.str();
+}
+
+void showValue(const GeneratedProblem& g, std::ostream& os) {
+  os << g.family << " {" << describe(g.problem) << "}";
+}
+
+void showValue(const GeneratedDecode& g, std::ostream& os) {
+  os << g.family << " {" << describe(g.decode.problem) << " slots=" << g.decode.slots << " slot_in=[";
+  for (size_t r = 0; r < g.decode.slot_in.size(); ++r) os << (r ? "," : "") << g.decode.slot_in[r];
+  os << "]}";
+}
+
+}  // namespace ssmv::prop

@@ -1,0 +1,105 @@
+#include "properties/harness/case_failure.h"
+
+#include <rapidcheck.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "properties/harness/property.h"
+
+namespace ssmv::prop {
+
+std::string describe_worst(const verify::KernelCheck& k) {
+  const verify::TensorReport* worst = nullptr;
+  for (const verify::TensorReport& r : k.tensors) {
+    if (!worst || r.overall() > worst->overall() ||
+        (r.overall() == worst->overall() && r.max_bound_usage > worst->max_bound_usage)) {
+      worst = &r;
+    }
+  }
+  if (!worst) return "no tensors";
+  const verify::WorstElement& w = worst->worst;
+  std::ostringstream os;
+  os << worst->name << "[";
+  for (size_t i = 0; i < w.coords.size(); ++i) {
+    os << (i ? ", " : "") << (i < worst->coord_names.size() ? worst->coord_names[i] : "?") << " " << w.coords[i];
+  }
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "] computed %s (%a), exact %a, bound %a, usage %.3g, %s",
+                hex_bits(worst->format, w.computed).c_str(), decode(worst->format, w.computed), w.exact,
+                w.bound, w.judgement.bound_usage, std::string(verify::verdict_name(w.judgement.verdict)).c_str());
+  os << buf << " (" << k.kernel << ", " << k.contract << ", " << k.device << ")";
+  return os.str();
+}
+
+void run_case(verify::Counterexample cex, const std::function<std::optional<CaseFailure>()>& body) {
+  std::optional<CaseFailure> failure;
+  try {
+    failure = body();
+  } catch (const std::exception& e) {
+    failure = CaseFailure{"ERROR", "", std::string("exception: ") + e.what()};
+  }
+  if (!failure) return;
+  cex.property = current_property();
+  cex.verdict = failure->verdict;
+  cex.worst = failure->worst;
+  cex.reproduce = "added by the property harness when shrinking ends";
+  std::string where = current_counterexample_path();
+  try {
+    const std::filesystem::path parent = std::filesystem::path(where).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent);
+    verify::write_counterexample(where, cex);
+  } catch (const std::exception& e) {
+    where = std::string("(not written: ") + e.what() + ")";
+  }
+  RC_FAIL(failure->message + "\n  verdict " + failure->verdict + "; worst: " + failure->worst +
+          "\n  counterexample: " + where);
+}
+
+void expect_within_contract(verify::Counterexample cex, const std::function<verify::KernelCheck()>& check) {
+  run_case(std::move(cex), [&]() -> std::optional<CaseFailure> {
+    const verify::KernelCheck k = check();
+    int64_t judged = 0;
+    for (const verify::TensorReport& r : k.tensors) judged += r.elements;
+    if (judged == 0) return CaseFailure{"INVALID", "no elements", "the check judged no element (a vacuous case)"};
+    if (k.ok()) return std::nullopt;
+    return CaseFailure{std::string(verify::verdict_name(k.overall())), describe_worst(k),
+                       k.kernel + " left its contract " + k.contract};
+  });
+}
+
+}  // namespace ssmv::prop
+
+namespace ssmv::prop {
+
+verify::Counterexample decode_case(const DecodeProblem& d, verify::Device device) {
+  verify::Counterexample c;
+  c.kernel = "ssu";
+  c.contract = "ssu";
+  c.device = std::string(verify::device_name(device));
+  c.decode = d;
+  return c;
+}
+
+verify::Counterexample prefill_case(const Problem& p, chunk_scan::ContractKind kind, int64_t chunk_size,
+                                    verify::Device device) {
+  verify::Counterexample c;
+  c.kernel = "chunk_scan";
+  c.contract = "chunk_scan." + std::string(chunk_scan::contract_kind_name(kind));
+  c.chunk_size = chunk_size;
+  c.device = std::string(verify::device_name(device));
+  c.problem = p;
+  return c;
+}
+
+verify::Counterexample handoff_case(const Problem& p, int64_t split, chunk_scan::ContractKind kind,
+                                    int64_t chunk_size, verify::Device device) {
+  verify::Counterexample c = prefill_case(p, kind, chunk_size, device);
+  c.kernel = "chunk_scan+ssu";
+  c.contract += "+ssu";
+  c.split = split;
+  return c;
+}
+
+}  // namespace ssmv::prop

@@ -1,0 +1,27 @@
+// Counts of the data features the generators drew during one property run (family,
+// adversarial features, chunk-edge lengths), printed beside rapidcheck's tag distribution.
+// rapidcheck's RC_TAG distribution is keyed by the whole tag set of a case, so per-feature
+// coverage is counted here instead. Not thread-safe: one property runs at a time.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ssmv::prop {
+
+// Adds one case: its family, its features and an optional extra label ("" for none).
+void count_features(const std::string& family, const std::vector<std::string>& features,
+                    const std::string& extra);
+// Adds one case's size in state updates (T·H·P·N), for the mean and maximum in the summary.
+void count_updates(int64_t updates);
+struct UpdateStats {
+  int64_t cases = 0, total = 0, max = 0;
+};
+const UpdateStats& update_stats();
+// Counts since the last reset, by label.
+const std::map<std::string, int64_t>& feature_counts();
+void reset_feature_counts();
+
+}  // namespace ssmv::prop

@@ -1,0 +1,94 @@
+// The planted-bug catalogue against property 1 (planted/planted_ssu.h), and the
+// counterexample round trip:
+//   1. the SSU-within-contract property, run on a broken SSU variant, fails;
+//   2. the failure left a counterexample file (SSMV_CEX_DIR, here a fresh test folder)
+//      holding the shrunk case, the planted bug and rapidcheck's reproduce string;
+//   3. the file reads back (verify/counterexample.h) and re-judges on the CPU to the same
+//      verdict and the same worst element;
+//   4. the correct twin passes on that same case, so the bug, not the data, fails it;
+//   5. the shrunk case is small (its size is printed: tokens, H, P, N).
+// Case counts: each planted-bug property stops at its first failure (base 60, the count of
+// property 1), then shrinks.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "properties/gen/problem_gen.h"
+#include "properties/harness/case_failure.h"
+#include "properties/harness/property.h"
+#include "properties/planted/planted_ssu.h"
+
+namespace ssmv::prop {
+namespace {
+
+void planted_within_contract(PlantedBug bug, const GeneratedDecode& g) {
+  label_case(g);
+  verify::Counterexample c = decode_case(g.decode, verify::Device::twin);
+  c.kernel = "ssu";
+  c.planted_bug = std::string(planted_bug_name(bug));
+  expect_within_contract(c, [&] { return check_planted_ssu(g.decode, bug); });
+}
+
+void drop_d_property() { planted_within_contract(PlantedBug::drop_d, *decode_problem(DecodeOptions{})); }
+void wrong_group_property() { planted_within_contract(PlantedBug::wrong_group, *decode_problem(DecodeOptions{})); }
+
+// Runs a planted-bug property with counterexamples going to a fresh folder.
+PropertyOutcome run_planted(const std::string& name, void (*fn)()) {
+  const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "ssmv_planted_cex";
+  std::filesystem::remove_all(dir);
+  setenv("SSMV_CEX_DIR", dir.c_str(), 1);
+  const PropertyOutcome o = check_property("PlantedBug", name, 60, rc::detail::toProperty(fn));
+  unsetenv("SSMV_CEX_DIR");
+  return o;
+}
+
+// The largest shrunk case accepted: drop_d needs one of everything; wrong_group needs two
+// groups and, as rapidcheck's one-pick-at-a-time shrinking leaves it, up to two requests.
+struct MaxSize {
+  int64_t tokens, H, P, N;
+};
+
+void expect_round_trip(const PropertyOutcome& o, PlantedBug bug, MaxSize max) {
+  ASSERT_FALSE(o.passed) << "the planted bug " << planted_bug_name(bug) << " went unnoticed";
+  ASSERT_FALSE(o.counterexample.empty()) << o.message;
+  EXPECT_NE(o.message.find("ssmv replay " + o.counterexample), std::string::npos) << o.message;
+  EXPECT_NE(o.message.find("RC_PARAMS=\"reproduce="), std::string::npos) << o.message;
+
+  const verify::Counterexample c = verify::read_counterexample(o.counterexample);
+  EXPECT_EQ(c.kernel, "ssu");
+  EXPECT_EQ(c.planted_bug, planted_bug_name(bug));
+  EXPECT_NE(c.reproduce.find("reproduce="), std::string::npos) << c.reproduce;
+  PlantedBug parsed;
+  ASSERT_TRUE(parse_planted_bug(c.planted_bug, parsed));
+  const verify::KernelCheck again = check_planted_ssu(c.decode, parsed);
+  EXPECT_EQ(std::string(verify::verdict_name(again.overall())), c.verdict);
+  EXPECT_EQ(describe_worst(again), c.worst);
+  EXPECT_TRUE(verify::check_ssu(c.decode, verify::Device::twin).ok())
+      << "the correct twin fails the shrunk case too: " << describe_worst(verify::check_ssu(c.decode, verify::Device::twin));
+
+  const Shape& s = c.decode.problem.shape;
+  std::printf("[round trip] %s: shrunk to requests=%lld tokens=%lld H=%lld G=%lld P=%lld N=%lld slots=%lld; %s; "
+              "verdict %s; worst %s\n",
+              std::string(planted_bug_name(bug)).c_str(), (long long)s.num_sequences(), (long long)s.num_tokens(),
+              (long long)s.H, (long long)s.G, (long long)s.P, (long long)s.N, (long long)c.decode.slots,
+              describe(c.decode.problem).c_str(), c.verdict.c_str(), c.worst.c_str());
+  // Small: a shrinker that stopped early would leave more (cases start with up to 4 requests
+  // of 3 tokens, H = 4, P = 8, N = 64).
+  EXPECT_LE(s.num_tokens(), max.tokens);
+  EXPECT_LE(s.H, max.H);
+  EXPECT_LE(s.P, max.P);
+  EXPECT_LE(s.N, max.N);
+}
+
+TEST(PlantedBug, DropDFailsAndRoundTrips) { 
+  expect_round_trip(run_planted("DropD", &drop_d_property), PlantedBug::drop_d, {1, 1, 1, 1});
+}
+
+TEST(PlantedBug, WrongGroupFailsAndRoundTrips) {
+  expect_round_trip(run_planted("WrongGroup", &wrong_group_property), PlantedBug::wrong_group, {2, 2, 1, 1});
+}
+
+}  // namespace
+}  // namespace ssmv::prop
