@@ -7,7 +7,10 @@
 #include <fstream>
 #include <string>
 
+#include "reference/reference.h"
+#include "verify/bound/sequential_bound.h"
 #include "verify/contract_json.h"
+#include "verify/realistic_problem.h"
 #include "verify/tests/error_text.h"
 
 namespace ssmv::verify {
@@ -119,6 +122,34 @@ TEST(ContractJson, DocumentedExampleLoads) {
   EXPECT_EQ(exp->arg_hi, 0.0);
   EXPECT_FALSE(c.roundings.empty());
   EXPECT_FALSE(c.reductions.empty());
+}
+
+// The example drives the sequential bound like a preset does: on a decode problem with a
+// bf16 state every bound is finite and positive, and at least the ssu preset's: its
+// transcendental budgets are larger everywhere (exp 2 + 0.7|x| ULP against 1; softplus
+// 4 + 0.7|x| plus 2^-24 against 1.6; sigmoid 3 + 0.7|x| against 2.5), which outweighs its
+// one level shallower y sum at N = 32 (tree depth 5 against ssu's 32/16 + log2 16 = 6).
+TEST(ContractJson, DocumentedExampleBoundsADecodeProblem) {
+  const Contract triton = load_contract(kExample.string(), 0);
+  const Contract ssu = contract_preset("ssu", 0);
+  const Shape s{{0, 1, 2}, 2, 4, 32, 1};  // cu_seqlens, H, P, N, G: two requests of one token
+  Problem p = realistic_problem(s, Formats{Format::bf16, Format::bf16, Format::bf16}, 9);
+  const ref::ExactResult exact = ref::compute(p);
+  auto bounds = [&](const Contract& c) {
+    bound::SequentialInput in;
+    in.problem = &p;
+    in.contract = &c;
+    in.delta = &exact.delta;
+    in.decay = &exact.decay;
+    return bound::sequential_bounds(in);
+  };
+  const bound::SequentialBounds bt = bounds(triton), bs = bounds(ssu);
+  ASSERT_EQ(bt.y.size(), size_t(2 * 2 * 4));
+  for (size_t i = 0; i < bt.y.size(); ++i) {
+    EXPECT_TRUE(std::isfinite(bt.y[i]) && bt.y[i] > 0) << i;
+    EXPECT_GE(bt.y[i], bs.y[i]) << i;
+  }
+  for (size_t i = 0; i < bt.stored_state.size(); ++i) EXPECT_GE(bt.stored_state[i], bs.stored_state[i]) << i;
 }
 
 // The example with one member replaced (or removed, when `value` is empty), as text.
