@@ -14,6 +14,10 @@
 #include <mpfr.h>
 
 #include <boost/multiprecision/mpfr.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <new>
 
 namespace ssmv::ref {
 
@@ -44,6 +48,46 @@ struct RawMpfr {
   };
   static_assert(sizeof(Num) == sizeof(mpfr_t));
 
+  // n variables of one precision in ONE block, each mpfr_t followed by its own limbs
+  // (mpfr_custom_init_set), so a state element and its significand share cache lines.
+  class Array {
+   public:
+    Array(size_t n, mpfr_prec_t prec)
+        : n_(n),
+          stride_((sizeof(Num) + mpfr_custom_get_size(prec) + alignof(Num) - 1) / alignof(Num) *
+                  alignof(Num)),
+          block_(new unsigned char[n * stride_ + kAlign]) {
+      unsigned char* base = block_.get();
+      base += (kAlign - reinterpret_cast<uintptr_t>(base) % kAlign) % kAlign;
+      base_ = base;
+      for (size_t i = 0; i < n_; ++i) {
+        Num* v = new (base_ + i * stride_) Num;
+        void* limbs = base_ + i * stride_ + sizeof(Num);
+        mpfr_custom_init(limbs, prec);
+        mpfr_custom_init_set(v->get(), MPFR_ZERO_KIND, 0, prec, limbs);
+      }
+    }
+    ~Array() {
+      for (size_t i = 0; i < n_; ++i) {
+        Num& v = (*this)[i];
+        v.get()->_mpfr_d = nullptr;  // the limbs belong to the block, not to MPFR
+        v.~Num();
+      }
+    }
+    Array(const Array&) = delete;
+    Array& operator=(const Array&) = delete;
+    Num& operator[](size_t i) { return *std::launder(reinterpret_cast<Num*>(base_ + i * stride_)); }
+    const Num& operator[](size_t i) const {
+      return *std::launder(reinterpret_cast<const Num*>(base_ + i * stride_));
+    }
+
+   private:
+    static constexpr size_t kAlign = 64;  // a cache line
+    size_t n_, stride_;
+    std::unique_ptr<unsigned char[]> block_;
+    unsigned char* base_ = nullptr;
+  };
+
   static void init(Num& r, mpfr_prec_t prec) { r.init(prec); }
   static mpfr_srcptr view(const Num& a) { return a.get(); }
   static void set(Num& r, double v) { mpfr_set_d(r.get(), v, MPFR_RNDN); }
@@ -60,6 +104,19 @@ struct RawMpfr {
 
 struct BoostMpfr {
   using Num = boost::multiprecision::mpfr_float;
+
+  // n variables of one precision (each Boost number owns its limbs).
+  class Array {
+   public:
+    Array(size_t n, mpfr_prec_t prec) : v_(new Num[n]) {
+      for (size_t i = 0; i < n; ++i) init(v_[i], prec);
+    }
+    Num& operator[](size_t i) { return v_[i]; }
+    const Num& operator[](size_t i) const { return v_[i]; }
+
+   private:
+    std::unique_ptr<Num[]> v_;
+  };
 
   // Boost 1.74 sets precisions in decimal digits; the bits go straight to the backend.
   static void init(Num& r, mpfr_prec_t prec) {

@@ -11,7 +11,8 @@
 // Every operation is one MPFR rounding to nearest at the run's precision; the
 // certification (two precisions) bounds what these roundings add up to.
 //
-// No allocation after construction: every variable is reused token after token.
+// No allocation after construction: every variable is reused token after token. The
+// state lives in one block (Arith::Array), each variable beside its limbs.
 #pragma once
 
 #include <mpfr.h>
@@ -36,18 +37,8 @@ class HeadRecurrence {
   using Num = typename Arith::Num;
 
   HeadRecurrence(mpfr_prec_t prec, int64_t P, int64_t N)
-      : P_(P), N_(N), S_(new Num[P * N]), u_(new Num[N]), c_(new Num[N]), y_(new Num[P]),
-        y_ungated_(new Num[P]), gate_(new Num[P]) {
-    for (int64_t i = 0; i < P * N; ++i) Arith::init(S_[i], prec);
-    for (int64_t n = 0; n < N; ++n) {
-      Arith::init(u_[n], prec);
-      Arith::init(c_[n], prec);
-    }
-    for (int64_t p = 0; p < P; ++p) {
-      Arith::init(y_[p], prec);
-      Arith::init(y_ungated_[p], prec);
-      Arith::init(gate_[p], prec);
-    }
+      : P_(P), N_(N), S_(P * N, prec), u_(N, prec), c_(N, prec), y_(P, prec),
+        y_ungated_(P, prec), gate_(P, prec) {
     for (Num* v : {&delta_, &decay_, &x_, &t_, &acc_, &one_}) Arith::init(*v, prec);
     Arith::set(one_, 1.0);
   }
@@ -80,13 +71,13 @@ class HeadRecurrence {
     for (int64_t p = 0; p < P_; ++p) {
       Arith::set(x_, double(pr.x[pr.x_index(t, h, p)]));
       Arith::zero(acc_);
-      Num* S = &S_[p * N_];
       double abs_cs = 0;
       for (int64_t n = 0; n < N_; ++n) {
-        Arith::mul(S[n], decay_, S[n]);
+        Num& S = S_[p * N_ + n];
+        Arith::mul(S, decay_, S);
         Arith::mul(t_, u_[n], x_);
-        Arith::add(S[n], S[n], t_);
-        Arith::mul(t_, c_[n], S[n]);
+        Arith::add(S, S, t_);
+        Arith::mul(t_, c_[n], S);
         Arith::add(acc_, acc_, t_);
         if (sum_abs_cs) abs_cs += std::fabs(mpfr_get_d(Arith::view(t_), MPFR_RNDN));
       }
@@ -143,10 +134,10 @@ class HeadRecurrence {
   }
 
   int64_t P_, N_;
-  std::unique_ptr<Num[]> S_;  // [P, N]
-  std::unique_ptr<Num[]> u_;  // [N] δ·B_n
-  std::unique_ptr<Num[]> c_;  // [N] C_n
-  std::unique_ptr<Num[]> y_, y_ungated_, gate_;  // [P]
+  typename Arith::Array S_;  // [P, N]
+  typename Arith::Array u_;  // [N] δ·B_n
+  typename Arith::Array c_;  // [N] C_n
+  typename Arith::Array y_, y_ungated_, gate_;  // [P]
   Num delta_, decay_, x_, t_, acc_, one_;
 };
 
