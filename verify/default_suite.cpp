@@ -84,4 +84,11 @@ std::vector<SuiteCase> default_suite() {
   return suite;
 }
 
+SideBySide default_comparison(Device device) {
+  const Problem p = prefill(Format::fp32, 41, {300, 77});
+  const auto kind = chunk_scan::ContractKind::production;
+  return side_by_side("chunk_scan vs SSU on the same tokens (" + summary(p) + ")",
+                      check_chunk_scan(p, kind, 256, device), check_handoff(p, 0, kind, 256, device), p);
+}
+
 }  // namespace ssmv::verify

@@ -10,6 +10,7 @@
 
 #include "verify/kernel_check.h"
 #include "verify/report.h"
+#include "verify/side_by_side.h"
 
 namespace ssmv::verify {
 
@@ -20,5 +21,11 @@ struct SuiteCase {
 };
 
 std::vector<SuiteCase> default_suite();
+
+// The suite's side-by-side comparison: the same prompt through chunk_scan (production
+// contract, chunk 256) and through SSU decoding it token by token (the hand-off with split
+// 0), each judged against the exact value, and their divergence explained by the sum of
+// their bounds — or not.
+SideBySide default_comparison(Device device);
 
 }  // namespace ssmv::verify

@@ -272,7 +272,11 @@ KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractK
     }
   }
 
+  // Named by what ran: split 0 is SSU alone (decoding the whole prompt), a split at the end
+  // of every sequence chunk_scan alone.
   KernelCheck kc{"chunk_scan+ssu", chunked.name + "+" + sequential.name, std::string(device_name(device)), {}};
+  if (split == 0) kc = KernelCheck{"ssu", sequential.name, std::string(device_name(device)), {}};
+  if (kept.empty()) kc = KernelCheck{"chunk_scan", chunked.name, std::string(device_name(device)), {}};
   kc.tensors.push_back(judge_tensor("y", p.formats.output, y_bits, exact.y, y_bound, p, y_coords, kYCoords));
   kc.tensors.push_back(judge_tensor("final_state", p.formats.state, final_bits, exact.final_state,
                                     final_bound, p, state_coords, kStateCoords));

@@ -16,7 +16,9 @@ void run_usage() {
       "  Runs both bundled kernels (SSU decode and chunk_scan prefill, both contracts, and the\n"
       "  chunk_scan -> SSU hand-off) on the built-in default suite (Mamba2-realistic data, bf16\n"
       "  inputs, fp32 and bf16 state) and judges every output element against the certified\n"
-      "  MPFR reference and the kernel's per-element error bound.\n"
+      "  MPFR reference and the kernel's per-element error bound. Then the same prompt through\n"
+      "  chunk_scan and through SSU, side by side: is their divergence explained by the sum of\n"
+      "  their bounds?\n"
       "  --device  auto (default): the GPU when one is present, the host twins otherwise\n"
       "  --json FILE, --markdown FILE  also write the report (atomically; schema in\n"
       "            docs/report-schema.md)\n");
@@ -54,8 +56,10 @@ int run_command(const std::vector<std::string>& args) {
     entry.problem = c.problem;
     table.add(std::move(entry));
   }
+  table.add(verify::default_comparison(device));
   std::printf("\n");
   table.print(stdout);
+  table.print_comparisons(stdout);
   table.write_files(json_path, markdown_path);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("\n%s — %.1f s\n", table.ok() ? "no VIOLATION, no INVALID" : "FOUND VIOLATION or INVALID", seconds);

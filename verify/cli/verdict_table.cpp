@@ -11,6 +11,8 @@ VerdictTable::VerdictTable(std::string command) {
 
 void VerdictTable::add(verify::ReportEntry entry) { report_.entries.push_back(std::move(entry)); }
 
+void VerdictTable::add(verify::SideBySide comparison) { report_.comparisons.push_back(std::move(comparison)); }
+
 void VerdictTable::print(std::FILE* out) const {
   std::fprintf(out, "%-15s %-29s %-8s %-16s %9s %8s %10s %10s %7s  %s\n", "kernel", "contract",
                "device", "tensor", "elements", "% exact", "ULP p99", "ULP max", "usage", "verdict");
@@ -27,6 +29,31 @@ void VerdictTable::print(std::FILE* out) const {
                    (long long)r.ulp_p99, (long long)r.ulp_max, usage, verdict.c_str());
     }
   }
+}
+
+namespace {
+
+void print_comparison(std::FILE* out, const verify::SideBySide& c) {
+  std::fprintf(out, "\n%s\n  a = %s / %s (%s), b = %s / %s (%s)\n", c.name.c_str(), c.kernel_a.c_str(),
+               c.contract_a.c_str(), c.device_a.c_str(), c.kernel_b.c_str(), c.contract_b.c_str(),
+               c.device_b.c_str());
+  std::fprintf(out, "  %-12s %9s %10s %10s %12s %10s %7s  %-16s %-16s\n", "tensor", "elements", "identical",
+               "explained", "unexplained", "ULP max", "usage", "verdict a", "verdict b");
+  for (const verify::SideBySideTensor& t : c.tensors) {
+    std::fprintf(out, "  %-12s %9lld %10lld %10lld %12lld %10lld %7.3f  %-16s %-16s\n", t.name.c_str(),
+                 (long long)t.elements, (long long)t.identical, (long long)t.explained, (long long)t.unexplained,
+                 (long long)t.ulp_max, t.max_usage, std::string(verify::verdict_name(t.verdict_a)).c_str(),
+                 std::string(verify::verdict_name(t.verdict_b)).c_str());
+  }
+  std::fprintf(out, "  %s\n", c.explained_all()
+                                   ? "every divergence is within bound_a + bound_b: both are rounding paths"
+                                   : "UNEXPLAINED divergence: at least one kernel is outside its contract");
+}
+
+}  // namespace
+
+void VerdictTable::print_comparisons(std::FILE* out) const {
+  for (const verify::SideBySide& c : report_.comparisons) print_comparison(out, c);
 }
 
 void VerdictTable::write_files(const std::string& json_path, const std::string& markdown_path) const {

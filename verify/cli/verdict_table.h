@@ -13,7 +13,9 @@ class VerdictTable {
  public:
   explicit VerdictTable(std::string command);
   void add(verify::ReportEntry entry);
+  void add(verify::SideBySide comparison);
   void print(std::FILE* out) const;
+  void print_comparisons(std::FILE* out) const;
   bool ok() const { return report_.ok(); }
   // Writes the report as JSON and/or Markdown (atomically); an empty path writes nothing.
   void write_files(const std::string& json_path, const std::string& markdown_path) const;
