@@ -90,8 +90,10 @@ struct StateAt {
 struct ExactResult {
   // y [T, H, P]; magnitude = |zσ(z)|·(Σ_n |C_n|·Sabs_n + |D·x|) with Sabs below.
   ExactValues y;
-  std::vector<double> sum_abs_CS;       // [T, H, P] Σ_n |C_n·S_n| (exact S, before the gate)
-  std::vector<double> sum_abs_C_Sabs;   // [T, H, P] Σ_n |C_n|·Sabs_n
+  // [T, H, P] Σ_n |C_n·S_n| (exact S, before the gate): each product from the check run
+  // rounded to the nearest double and summed in double, an estimate within (N+1)·2^-53.
+  std::vector<double> sum_abs_CS;
+  std::vector<double> sum_abs_C_Sabs;   // [T, H, P] Σ_n |C_n|·Ŝ_n, Ŝ the upper bound of Sabs
   std::vector<double> abs_Dx;           // [T, H, P] |D·x|
   std::vector<double> y_ungated;        // [T, H, P] Σ_n C_n·S_n + D·x (nearest double)
   std::vector<double> delta;            // [T, H] exact δ after softplus and clamp (nearest)
