@@ -11,7 +11,7 @@ namespace {
 // Rounds m·2^q (m an integer, |m| < 2^40) toward zero to fp32, including the subnormal
 // range (multiples of 2^-149) and overflow (toward zero gives ±FLT_MAX).
 float round_toward_zero(int64_t m, int q) {
-  if (m == 0) return 0.0f;
+  if (m == 0) return 0.0f;  // a zero result is +0 (measured: see mma_step)
   const bool negative = m < 0;
   uint64_t mag = negative ? uint64_t(-m) : uint64_t(m);
   const int bits = 64 - __builtin_clzll(mag);
@@ -22,8 +22,9 @@ float round_toward_zero(int64_t m, int q) {
   if (keep_lsb < -149) keep_lsb = -149;
   const int drop = keep_lsb - q;     // low bits of mag to drop
   if (drop > 0) {
-    if (drop >= 64) return negative ? -0.0f : 0.0f;
+    if (drop >= 64) return 0.0f;  // below the subnormal range: +0, whatever the sign
     mag = (mag >> drop) << drop;
+    if (mag == 0) return 0.0f;
   }
   if (lead > 127) {
     const float m = 0x1.fffffep127f;
@@ -59,7 +60,8 @@ float mma_step(const float* a, const float* b, int count, float c, MmaOperands o
                                                        : exponent(a[k]) + exponent(b[k]) + 1;
     ++n;
   }
-  if (n == 0) return c;  // all products zero: c passes unchanged (see the header)
+  // All products zero: c passes unchanged, except that a zero comes out as +0 (see the header).
+  if (n == 0) return c == 0.0f ? 0.0f : c;
   if (c != 0.0f) {
     term[n] = c;
     ref[n] = std::ilogb(c) + 1;

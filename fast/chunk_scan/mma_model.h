@@ -10,7 +10,10 @@
 //   * the truncated terms summed exactly; the sum rounded toward zero to fp32.
 // A step whose products are all zero returns c unchanged (c keeps its 24 bits: its lowest
 // bit is 2^(e(c)−23), above the truncation grid 2^(e(c)−25)), so skipping such a step, as
-// the kernel does above the causal diagonal, changes nothing.
+// the kernel does above the causal diagonal, changes nothing — except for the sign of zero:
+// every zero result is +0, also c = −0 passed through and a negative sum below the
+// subnormal range (measured on the H200, 2026-11-30, tests/gpu_test.cpp
+// MmaModelSignedZerosAndUnderflow; found by the GPU = twin property on an adversarial case).
 //
 // Subnormal operands (not covered by DESIGN.md §4's measurement): the reference exponent
 // of a subnormal operand is taken as the format's emin (−14 for fp16, −126 for bf16), as

@@ -90,6 +90,57 @@ TEST(ChunkScanGpu, MmaModelWithSubnormalOperands) {
   EXPECT_EQ(mma_mismatches(false, 20000, -22, 12, 3)[0], 0);
 }
 
+// Signed zeros and results below the subnormal range, which DESIGN.md §4's measurement did
+// not cover (a GPU-vs-twin sign-of-zero difference was found by the property suite on an
+// adversarial chunk_scan case, 2026-11-30). One tile per case; output (0, 0) is compared.
+TEST(ChunkScanGpu, MmaModelSignedZerosAndUnderflow) {
+  SKIP_WITHOUT_GPU();
+  struct Case {
+    const char* what;
+    std::vector<std::pair<float, float>> products;  // (a[0][k], b[0][k]) for k = 0, 1, ...
+    float c;
+  };
+  const float tiny = 0x1p-100f;
+  const std::vector<Case> cases = {
+      {"c=-0, no products", {}, -0.0f},
+      {"c=-0, products +0 (a=+0)", {{0.0f, 1.0f}}, -0.0f},
+      {"c=-0, products -0 (a=-0)", {{-0.0f, 1.0f}}, -0.0f},
+      {"c=+0, products -0 (a=-0)", {{-0.0f, 1.0f}}, 0.0f},
+      {"c=-0, 1*1 + (-1)*1 = 0", {{1.0f, 1.0f}, {-1.0f, 1.0f}}, -0.0f},
+      {"c=+0, 1*1 + (-1)*1 = 0", {{1.0f, 1.0f}, {-1.0f, 1.0f}}, 0.0f},
+      {"c=+1, (-1)*1 = 0 exactly", {{-1.0f, 1.0f}}, 1.0f},
+      {"c=-1, 1*1 = 0 exactly", {{1.0f, 1.0f}}, -1.0f},
+      {"c=+0, -2^-200 (below subnormals)", {{-tiny, tiny}}, 0.0f},
+      {"c=-0, -2^-200 (below subnormals)", {{-tiny, tiny}}, -0.0f},
+      {"c=+0, +2^-200 (below subnormals)", {{tiny, tiny}}, 0.0f},
+      {"c=-0, +2^-200 (below subnormals)", {{tiny, tiny}}, -0.0f},
+      {"c=-2^-140, no products", {}, -0x1p-140f},
+      {"c=-2^-140, products +0", {{0.0f, 1.0f}}, -0x1p-140f},
+      {"c=+0, -2^-140 as product 2^-70*-2^-70", {{0x1p-70f, -0x1p-70f}}, 0.0f},
+  };
+  const int tiles = int(cases.size());
+  std::vector<float> a(size_t(tiles) * 256, 0.0f), b(size_t(tiles) * 128, 0.0f), c(size_t(tiles) * 128, 0.0f);
+  for (int t = 0; t < tiles; ++t) {
+    for (size_t k = 0; k < cases[t].products.size(); ++k) {
+      a[t * 256 + k] = cases[t].products[k].first;
+      b[t * 128 + k] = cases[t].products[k].second;
+    }
+    c[t * 128] = cases[t].c;
+  }
+  const auto d = testing::run_mma_tiles(true, a, b, c, tiles);
+  for (int t = 0; t < tiles; ++t) {
+    const float got = d[t * 128];
+    const float want = mma_step(&a[t * 256], &b[t * 128], 16, c[t * 128],
+                                MmaOperands{Format::bf16, SubnormalRule::exponent_field});
+    uint32_t gb, wb;
+    std::memcpy(&gb, &got, 4);
+    std::memcpy(&wb, &want, 4);
+    std::printf("  mma zero/underflow: %-40s mma.sync 0x%08x model 0x%08x%s\n", cases[t].what, gb, wb,
+                gb == wb ? "" : "  DIFFER");
+    EXPECT_EQ(gb, wb) << cases[t].what;
+  }
+}
+
 struct Diff {
   int64_t compared = 0, differing = 0, max_ulps = 0;
   std::string first;
