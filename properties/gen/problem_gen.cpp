@@ -18,6 +18,11 @@ std::vector<float> draw_vector(int64_t n, const rc::Gen<float>& g) {
   return *rc::gen::container<std::vector<float>>(size_t(n), g);
 }
 
+// Caps on H·P·N (prefill keeps room for chunk-edge lengths of up to 2·256 + 1 tokens within
+// PrefillOptions::max_updates; decode problems have few tokens and can be wider).
+constexpr int64_t kMaxPrefillHPN = 256;
+constexpr int64_t kMaxDecodeHPN = 1024;
+
 // Adversarial features; each shrinks toward off (arbitrary<bool> shrinks to false).
 struct Features {
   bool decay_to_one = false, cancellation = false, tiny = false, huge = false, subnormal = false,
@@ -110,22 +115,25 @@ void fit_chunk_decay(Problem& p) {
   }
 }
 
-// Sequence lengths: small, 1, or at a chunk boundary ± 1 (k·L − 1, k·L, k·L + 1).
-std::vector<int64_t> draw_lengths(const PrefillOptions& o, bool adversarial, bool& chunk_edge) {
+// Sequence lengths: small, 1, or at a chunk boundary ± 1 (k·L − 1, k·L, k·L + 1), within
+// `max_tokens` in all (a chunk-edge length that does not fit becomes a small one).
+std::vector<int64_t> draw_lengths(const PrefillOptions& o, bool adversarial, int64_t max_tokens, bool& chunk_edge) {
   const int64_t S = *inRange<int64_t>(1, o.max_sequences + 1);
   std::vector<int64_t> len(S);
   chunk_edge = false;
+  int64_t used = 0;
   for (int64_t s = 0; s < S; ++s) {
     const int kind = adversarial ? *choice(0, 1, 2) : *choice(0, 1);
-    int64_t n = 1;
-    if (kind == 0) {
-      n = *inRange<int64_t>(1, 9);
-    } else if (kind == 1) {
-      const int64_t k = *choice<int64_t>(1, 2);
-      n = std::max<int64_t>(1, k * o.chunk_size + *choice<int64_t>(0, -1, 1));
+    const int64_t small = *inRange<int64_t>(1, 9);
+    const int64_t k = *choice<int64_t>(1, 2);
+    const int64_t edge = std::max<int64_t>(1, k * o.chunk_size + *choice<int64_t>(0, -1, 1));
+    int64_t n = kind == 2 ? 1 : small;
+    if (kind == 1 && used + std::max(edge, o.min_len) + (S - s - 1) * o.min_len <= max_tokens) {
+      n = edge;
       chunk_edge = true;
-    }  // kind 2: length 1
+    }
     len[s] = std::max(n, o.min_len);
+    used += len[s];
   }
   return len;
 }
@@ -245,17 +253,18 @@ void draw_tensors(Problem& p, bool adversarial, const Features& ft, Target targe
   if (target == Target::chunk_scan) fit_chunk_decay(p);
 }
 
-// H = G·(heads per group), then N and P within the update budget.
-void draw_dims(Shape& s, int64_t tokens, int64_t max_updates) {
+// H = G·(heads per group), N and P with H·P·N ≤ max_hpn. Drawn before the lengths and
+// independent of them, so shrinking the sequences keeps the dimensions (rapidcheck redraws
+// every pick after a shrunk one).
+void draw_dims(Shape& s, int64_t max_hpn) {
   s.G = *inRange<int64_t>(1, 3);
   s.H = s.G * *inRange<int64_t>(1, 3);
-  const int64_t room = std::max<int64_t>(1, max_updates / std::max<int64_t>(1, tokens * s.H));
   std::vector<int64_t> ns;
   for (int64_t n : {1, 2, 3, 4, 8, 16, 32, 64}) {
-    if (n <= room) ns.push_back(n);
+    if (s.H * n <= max_hpn) ns.push_back(n);
   }
   s.N = *choice_of(ns);
-  s.P = *inRange<int64_t>(1, std::clamp<int64_t>(room / s.N, 1, 8) + 1);
+  s.P = *inRange<int64_t>(1, std::clamp<int64_t>(max_hpn / (s.H * s.N), 1, 8) + 1);
 }
 
 Formats draw_formats(const std::optional<Format>& state, const Features& ft) {
@@ -279,10 +288,13 @@ rc::Gen<GeneratedProblem> prefill_problem(const PrefillOptions& o) {
     if (adversarial) ft = draw_features();
     g.features = ft.names();
     Problem& p = g.problem;
-    const std::vector<int64_t> len = draw_lengths(o, adversarial, g.chunk_edge_length);
+    draw_dims(p.shape, kMaxPrefillHPN);
+    const int64_t hpn = p.shape.H * p.shape.P * p.shape.N;
+    const std::vector<int64_t> len =
+        draw_lengths(o, adversarial, std::max<int64_t>(o.max_updates / hpn, o.min_len * o.max_sequences),
+                     g.chunk_edge_length);
     p.shape.cu_seqlens.assign(1, 0);
     for (int64_t n : len) p.shape.cu_seqlens.push_back(p.shape.cu_seqlens.back() + n);
-    draw_dims(p.shape, p.shape.num_tokens(), o.max_updates);
     p.formats = draw_formats(o.state_format, ft);
     draw_tensors(p, adversarial, ft, o.target, o.initial_state);
     return g;
@@ -299,12 +311,14 @@ rc::Gen<GeneratedDecode> decode_problem(const DecodeOptions& o) {
     g.features = ft.names();
     DecodeProblem& d = g.decode;
     Problem& p = d.problem;
+    draw_dims(p.shape, kMaxDecodeHPN);
+    const int64_t hpn = p.shape.H * p.shape.P * p.shape.N;
     const int64_t R = *inRange<int64_t>(1, o.max_requests + 1);
+    const int64_t per_request = std::clamp<int64_t>(o.max_updates / (hpn * R), 1, o.max_tokens_per_request);
     p.shape.cu_seqlens.assign(1, 0);
     for (int64_t r = 0; r < R; ++r) {
-      p.shape.cu_seqlens.push_back(p.shape.cu_seqlens.back() + *inRange<int64_t>(1, o.max_tokens_per_request + 1));
+      p.shape.cu_seqlens.push_back(p.shape.cu_seqlens.back() + *inRange<int64_t>(1, per_request + 1));
     }
-    draw_dims(p.shape, p.shape.num_tokens(), o.max_updates);
     p.formats = draw_formats(o.state_format, ft);
     draw_tensors(p, adversarial, ft, Target::ssu, false);
 
@@ -394,3 +408,7 @@ void showValue(const GeneratedDecode& g, std::ostream& os) {
 }
 
 }  // namespace ssmv::prop
+
+namespace ssmv::chunk_scan {
+void showValue(ContractKind kind, std::ostream& os) { os << contract_kind_name(kind); }
+}  // namespace ssmv::chunk_scan

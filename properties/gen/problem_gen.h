@@ -44,7 +44,7 @@ struct PrefillOptions {
   int64_t chunk_size = 64;        // long sequences are drawn at multiples of it ± 1
   int64_t max_sequences = 3;
   int64_t min_len = 1;            // every sequence at least this long
-  int64_t max_updates = 6144;     // cap on T·H·P·N (state updates the reference certifies)
+  int64_t max_updates = 12288;    // cap on T·H·P·N (state updates the reference certifies)
   std::optional<Format> state_format;  // fixed state format, or drawn
   bool initial_state = true;      // may draw initial states
 };
@@ -57,9 +57,9 @@ struct GeneratedProblem {
 };
 
 struct DecodeOptions {
-  int64_t max_requests = 6;
-  int64_t max_tokens_per_request = 4;
-  int64_t max_updates = 4096;
+  int64_t max_requests = 8;
+  int64_t max_tokens_per_request = 6;
+  int64_t max_updates = 8192;
   std::optional<Format> state_format;
 };
 
@@ -96,3 +96,8 @@ void showValue(const GeneratedProblem& g, std::ostream& os);
 void showValue(const GeneratedDecode& g, std::ostream& os);
 
 }  // namespace ssmv::prop
+
+namespace ssmv::chunk_scan {
+// rapidcheck prints a drawn contract kind by its name ("production", "fp32").
+void showValue(ContractKind kind, std::ostream& os);
+}  // namespace ssmv::chunk_scan

@@ -25,8 +25,8 @@ struct BoundedRun {
 BoundedRun run_bounded(const Problem& p, const ref::ExactResult& exact, chunk_scan::ContractKind kind,
                        int64_t chunk_size);
 
-// First element i with |a[i] − b[i]| > bound_a[i] + bound_b[i] + extra[i] (extra may be
-// empty: zeros). The difference is computed in double and nudged up by 2^-52 relative, so it
+// First element i whose encodings differ and |a[i] − b[i]| > bound_a[i] + bound_b[i] + extra[i]
+// (extra may be empty: zeros). Equal encodings agree (two runs overflowing to the same Inf). The difference is computed in double and nudged up by 2^-52 relative, so it
 // bounds the true difference of the two floats.
 std::optional<CaseFailure> agree_within(const std::string& what, const std::vector<float>& a,
                                         const std::vector<double>& bound_a, const std::vector<float>& b,

@@ -28,11 +28,11 @@ constexpr auto kFp32 = chunk_scan::ContractKind::fp32;
 
 }  // namespace
 
-SSMV_PROPERTY(ChunkScanContract, Production64, 80, ()) { chunk_scan_within_contract(kProduction, 64); }
-SSMV_PROPERTY(ChunkScanContract, Production128, 80, ()) { chunk_scan_within_contract(kProduction, 128); }
-SSMV_PROPERTY(ChunkScanContract, Production256, 80, ()) { chunk_scan_within_contract(kProduction, 256); }
-SSMV_PROPERTY(ChunkScanContract, Fp32Chunk64, 80, ()) { chunk_scan_within_contract(kFp32, 64); }
-SSMV_PROPERTY(ChunkScanContract, Fp32Chunk128, 80, ()) { chunk_scan_within_contract(kFp32, 128); }
-SSMV_PROPERTY(ChunkScanContract, Fp32Chunk256, 80, ()) { chunk_scan_within_contract(kFp32, 256); }
+SSMV_PROPERTY(ChunkScanContract, Production64, 400, ()) { chunk_scan_within_contract(kProduction, 64); }
+SSMV_PROPERTY(ChunkScanContract, Production128, 400, ()) { chunk_scan_within_contract(kProduction, 128); }
+SSMV_PROPERTY(ChunkScanContract, Production256, 400, ()) { chunk_scan_within_contract(kProduction, 256); }
+SSMV_PROPERTY(ChunkScanContract, Fp32Chunk64, 400, ()) { chunk_scan_within_contract(kFp32, 64); }
+SSMV_PROPERTY(ChunkScanContract, Fp32Chunk128, 400, ()) { chunk_scan_within_contract(kFp32, 128); }
+SSMV_PROPERTY(ChunkScanContract, Fp32Chunk256, 400, ()) { chunk_scan_within_contract(kFp32, 256); }
 
 }  // namespace ssmv::prop

@@ -34,7 +34,7 @@ void chunk_sizes_agree(chunk_scan::ContractKind kind) {
 
 }  // namespace
 
-SSMV_PROPERTY(ChunkSizeInvariance, Production, 80, ()) { chunk_sizes_agree(chunk_scan::ContractKind::production); }
-SSMV_PROPERTY(ChunkSizeInvariance, Fp32, 80, ()) { chunk_sizes_agree(chunk_scan::ContractKind::fp32); }
+SSMV_PROPERTY(ChunkSizeInvariance, Production, 400, ()) { chunk_sizes_agree(chunk_scan::ContractKind::production); }
+SSMV_PROPERTY(ChunkSizeInvariance, Fp32, 400, ()) { chunk_sizes_agree(chunk_scan::ContractKind::fp32); }
 
 }  // namespace ssmv::prop

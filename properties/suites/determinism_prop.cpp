@@ -13,7 +13,7 @@
 
 namespace ssmv::prop {
 
-SSMV_PROPERTY(Determinism, ChunkScanTwin, 200, ()) {
+SSMV_PROPERTY(Determinism, ChunkScanTwin, 1000, ()) {
   const ChunkCase c = draw_chunk_case(PrefillOptions{});
   const GeneratedProblem& g = c.g;
   const auto kind = c.kind;
@@ -30,7 +30,7 @@ SSMV_PROPERTY(Determinism, ChunkScanTwin, 200, ()) {
   });
 }
 
-SSMV_PROPERTY(Determinism, SsuTwin, 400, ()) {
+SSMV_PROPERTY(Determinism, SsuTwin, 3000, ()) {
   const GeneratedDecode g = *decode_problem(DecodeOptions{});
   label_case(g);
   run_case(decode_case(g.decode, verify::Device::twin), [&]() -> std::optional<CaseFailure> {

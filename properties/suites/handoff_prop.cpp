@@ -18,7 +18,7 @@ namespace {
 
 void handoff_within_contract(chunk_scan::ContractKind kind) {
   PrefillOptions o;
-  o.max_updates = 3072;  // each case checks up to 8 split points
+  o.max_updates = 6144;  // each case checks up to 8 split points
   const ChunkCase c = draw_chunk_case(o, kind);
   const GeneratedProblem& g = c.g;
   const int64_t L = c.L, shortest = shortest_sequence(g.problem.shape);
@@ -35,7 +35,7 @@ void handoff_within_contract(chunk_scan::ContractKind kind) {
 
 }  // namespace
 
-SSMV_PROPERTY(HandoffContract, Production, 40, ()) { handoff_within_contract(chunk_scan::ContractKind::production); }
-SSMV_PROPERTY(HandoffContract, Fp32, 40, ()) { handoff_within_contract(chunk_scan::ContractKind::fp32); }
+SSMV_PROPERTY(HandoffContract, Production, 200, ()) { handoff_within_contract(chunk_scan::ContractKind::production); }
+SSMV_PROPERTY(HandoffContract, Fp32, 200, ()) { handoff_within_contract(chunk_scan::ContractKind::fp32); }
 
 }  // namespace ssmv::prop

@@ -104,7 +104,7 @@ void split_point(chunk_scan::ContractKind kind) {
 
 }  // namespace
 
-SSMV_PROPERTY(SplitPoint, Production, 60, ()) { split_point(chunk_scan::ContractKind::production); }
-SSMV_PROPERTY(SplitPoint, Fp32, 60, ()) { split_point(chunk_scan::ContractKind::fp32); }
+SSMV_PROPERTY(SplitPoint, Production, 300, ()) { split_point(chunk_scan::ContractKind::production); }
+SSMV_PROPERTY(SplitPoint, Fp32, 300, ()) { split_point(chunk_scan::ContractKind::fp32); }
 
 }  // namespace ssmv::prop

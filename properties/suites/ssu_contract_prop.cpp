@@ -26,8 +26,8 @@ void ssu_within_contract(const GeneratedDecode& g) {
 
 }  // namespace
 
-SSMV_PROPERTY(SsuContract, StateFp32, 300, ()) { ssu_within_contract(*decode_problem(with_state(Format::fp32))); }
-SSMV_PROPERTY(SsuContract, StateBf16, 300, ()) { ssu_within_contract(*decode_problem(with_state(Format::bf16))); }
-SSMV_PROPERTY(SsuContract, StateFp16, 300, ()) { ssu_within_contract(*decode_problem(with_state(Format::fp16))); }
+SSMV_PROPERTY(SsuContract, StateFp32, 2000, ()) { ssu_within_contract(*decode_problem(with_state(Format::fp32))); }
+SSMV_PROPERTY(SsuContract, StateBf16, 2000, ()) { ssu_within_contract(*decode_problem(with_state(Format::bf16))); }
+SSMV_PROPERTY(SsuContract, StateFp16, 2000, ()) { ssu_within_contract(*decode_problem(with_state(Format::fp16))); }
 
 }  // namespace ssmv::prop

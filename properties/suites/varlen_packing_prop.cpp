@@ -15,7 +15,7 @@
 
 namespace ssmv::prop {
 
-SSMV_PROPERTY(VarlenPacking, ChunkScan, 200, ()) {
+SSMV_PROPERTY(VarlenPacking, ChunkScan, 1000, ()) {
   PrefillOptions o;
   o.max_sequences = 4;
   const ChunkCase c = draw_chunk_case(o);
@@ -46,7 +46,7 @@ SSMV_PROPERTY(VarlenPacking, ChunkScan, 200, ()) {
   });
 }
 
-SSMV_PROPERTY(VarlenPacking, Ssu, 400, ()) {
+SSMV_PROPERTY(VarlenPacking, Ssu, 3000, ()) {
   DecodeOptions o;
   o.max_requests = 5;
   const GeneratedDecode g = *decode_problem(o);
