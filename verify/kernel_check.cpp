@@ -66,6 +66,17 @@ chunk_scan::Config chunk_config(chunk_scan::ContractKind kind, int64_t L, bool b
 
 }  // namespace
 
+bound::ChunkedBounds chunked_bounds_for(const Problem& p, const Contract& contract,
+                                        const ref::ExactResult& exact) {
+  bound::ChunkedInput in;
+  in.problem = &p;
+  in.contract = &contract;
+  in.delta = &exact.delta;
+  in.y_exact = &exact.y.nearest;
+  in.y_ungated = &exact.y_ungated;
+  return bound::chunked_bounds(in);
+}
+
 std::string_view device_name(Device d) { return d == Device::twin ? "twin" : "gpu"; }
 
 bool gpu_available() {
@@ -131,13 +142,7 @@ KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, in
   const ref::ExactResult exact = ref::compute(p, ro);
   const chunk_scan::Result got = run_chunk_scan(p, cfg, device);
 
-  bound::ChunkedInput in;
-  in.problem = &p;
-  in.contract = &contract;
-  in.delta = &exact.delta;
-  in.y_exact = &exact.y.nearest;
-  in.y_ungated = &exact.y_ungated;
-  const bound::ChunkedBounds b = bound::chunked_bounds(in);
+  const bound::ChunkedBounds b = chunked_bounds_for(p, contract, exact);
 
   KernelCheck kc{"chunk_scan", contract.name, std::string(device_name(device)), {}};
   const Format st = p.formats.state;
@@ -194,13 +199,7 @@ KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractK
     const Problem pre = slice_tokens(p, std::vector<int64_t>(S, 0), std::vector<int64_t>(S, split));
     const ref::ExactResult pre_exact = ref::compute(pre);
     const chunk_scan::Result got = run_chunk_scan(pre, chunk_config(kind, L, false), device);
-    bound::ChunkedInput in;
-    in.problem = &pre;
-    in.contract = &chunked;
-    in.delta = &pre_exact.delta;
-    in.y_exact = &pre_exact.y.nearest;
-    in.y_ungated = &pre_exact.y_ungated;
-    const bound::ChunkedBounds b = bound::chunked_bounds(in);
+    const bound::ChunkedBounds b = chunked_bounds_for(pre, chunked, pre_exact);
     for (int64_t q = 0; q < S; ++q) {
       for (int64_t j = 0; j < split; ++j) {
         for (int64_t i = 0; i < H * P; ++i) {
@@ -308,13 +307,7 @@ KernelCheck check_outputs(const Problem& p, const Contract& contract, const std:
     y_bound = std::move(b.y);
     state_bound = std::move(b.stored_state);
   } else {
-    bound::ChunkedInput in;
-    in.problem = &p;
-    in.contract = &contract;
-    in.delta = &exact.delta;
-    in.y_exact = &exact.y.nearest;
-    in.y_ungated = &exact.y_ungated;
-    bound::ChunkedBounds b = bound::chunked_bounds(in);
+    bound::ChunkedBounds b = chunked_bounds_for(p, contract, exact);
     y_bound = std::move(b.y);
     state_bound = std::move(b.final_state);
   }

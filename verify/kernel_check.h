@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "fast/chunk_scan/contract.h"
+#include "reference/reference.h"
+#include "verify/bound/chunked_bound.h"
 #include "spec/problem.h"
 #include "verify/tensor_report.h"
 
@@ -27,6 +29,10 @@ struct KernelCheck {
   bool ok() const;
   Verdict overall() const;
 };
+
+// The chunked-family bounds of `p` under `contract`, from the reference's exact values.
+bound::ChunkedBounds chunked_bounds_for(const Problem& p, const Contract& contract,
+                                        const ref::ExactResult& exact);
 
 // SSU on a decode problem: y and the state pool after the launch (slots not written must
 // be unchanged: bound 0).
