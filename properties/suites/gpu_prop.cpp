@@ -4,8 +4,8 @@
 //   * property 7: the GPU gives the same bits twice, and GPU = host twin within the
 //     contract's gpu_twin_max_ulps (0 for both bundled kernels: bit-identical).
 //
-// Case counts (base; ×100 in campaign mode): contracts 60 SSU, 60 chunk_scan, 15 hand-off;
-// GPU = twin 100 SSU, 100 chunk_scan; determinism 40 each.
+// Case counts (base; ×100 in campaign mode): contracts 2000 SSU, 600 chunk_scan, 200 hand-off;
+// GPU = twin 3000 SSU, 1000 chunk_scan; determinism 1000 each.
 #include <cstdlib>
 
 #include "fast/chunk_scan/twin.h"
@@ -148,12 +148,12 @@ void gpu_deterministic_chunk_scan() {
     run_property("GpuProperty", #Name, BaseCases, rc::detail::toProperty(&Fn));       \
   }
 
-SSMV_GPU_PROPERTY(SsuContract, 60, gpu_ssu_contract)
-SSMV_GPU_PROPERTY(ChunkScanContract, 60, gpu_chunk_scan_contract)
-SSMV_GPU_PROPERTY(HandoffContract, 15, gpu_handoff_contract)
-SSMV_GPU_PROPERTY(SsuEqualsTwin, 100, gpu_equals_twin_ssu)
-SSMV_GPU_PROPERTY(ChunkScanEqualsTwin, 100, gpu_equals_twin_chunk_scan)
-SSMV_GPU_PROPERTY(SsuDeterministic, 40, gpu_deterministic_ssu)
-SSMV_GPU_PROPERTY(ChunkScanDeterministic, 40, gpu_deterministic_chunk_scan)
+SSMV_GPU_PROPERTY(SsuContract, 2000, gpu_ssu_contract)
+SSMV_GPU_PROPERTY(ChunkScanContract, 600, gpu_chunk_scan_contract)
+SSMV_GPU_PROPERTY(HandoffContract, 200, gpu_handoff_contract)
+SSMV_GPU_PROPERTY(SsuEqualsTwin, 3000, gpu_equals_twin_ssu)
+SSMV_GPU_PROPERTY(ChunkScanEqualsTwin, 1000, gpu_equals_twin_chunk_scan)
+SSMV_GPU_PROPERTY(SsuDeterministic, 1000, gpu_deterministic_ssu)
+SSMV_GPU_PROPERTY(ChunkScanDeterministic, 1000, gpu_deterministic_chunk_scan)
 
 }  // namespace ssmv::prop
