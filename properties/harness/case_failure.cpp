@@ -38,7 +38,9 @@ void run_case(verify::Counterexample cex, const std::function<std::optional<Case
   try {
     failure = body();
   } catch (const std::exception& e) {
-    failure = CaseFailure{"ERROR", "", std::string("exception: ") + e.what()};
+    // The file format knows only the four verdicts: an exception is recorded as INVALID, with
+    // its message as the worst element.
+    failure = CaseFailure{"INVALID", std::string("exception: ") + e.what(), std::string("exception: ") + e.what()};
   }
   if (!failure) return;
   cex.property = current_property();

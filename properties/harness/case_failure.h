@@ -15,7 +15,8 @@
 namespace ssmv::prop {
 
 struct CaseFailure {
-  std::string verdict;  // "VIOLATION", "INVALID", "MISMATCH" (bits differ), "ERROR" (exception)
+  std::string verdict;  // "VIOLATION" (also: a relation's bound exceeded, bits differ), "INVALID"
+                        // (also: an exception, its message in `worst`)
   std::string worst;    // the worst element, one line
   std::string message;  // what failed
 };
