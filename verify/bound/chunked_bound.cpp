@@ -239,9 +239,11 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
             const double D = seg_decay(m, k, dD);
             const double cb = CBmag[m * Lc + k];
             w[k] = cb * D * dl[k];
+            // The underflow of fl(CB·decay) (up to η absolute when the product is subnormal) is
+            // multiplied by δ_k before the next rounding: η·(δ + Δδ), then η for fl(·δ).
             dw[k] = dCB[m * Lc + k] * D * dl[k] + cb * dD * dl[k] + cb * D * ddl[k] +
                     (2 * u + r_CB.u) * (cb + dCB[m * Lc + k]) * (D + dD) * (dl[k] + ddl[k]) +
-                    2 * eta + r_CB.eta;
+                    eta * (dl[k] + ddl[k]) + eta + r_CB.eta;
           }
           for (int64_t p = 0; p < P; ++p) {
             // inter: q = Σ_n C_m[n]·R(h)[p,n], then fl(q·exp(cs_m))
@@ -278,7 +280,8 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
               const double sz = sigmoid(z);
               const double gz = std::fabs(z) * sz;
               const double sig_rel = transcendental_error(*b_sig, z, sz) / sz;
-              err = gz * err + (g2 + sig_rel) * gz * (y_pre + err) + 2 * eta;
+              // fl(z·σ(z)) may underflow (η absolute) and then multiplies y: η·(|y| + β) + η.
+              err = gz * err + (g2 + sig_rel) * gz * (y_pre + err) + eta * (y_pre + err) + eta;
               y_abs = std::fabs((*in.y_exact)[yi]);
             }
             // [3.9] rounding to the output format

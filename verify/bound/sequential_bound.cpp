@@ -115,11 +115,14 @@ SequentialBounds sequential_bounds(const SequentialInput& in) {
             //   (a + Δa)·E + Δa·|S| : the previous error carried, the decay's error;
             //   |B·x|·Δδ + γ2·|δBx| : δ's error and the two roundings of δ·B·x;
             //   γ2·(|âŜ| + |δ̂Bx|)  : the update's at most two roundings (FMA or not);
-            //   3η                  : underflow of the three rounded results.
+            //   |x|·η + 3η          : underflow of fl(δ·B) — up to η absolute when δ·B is
+            //                         subnormal — then multiplied by x; and of the update's
+            //                         rounded results.
             const double aS_mag = (a + se.d_decay) * (prev_ub + E[i]);
             const double bx_mag = std::fabs(bx) + std::fabs(Bn * x) * se.d_delta;
             double e = (a + se.d_decay) * E[i] + se.d_decay * prev_ub +
-                       std::fabs(Bn * x) * se.d_delta + g2 * bx_mag + g2 * (aS_mag + bx_mag) + 3 * eta;
+                       std::fabs(Bn * x) * se.d_delta + g2 * bx_mag + g2 * (aS_mag + bx_mag) +
+                       std::fabs(x) * eta + 3 * eta;
             St[i] = a * St[i] + bx;
             Sabs[i] = a * Sabs[i] + std::fabs(bx);
             const double cur_ub = std::fabs(St[i]) + dbl_margin * Sabs[i];
@@ -145,7 +148,9 @@ SequentialBounds sequential_bounds(const SequentialInput& in) {
             const double sz = sigmoid(z);
             const double gz = std::fabs(z) * sz;
             const double sig_rel = transcendental_error(*sig, z, sz) / sz;
-            y_pre_err = gz * y_pre_err + (g2 + sig_rel) * gz * (y_abs + y_pre_err) + 2 * eta;
+            // fl(z·σ(z)) may underflow (η absolute) and then multiplies y: η·(|y| + β) + η.
+            y_pre_err = gz * y_pre_err + (g2 + sig_rel) * gz * (y_abs + y_pre_err) +
+                        eta * (y_abs + y_pre_err) + eta;
             y_abs = gz * y_abs * (1 + 0x1p-50);  // double rounding of zσ(z)
           }
           // [2.8] rounding to the output format: half an ULP at |ŷ| ≤ |y| + error. With an
