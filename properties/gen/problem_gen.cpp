@@ -115,6 +115,40 @@ void fit_chunk_decay(Problem& p) {
   }
 }
 
+// The production contract rounds the dt-scaled B (≤ |B|·δ), the decayed, dt-scaled C·Bᵀ
+// (≤ N·max|C|·max|B|·δ) and the incoming chunk state (≤ |h0| + Σ_t δ·|B|·|x|, decays ≤ 1) to
+// the input format; with fp16 inputs a value above 65504 overflows, which docs/bounds.md §4
+// places outside the contract ("the contract cannot represent that input"). Scales B and the
+// initial state by a power of two (re-rounded to their formats) until these upper bounds stay
+// below 2^14, a factor 4 inside the range.
+void fit_fp16_production_range(Problem& p) {
+  if (p.formats.input != Format::fp16) return;
+  const Shape& s = p.shape;
+  double max_b = 0, max_c = 0, max_h0 = 0, worst = 0;
+  for (float v : p.B) max_b = std::max(max_b, std::fabs(double(v)));
+  for (float v : p.C) max_c = std::max(max_c, std::fabs(double(v)));
+  for (float v : p.initial_state) max_h0 = std::max(max_h0, std::fabs(double(v)));
+  for (int64_t h = 0; h < s.H; ++h) {
+    double max_x = 0;
+    for (int64_t t = 0; t < s.num_tokens(); ++t) {
+      for (int64_t q = 0; q < s.P; ++q) max_x = std::max(max_x, std::fabs(double(p.x[p.x_index(t, h, q)])));
+    }
+    for (int64_t q = 0; q < s.num_sequences(); ++q) {
+      double state = max_h0;
+      for (int64_t t = s.cu_seqlens[q]; t < s.cu_seqlens[q + 1]; ++t) {
+        const double d = delta_of(p, t, h);
+        state += d * max_b * max_x;
+        worst = std::max({worst, max_b * d, double(s.N) * max_c * max_b * d, state});
+      }
+    }
+  }
+  int shift = 0;
+  while (std::ldexp(worst, -shift) > 0x1p14) ++shift;
+  if (shift == 0) return;
+  for (float& v : p.B) v = to_format(p.formats.input, std::ldexp(double(v), -shift));
+  for (float& v : p.initial_state) v = to_format(p.formats.state, std::ldexp(double(v), -shift));
+}
+
 // Sequence lengths: small, 1, or at a chunk boundary ± 1 (k·L − 1, k·L, k·L + 1), within
 // `max_tokens` in all (a chunk-edge length that does not fit becomes a small one).
 std::vector<int64_t> draw_lengths(const PrefillOptions& o, bool adversarial, int64_t max_tokens, bool& chunk_edge) {
@@ -164,7 +198,10 @@ void draw_tensors(Problem& p, bool adversarial, const Features& ft, Target targe
     if (want_initial && *rc::gen::arbitrary<bool>()) {
       p.initial_state = draw_vector(S * H * P * N, normal_value(p.formats.state, 0, 0.1));
     }
-    if (target == Target::chunk_scan) fit_chunk_decay(p);
+    if (target == Target::chunk_scan) {
+      fit_chunk_decay(p);
+      fit_fp16_production_range(p);
+    }
     return;
   }
 
@@ -250,7 +287,10 @@ void draw_tensors(Problem& p, bool adversarial, const Features& ft, Target targe
     sr.emax_exp = ft.huge ? 10 : 2;
     p.initial_state = draw_vector(S * H * P * N, edge_value(p.formats.state, sr));
   }
-  if (target == Target::chunk_scan) fit_chunk_decay(p);
+  if (target == Target::chunk_scan) {
+    fit_chunk_decay(p);
+    fit_fp16_production_range(p);
+  }
 }
 
 // H = G·(heads per group), N and P with H·P·N ≤ max_hpn. Drawn before the lengths and

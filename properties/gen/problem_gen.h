@@ -17,7 +17,10 @@
 // bound that throws std::invalid_argument is a generator bug: for the chunked family A ≤ 0,
 // δ ≥ 0, softplus arguments in [−104, 20], |z| < 87 and, per head, the log-decay of any
 // 256-token window aligned to a sequence start at least −96 (the exp budget covers
-// [−104, 89]; any chunk of 64, 128 or 256 tokens lies inside one such window).
+// [−104, 89]; any chunk of 64, 128 or 256 tokens lies inside one such window); with fp16
+// inputs, the production contract's rounded intermediates (dt-scaled B, decayed C·Bᵀ,
+// incoming states) stay below 2^14 (docs/bounds.md §4: their overflow is outside the
+// contract).
 #pragma once
 
 #include <rapidcheck.h>
