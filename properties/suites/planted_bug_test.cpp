@@ -34,13 +34,18 @@ void planted_within_contract(PlantedBug bug, const GeneratedDecode& g) {
 void drop_d_property() { planted_within_contract(PlantedBug::drop_d, *decode_problem(DecodeOptions{})); }
 void wrong_group_property() { planted_within_contract(PlantedBug::wrong_group, *decode_problem(DecodeOptions{})); }
 
-// Runs a planted-bug property with counterexamples going to a fresh folder.
+// Runs a planted-bug property with counterexamples going to a fresh folder and no result
+// file (its failure is expected; a campaign's merged results would count it as a failure).
 PropertyOutcome run_planted(const std::string& name, void (*fn)()) {
   const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "ssmv_planted_cex";
   std::filesystem::remove_all(dir);
+  const char* results = std::getenv("SSMV_PROP_RESULTS");
+  const std::string saved = results ? results : "";
   setenv("SSMV_CEX_DIR", dir.c_str(), 1);
+  unsetenv("SSMV_PROP_RESULTS");
   const PropertyOutcome o = check_property("PlantedBug", name, 60, rc::detail::toProperty(fn));
   unsetenv("SSMV_CEX_DIR");
+  if (results) setenv("SSMV_PROP_RESULTS", saved.c_str(), 1);
   return o;
 }
 
