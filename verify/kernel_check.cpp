@@ -97,11 +97,9 @@ Verdict KernelCheck::overall() const {
   return worst;
 }
 
-KernelCheck check_ssu(const DecodeProblem& d, Device device) {
+KernelCheck judge_ssu(const DecodeProblem& d, const ref::ExactDecodeResult& exact, const ssu::Result& got,
+                      const std::string& kernel, const std::string& device) {
   const Contract contract = ssu::contract();
-  const ref::ExactDecodeResult exact = ref::compute_decode(d);
-  const ssu::Result got = run_ssu(d, device);
-
   Problem view = d.problem;
   view.initial_state = request_states(d);
   bound::SequentialInput in;
@@ -119,14 +117,19 @@ KernelCheck check_ssu(const DecodeProblem& d, Device device) {
     std::copy(b.stored_state.begin() + r * per, b.stored_state.begin() + (r + 1) * per,
               pool_bound.begin() + d.out_slot(r) * per);
   }
-  Problem pool_shape = d.problem;  // state_coords reads H, P, N: the slot is the first coordinate
-  KernelCheck kc{"ssu", contract.name, std::string(device_name(device)), {}};
+  // state_coords reads H, P, N of the problem: over the pool the first coordinate is the slot.
+  KernelCheck kc{kernel, contract.name, device, {}};
   kc.tensors.push_back(judge_tensor("y", d.problem.formats.output, got.y, exact.result.y, b.y,
                                     d.problem, y_coords, kYCoords));
   kc.tensors.push_back(judge_tensor("state_pool", d.problem.formats.state, got.state_pool,
-                                    exact.state_pool, pool_bound, pool_shape, state_coords,
+                                    exact.state_pool, pool_bound, d.problem, state_coords,
                                     {"slot", "head", "dim", "state"}));
   return kc;
+}
+
+KernelCheck check_ssu(const DecodeProblem& d, Device device) {
+  const ref::ExactDecodeResult exact = ref::compute_decode(d);
+  return judge_ssu(d, exact, run_ssu(d, device), "ssu", std::string(device_name(device)));
 }
 
 KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, int64_t L,

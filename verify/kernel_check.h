@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fast/chunk_scan/contract.h"
+#include "fast/ssu/ssu.h"
 #include "reference/reference.h"
 #include "verify/bound/chunked_bound.h"
 #include "spec/problem.h"
@@ -33,6 +34,12 @@ struct KernelCheck {
 // The chunked-family bounds of `p` under `contract`, from the reference's exact values.
 bound::ChunkedBounds chunked_bounds_for(const Problem& p, const Contract& contract,
                                         const ref::ExactResult& exact);
+
+// Judges SSU-family results `got` of decode problem `d` (y and the pool after the launch)
+// against `exact` under the ssu contract; `kernel` and `device` name what produced them
+// (check_ssu below, or a deliberately broken variant in the property suites).
+KernelCheck judge_ssu(const DecodeProblem& d, const ref::ExactDecodeResult& exact, const ssu::Result& got,
+                      const std::string& kernel, const std::string& device);
 
 // SSU on a decode problem: y and the state pool after the launch (slots not written must
 // be unchanged: bound 0).

@@ -1,10 +1,8 @@
 #include "properties/planted/planted_ssu.h"
 
-#include <algorithm>
-
 #include "fast/ssu/contract.h"
 #include "reference/reference.h"
-#include "verify/bound/sequential_bound.h"
+#include "verify/kernel_check.h"
 
 namespace ssmv::prop {
 
@@ -46,37 +44,9 @@ ssu::Result run_planted(const DecodeProblem& d, PlantedBug bug) {
 }
 
 verify::KernelCheck check_planted_ssu(const DecodeProblem& d, PlantedBug bug) {
-  // The judging of verify::check_ssu (kernel_check.cpp), with run_planted as the kernel.
-  const Contract contract = ssu::contract();
+  // Judged exactly as verify::check_ssu judges the real kernel, with run_planted as the kernel.
   const ref::ExactDecodeResult exact = ref::compute_decode(d);
-  const ssu::Result got = run_planted(d, bug);
-  const Shape& s = d.problem.shape;
-  const int64_t R = s.num_sequences(), per = s.H * s.P * s.N;
-
-  Problem view = d.problem;  // the bound's view: request r starts from the state it reads
-  view.initial_state.assign(R * per, 0.0f);
-  for (int64_t r = 0; r < R; ++r) {
-    if (d.is_pad(r)) continue;
-    std::copy_n(d.state_pool.begin() + d.slot_in[r] * per, per, view.initial_state.begin() + r * per);
-  }
-  bound::SequentialInput in;
-  in.problem = &view;
-  in.contract = &contract;
-  in.delta = &exact.result.delta;
-  in.decay = &exact.result.decay;
-  const bound::SequentialBounds b = bound::sequential_bounds(in);
-  std::vector<double> pool_bound(d.slots * per, 0.0);  // slots nobody writes: unchanged
-  for (int64_t r = 0; r < R; ++r) {
-    if (d.is_pad(r)) continue;
-    std::copy_n(b.stored_state.begin() + r * per, per, pool_bound.begin() + d.out_slot(r) * per);
-  }
-  verify::KernelCheck kc{std::string(planted_bug_name(bug)), contract.name, "twin", {}};
-  kc.tensors.push_back(verify::judge_tensor("y", d.problem.formats.output, got.y, exact.result.y, b.y, d.problem,
-                                            verify::y_coords, {"sequence", "token", "head", "dim"}));
-  kc.tensors.push_back(verify::judge_tensor("state_pool", d.problem.formats.state, got.state_pool, exact.state_pool,
-                                            pool_bound, d.problem, verify::state_coords,
-                                            {"slot", "head", "dim", "state"}));
-  return kc;
+  return verify::judge_ssu(d, exact, run_planted(d, bug), std::string(planted_bug_name(bug)), "twin");
 }
 
 }  // namespace ssmv::prop

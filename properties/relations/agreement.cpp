@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "fast/chunk_scan/twin.h"
+#include "verify/kernel_check.h"
 
 namespace ssmv::prop {
 
@@ -15,14 +16,7 @@ BoundedRun run_bounded(const Problem& p, const ref::ExactResult& exact, chunk_sc
   cfg.chunk_size = chunk_size;
   BoundedRun r;
   r.result = chunk_scan::run_twin(p, cfg);
-  const Contract contract = chunk_scan::contract(kind, chunk_size);
-  bound::ChunkedInput in;
-  in.problem = &p;
-  in.contract = &contract;
-  in.delta = &exact.delta;
-  in.y_exact = &exact.y.nearest;
-  in.y_ungated = &exact.y_ungated;
-  r.bounds = bound::chunked_bounds(in);
+  r.bounds = verify::chunked_bounds_for(p, chunk_scan::contract(kind, chunk_size), exact);
   return r;
 }
 
