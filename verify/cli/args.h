@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "verify/kernel_check.h"
+
 namespace ssmv::cli {
 
 // Bad usage: the message names the option and the value; ssmv exits with code 2.
@@ -28,5 +30,9 @@ class ArgReader {
   const std::vector<std::string>& args_;
   size_t i_ = 0;
 };
+
+// The value of --device: "twin", "gpu", or with allow_auto "auto" (the GPU when one is
+// present). Asking for the GPU on a machine without one is a UsageError.
+verify::Device parse_device(const std::string& text, bool allow_auto);
 
 }  // namespace ssmv::cli

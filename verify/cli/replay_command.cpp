@@ -48,13 +48,7 @@ int replay_command(const std::vector<std::string>& args) {
     else throw UsageError("ssmv replay: one FILE only ('" + path + "' and '" + a + "' given)");
   }
   if (path.empty()) throw UsageError("ssmv replay: FILE is required");
-  verify::Device device;
-  if (device_text == "twin") device = verify::Device::twin;
-  else if (device_text == "gpu") device = verify::Device::gpu;
-  else throw UsageError("option '--device' = '" + device_text + "': expected twin or gpu");
-  if (device == verify::Device::gpu && !verify::gpu_available()) {
-    throw UsageError("option '--device' = 'gpu': no CUDA device (or this build has no CUDA kernels)");
-  }
+  const verify::Device device = parse_device(device_text, /*allow_auto=*/false);
 
   const verify::Counterexample cex = verify::read_counterexample(path);
   std::printf("ssmv replay %s\n  kernel %s, contract %s, property %s, recorded verdict %s, found on %s\n",

@@ -35,14 +35,7 @@ int run_command(const std::vector<std::string>& args) {
     else if (flag == "--help" || flag == "-h") { run_usage(); return 0; }
     else throw UsageError("ssmv run: unknown option '" + flag + "'");
   }
-  verify::Device device;
-  if (device_text == "twin") device = verify::Device::twin;
-  else if (device_text == "gpu") device = verify::Device::gpu;
-  else if (device_text == "auto") device = verify::gpu_available() ? verify::Device::gpu : verify::Device::twin;
-  else throw UsageError("option '--device' = '" + device_text + "': expected auto, twin or gpu");
-  if (device == verify::Device::gpu && !verify::gpu_available()) {
-    throw UsageError("option '--device' = 'gpu': no CUDA device (or this build has no CUDA kernels)");
-  }
+  const verify::Device device = parse_device(device_text, /*allow_auto=*/true);
 
   std::printf("ssmv run: default suite on the %s\n",
               device == verify::Device::gpu ? "GPU" : "host twins (no GPU used)");
