@@ -1,12 +1,17 @@
 #include "fast/chunk_scan/mma_model.h"
 
-#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 
 namespace ssmv::chunk_scan {
 namespace {
+
+constexpr int kFp32Emin = -126;
+// Measured on the H200 (2026-11-30, 7.2 M outputs, bench/NOTES.md): the truncation grid
+// 2^(E−26) never falls below 2^-158, as if E were clamped to −132 from below. Only sums of
+// products under 2^-132 notice: their results lie in or near fp32's subnormal range.
+constexpr int kMinAlignExponent = -132;
 
 // Rounds m·2^q (m an integer, |m| < 2^40) toward zero to fp32, including the subnormal
 // range (multiples of 2^-149) and overflow (toward zero gives ±FLT_MAX).
@@ -64,10 +69,13 @@ float mma_step(const float* a, const float* b, int count, float c, MmaOperands o
   if (n == 0) return c == 0.0f ? 0.0f : c;
   if (c != 0.0f) {
     term[n] = c;
-    ref[n] = std::ilogb(c) + 1;
+    // A subnormal c also reads its exponent field: e(c) = max(floor(log2|c|), −126).
+    const int ec = std::ilogb(c);
+    ref[n] = (ec < kFp32Emin ? kFp32Emin : ec) + 1;
     ++n;
   }
-  int E = INT_MIN;
+  // The alignment exponent is at least kMinAlignExponent: no term keeps bits below 2^-158.
+  int E = kMinAlignExponent;
   for (int i = 0; i < n; ++i) E = ref[i] > E ? ref[i] : E;
   // Each |term| < 2^(ref+1) ≤ 2^(E+1): truncated to multiples of 2^(E−26) it is an integer
   // below 2^27 in those units; 17 of them sum below 2^32 — exact in int64.

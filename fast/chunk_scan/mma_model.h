@@ -5,9 +5,10 @@
 // One step of m16n8k16 computes, per output element, d = c + Σ_{k<16} a_k·b_k as:
 //   * the 16 products a_k·b_k exactly;
 //   * reference exponents: e(a)+e(b)+1 for a product, e(c)+1 for c (e = floor(log2|v|));
-//     E is the largest over the non-zero terms;
-//   * every term truncated toward zero to a multiple of 2^(E−26);
-//   * the truncated terms summed exactly; the sum rounded toward zero to fp32.
+//     E is the largest over the non-zero terms, and at least −132;
+//   * every term truncated toward zero to a multiple of 2^(E−26) (so never finer than 2^-158);
+//   * the truncated terms summed exactly; the sum rounded toward zero to fp32 (in the
+//     subnormal range: toward zero to a multiple of 2^-149).
 // A step whose products are all zero returns c unchanged (c keeps its 24 bits: its lowest
 // bit is 2^(e(c)−23), above the truncation grid 2^(e(c)−25)), so skipping such a step, as
 // the kernel does above the causal diagonal, changes nothing — except for the sign of zero:
@@ -19,7 +20,14 @@
 // of a subnormal operand is taken as the format's emin (−14 for fp16, −126 for bf16), as
 // its exponent field reads, rather than floor(log2|v|) — SubnormalRule::exponent_field.
 // The alternatives are kept for the device probe that decides between them
-// (tests/gpu_test.cpp; result in bench/NOTES.md).
+// (tests/gpu_test.cpp; result in bench/NOTES.md). A subnormal fp32 c reads its exponent
+// field too (e(c) = −126).
+//
+// Tiny sums (measured on the H200, 2026-11-30, tests/mma_dump.cpp: 7.2 M bf16 outputs in
+// seven operand regimes, 0 differ): E is clamped to −132 from below. Without the clamp,
+// 1 to 13 in 10^4 results in the subnormal range were one 2^-149 step off (terms with bits
+// below 2^-158 were kept, and their sum crossed a multiple of 2^-149), and without
+// e(c) ≥ −126 one in eight sums with a subnormal c differed.
 #pragma once
 
 #include <cstddef>

@@ -44,6 +44,8 @@ Reduction reduction(const Contract& c, const std::string& prefix) {
 // at the running magnitude. Tensor-core steps of 16 (DESIGN.md §4): per step, 17
 // truncations each below 2^(E−26) ≤ 2^-25·max(|terms|, |acc|) plus a rounding toward zero
 // below one ULP (2u relative) of the step's result: 10.5u times the running magnitude.
+// Absolute floors: the rounding below 2^-149 = 2η in fp32's subnormal range, and the
+// truncation grid, which never falls below 2^-158 (mma_model.h): 17·2^-158 more.
 // For a reduction declared mma_m16n8k16 both models are evaluated and the larger kept
 // (the kernel falls back to sequential FMA for fp32 operands).
 class Chain {
@@ -66,9 +68,10 @@ class Chain {
 
  private:
   static constexpr double kMmaStepUlps = 10.5;  // 17·2^-25/u + 2 with u = 2^-24
+  static constexpr double kMmaGridFloor = 17 * 0x1p-158;
   void flush() {
     mma_acc_ += step_sum_;
-    mma_err_ += kMmaStepUlps * u_ * mma_acc_ + 2 * eta_;
+    mma_err_ += kMmaStepUlps * u_ * mma_acc_ + 2 * eta_ + kMmaGridFloor;
     step_sum_ = 0;
     in_step_ = false;
   }

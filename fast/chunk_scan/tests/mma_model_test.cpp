@@ -39,6 +39,35 @@ TEST(MmaModel, ReferenceExponentOfAProductIsOneAboveItsFactors) {
   EXPECT_EQ(mma_step(a, b, 1, 0x1p-22f), 2.25f + 0x1p-22f);
 }
 
+TEST(MmaModel, TinySumsTruncateNoFinerThanTwoToMinus158) {
+  // p1 = 2^-70·2^-70 = 2^-140 (reference exponent −139), p2 = −2^-79·2^-80 = −2^-159.
+  // E = max(−139, −132) = −132, grid 2^-158: p2 truncates to 0 and the sum is 2^-140.
+  // Without the clamp (grid 2^-165) the sum 2^-140 − 2^-159 would round toward zero in the
+  // subnormal range to 2^-140 − 2^-149 = 0x1.fep-141.
+  const float a[2] = {0x1p-70f, -0x1p-79f}, b[2] = {0x1p-70f, 0x1p-80f};
+  EXPECT_EQ(mma_step(a, b, 2, 0.0f), 0x1p-140f);
+}
+
+TEST(MmaModel, TinySumMeasuredOnTheH200) {
+  // One of the outputs that decided the clamp (tests/mma_dump.cpp, regime "targeted"):
+  // E = −134, so the grid is 2^-158, not 2^-160. The products are exact at 2^-160 and sum
+  // to 0x1.11bbfe8p-135, 3·2^-160 below the multiple of 2^-149 0x1.11bcp-135; at 2^-158
+  // the last product −0x1.cc8cp-146 = −29475·2^-160 truncates to −7368·2^-158 (3·2^-160
+  // less in magnitude), the sum reaches the multiple, and mma.sync returned it.
+  const float a[4] = {0x1.28p-67f, 0x1.0ep-67f, -0x1.34p-68f, 0x1.c2p-74f};
+  const float b[4] = {0x1.1p-68f, -0x1.12p-71f, 0x1.d6p-74f, -0x1.06p-72f};
+  EXPECT_EQ(mma_step(a, b, 4, 0.0f), 0x1.11bcp-135f);
+}
+
+TEST(MmaModel, SubnormalAccumulatorReadsItsExponentField) {
+  // c = −2^-140 (subnormal fp32): e(c) = −126, reference exponent −125, grid 2^-151. The
+  // product 2^-78·2^-79 = 2^-157 truncates to 0, the result is c. Were e(c) = −140, E would
+  // be the clamp −132 (grid 2^-158), the product would stay, and −2^-140 + 2^-157 would
+  // round toward zero to −(2^-140 − 2^-149) = −0x1.fep-141.
+  const float a[1] = {0x1p-78f}, b[1] = {0x1p-79f};
+  EXPECT_EQ(mma_step(a, b, 1, -0x1p-140f), -0x1p-140f);
+}
+
 TEST(MmaModel, ZeroProductsLeaveTheAccumulatorUnchanged) {
   float a[16] = {}, b[16];
   for (int k = 0; k < 16; ++k) b[k] = float(k + 1);
