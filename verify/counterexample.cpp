@@ -132,8 +132,10 @@ std::vector<float> parse_tensor(const Field& f, Format expected_format,
   const Field format_field = o.get("format");
   const Format fmt = parse_format_field(format_field);
   if (fmt != expected_format) {
-    format_field.fail("'" + std::string(format_name(fmt)) + "', expected '" +
-                      std::string(format_name(expected_format)) + "'");
+    // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on "'" + string.
+    std::string message = "'";
+    message.append(format_name(fmt)).append("', expected '").append(format_name(expected_format)).append("'");
+    format_field.fail(message);
   }
   int64_t count = 1;
   for (int64_t d : shape) {
