@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "verify/realistic_problem.h"
+#include "spec/realistic_problem.h"
 
 namespace ssmv::verify {
 namespace {

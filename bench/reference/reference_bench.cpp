@@ -15,7 +15,7 @@
 
 #include <atomic>
 
-#include "reference/random_problem.h"
+#include "spec/realistic_problem.h"
 #include "reference/reference.h"
 
 namespace ssmv::ref {
@@ -63,7 +63,7 @@ double max_rss_mib() {
 // Args: T, threads, boost (0: raw mpfr_t, the default; 1: boost::multiprecision::mpfr_float).
 void Streaming(benchmark::State& state) {
   const int64_t T = state.range(0);
-  const Problem pr = random_problem({0, T}, kH, kP, kN, 1, 2026, true);
+  const Problem pr = realistic_problem(Shape{{0, T}, kH, kP, kN, 1}, Formats{Format::bf16, Format::fp32, Format::bf16}, 2026);
   Options o;
   o.threads = int(state.range(1));
   o.arithmetic = state.range(2) ? Arithmetic::boost_mpfr : Arithmetic::raw_mpfr;
@@ -94,7 +94,7 @@ BENCHMARK(Streaming)
 // compute() keeps every output (y [T, H, P] at 191 bits): memory grows with T.
 void KeepAll(benchmark::State& state) {
   const int64_t T = state.range(0);
-  const Problem pr = random_problem({0, T}, kH, kP, kN, 1, 2026, true);
+  const Problem pr = realistic_problem(Shape{{0, T}, kH, kP, kN, 1}, Formats{Format::bf16, Format::fp32, Format::bf16}, 2026);
   Options o;
   o.threads = int(state.range(1));
   for (auto _ : state) benchmark::DoNotOptimize(compute(pr, o).y.nearest.data());

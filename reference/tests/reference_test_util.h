@@ -10,10 +10,10 @@
 #include <random>
 #include <vector>
 
-#include "reference/random_problem.h"
 #include "reference/reference.h"
 #include "spec/format.h"
 #include "spec/problem.h"
+#include "spec/realistic_problem.h"
 
 namespace ssmv::ref::testing {
 
@@ -35,7 +35,14 @@ inline Problem zero_problem(std::vector<int64_t> cu, int64_t H, int64_t P, int64
   return pr;
 }
 
-using ref::random_problem;  // reference/random_problem.h
+// A realistic problem (spec/realistic_problem.h): bf16 inputs and outputs, fp32 states.
+inline Problem random_problem(std::vector<int64_t> cu, int64_t H, int64_t P, int64_t N, int64_t G,
+                              uint64_t seed, bool with_initial_state) {
+  RealisticOptions o;
+  o.initial_state = with_initial_state;
+  return realistic_problem(Shape{std::move(cu), H, P, N, G}, Formats{Format::bf16, Format::fp32, Format::bf16},
+                           seed, o);
+}
 
 // Bit-for-bit equality of element a[i] and b[j] (value, nearest double, magnitude).
 inline ::testing::AssertionResult same_element(const ExactValues& a, size_t i, const ExactValues& b,

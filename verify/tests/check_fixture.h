@@ -7,7 +7,7 @@
 
 #include "reference/reference.h"
 #include "verify/kernel_check.h"
-#include "verify/realistic_problem.h"
+#include "spec/realistic_problem.h"
 #include "verify/verdict.h"
 
 namespace ssmv::verify::testing {

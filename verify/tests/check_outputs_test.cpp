@@ -14,7 +14,7 @@
 #include "verify/contract_json.h"
 #include "verify/kernel_check.h"
 #include "verify/problem_slice.h"
-#include "verify/realistic_problem.h"
+#include "spec/realistic_problem.h"
 #include "verify/tensor_file/problem_file.h"
 #include "verify/tensor_file/tensor_file.h"
 

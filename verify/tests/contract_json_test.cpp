@@ -10,7 +10,7 @@
 #include "reference/reference.h"
 #include "verify/bound/sequential_bound.h"
 #include "verify/contract_json.h"
-#include "verify/realistic_problem.h"
+#include "spec/realistic_problem.h"
 #include "verify/tests/error_text.h"
 
 namespace ssmv::verify {

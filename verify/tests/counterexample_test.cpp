@@ -10,7 +10,7 @@
 #include "verify/counterexample.h"
 #include "verify/json/json.h"
 #include "verify/json_fields.h"
-#include "verify/realistic_problem.h"
+#include "spec/realistic_problem.h"
 #include "verify/tests/error_text.h"
 
 namespace ssmv::verify {

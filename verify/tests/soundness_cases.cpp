@@ -15,7 +15,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "verify/realistic_problem.h"
+#include "spec/realistic_problem.h"
 
 namespace ssmv::verify::soundness {
 namespace {

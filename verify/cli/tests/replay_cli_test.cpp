@@ -11,7 +11,7 @@
 #include <string>
 
 #include "verify/counterexample.h"
-#include "verify/realistic_problem.h"
+#include "spec/realistic_problem.h"
 
 namespace ssmv::verify {
 namespace {

@@ -1,8 +1,8 @@
-#include "verify/realistic_problem.h"
+#include "spec/realistic_problem.h"
 
 #include <cmath>
 
-namespace ssmv::verify {
+namespace ssmv {
 namespace {
 
 struct Rng {
@@ -55,4 +55,4 @@ Problem realistic_problem(const Shape& shape, const Formats& formats, uint64_t s
   return p;
 }
 
-}  // namespace ssmv::verify
+}  // namespace ssmv
