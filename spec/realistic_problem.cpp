@@ -1,6 +1,7 @@
 #include "spec/realistic_problem.h"
 
 #include <cmath>
+#include <vector>
 
 namespace ssmv {
 namespace {
@@ -20,13 +21,18 @@ struct Rng {
   }
 };
 
+// The stream of one tensor: independent of which other tensors are drawn.
+enum Tensor : uint64_t { kA = 1, kDelta, kDt, kD, kX, kZ, kB, kC, kState };
+Rng stream(uint64_t seed, Tensor t) { return Rng{seed * 0x2545f4914f6cdd1dull + t * 0x9e3779b97f4a7c15ull}; }
+
 float in_format(Format f, double v) { return float(round_value(f, v)); }
+
+double softplus_inverse(double v) { return v + std::log(-std::expm1(-v)); }  // log(e^v − 1)
 
 }  // namespace
 
 Problem realistic_problem(const Shape& shape, const Formats& formats, uint64_t seed,
                           const RealisticOptions& o) {
-  Rng rng{seed};
   Problem p;
   p.shape = shape;
   p.formats = formats;
@@ -34,23 +40,45 @@ Problem realistic_problem(const Shape& shape, const Formats& formats, uint64_t s
   const int64_t T = shape.num_tokens(), H = shape.H, P = shape.P, N = shape.N, G = shape.G,
                 S = shape.num_sequences();
   const Format in = formats.input;
-  for (int64_t h = 0; h < H; ++h) {
-    p.A.push_back(in_format(Format::fp32, -std::exp(rng.uniform() * std::log(16.0))));
-    const double dt0 = std::exp(std::log(1e-3) + rng.uniform() * (std::log(0.1) - std::log(1e-3)));
-    // softplus⁻¹(dt0) = dt0 + log(−expm1(−dt0))
-    if (o.dt_bias) p.dt_bias.push_back(in_format(Format::fp32, dt0 + std::log(-std::expm1(-dt0))));
+
+  Rng rng = stream(seed, kA);
+  for (int64_t h = 0; h < H; ++h) p.A.push_back(in_format(Format::fp32, -std::exp(rng.uniform() * std::log(16.0))));
+  rng = stream(seed, kDelta);
+  std::vector<double> delta0(H);
+  for (auto& d : delta0) d = std::exp(std::log(1e-3) + rng.uniform() * (std::log(0.1) - std::log(1e-3)));
+  if (o.dt_bias) {
+    for (int64_t h = 0; h < H; ++h) {
+      p.dt_bias.push_back(in_format(Format::fp32, o.dt_softplus ? softplus_inverse(delta0[h]) : delta0[h] / 2));
+    }
   }
+  rng = stream(seed, kDt);
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t h = 0; h < H; ++h) {
+      double dt;
+      if (o.dt_softplus) {
+        dt = (o.dt_bias ? 0.0 : softplus_inverse(delta0[h])) + 0.5 * rng.normal();
+      } else {
+        dt = delta0[h] * ((o.dt_bias ? 0.0 : 0.5) + rng.uniform());
+      }
+      p.dt.push_back(in_format(in, dt));
+    }
+  }
+  rng = stream(seed, kD);
   const int64_t d_count = o.d_mode == DMode::per_head ? H : o.d_mode == DMode::per_head_dim ? H * P : 0;
   for (int64_t i = 0; i < d_count; ++i) p.D.push_back(in_format(Format::fp32, 1.0 + 0.1 * rng.normal()));
+  rng = stream(seed, kX);
   for (int64_t i = 0; i < T * H * P; ++i) p.x.push_back(in_format(in, rng.normal()));
-  if (o.z) for (int64_t i = 0; i < T * H * P; ++i) p.z.push_back(in_format(in, rng.normal()));
-  for (int64_t i = 0; i < T * H; ++i) p.dt.push_back(in_format(in, 0.5 * rng.normal()));
+  if (o.z) {
+    rng = stream(seed, kZ);
+    for (int64_t i = 0; i < T * H * P; ++i) p.z.push_back(in_format(in, rng.normal()));
+  }
+  rng = stream(seed, kB);
   for (int64_t i = 0; i < T * G * N; ++i) p.B.push_back(in_format(in, rng.normal()));
+  rng = stream(seed, kC);
   for (int64_t i = 0; i < T * G * N; ++i) p.C.push_back(in_format(in, rng.normal()));
   if (o.initial_state) {
-    for (int64_t i = 0; i < S * H * P * N; ++i) {
-      p.initial_state.push_back(in_format(formats.state, 0.1 * rng.normal()));
-    }
+    rng = stream(seed, kState);
+    for (int64_t i = 0; i < S * H * P * N; ++i) p.initial_state.push_back(in_format(formats.state, 0.1 * rng.normal()));
   }
   return p;
 }

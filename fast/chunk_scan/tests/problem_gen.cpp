@@ -2,57 +2,27 @@
 
 #include <cmath>
 
+#include "spec/realistic_problem.h"
+
 namespace ssmv::chunk_scan::testing {
 
 Problem make_problem(const GenOptions& o, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  Problem p;
-  p.shape.cu_seqlens = {0};
-  for (int64_t len : o.seq_lens) p.shape.cu_seqlens.push_back(p.shape.cu_seqlens.back() + len);
-  p.shape.H = o.H;
-  p.shape.P = o.P;
-  p.shape.N = o.N;
-  p.shape.G = o.G;
-  p.formats = {o.input, o.state, o.output};
-  p.dt_softplus = o.softplus;
+  Shape shape;
+  shape.cu_seqlens = {0};
+  for (int64_t len : o.seq_lens) shape.cu_seqlens.push_back(shape.cu_seqlens.back() + len);
+  shape.H = o.H;
+  shape.P = o.P;
+  shape.N = o.N;
+  shape.G = o.G;
+  RealisticOptions r;
+  r.dt_softplus = o.softplus;
+  r.dt_bias = o.dt_bias;
+  r.d_mode = !o.D ? DMode::none : o.D_per_dim ? DMode::per_head_dim : DMode::per_head;
+  r.z = o.z;
+  r.initial_state = o.initial_state;
+  Problem p = realistic_problem(shape, Formats{o.input, o.state, o.output}, seed, r);
   p.dt_limit_lo = o.dt_limit_lo;
   p.dt_limit_hi = o.dt_limit_hi;
-  const int64_t T = p.shape.num_tokens(), H = o.H, P = o.P, N = o.N, G = o.G;
-  const int64_t S = p.shape.num_sequences();
-  auto in = [&](double v) { return float(round_value(o.input, v)); };
-  auto fill = [&](std::vector<float>& v, int64_t n, Format f, double scale) {
-    v.resize(n);
-    for (auto& e : v) e = float(round_value(f, scale * normal(rng)));
-  };
-  fill(p.x, T * H * P, o.input, 1.0);
-  fill(p.B, T * G * N, o.input, 1.0);
-  fill(p.C, T * G * N, o.input, 1.0);
-  if (o.z) fill(p.z, T * H * P, o.input, 1.0);
-  p.A.resize(H);
-  for (auto& a : p.A) a = float(-std::exp(unit(rng) * std::log(16.0)));
-  // δ target log-uniform in [1e-3, 0.1]: with softplus, bias = softplus⁻¹(target) and dt a
-  // small perturbation; without, dt itself (plus a zero bias if one is asked for).
-  std::vector<double> target(H);
-  for (auto& t : target) t = std::exp(std::log(1e-3) + unit(rng) * (std::log(0.1) - std::log(1e-3)));
-  if (o.dt_bias) {
-    p.dt_bias.resize(H);
-    for (int64_t h = 0; h < H; ++h) {
-      p.dt_bias[h] = o.softplus ? float(std::log(std::expm1(target[h]))) : 0.0f;
-    }
-  }
-  p.dt.resize(T * H);
-  for (int64_t t = 0; t < T; ++t) {
-    for (int64_t h = 0; h < H; ++h) {
-      p.dt[t * H + h] = o.softplus ? in(0.5 * normal(rng)) : in(target[h] * (0.5 + unit(rng)));
-    }
-  }
-  if (o.D) {
-    p.D.resize(o.D_per_dim ? H * P : H);
-    for (auto& d : p.D) d = float(normal(rng));
-  }
-  if (o.initial_state) fill(p.initial_state, S * H * P * N, o.state, 1.0);
   return p;
 }
 

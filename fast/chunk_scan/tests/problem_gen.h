@@ -1,7 +1,6 @@
-// Random chunk_scan problems for the tests: Mamba2-realistic data (DESIGN.md
-// "properties": A = −exp(U[log 1, log 16]), δ ≈ log-uniform [1e-3, 0.1] through an
-// inverse-softplus bias, x/B/C ~ N(0,1) in the input format) on varlen layouts biased
-// toward chunk edges (lengths 1, L−1, L, L+1). Deterministic: seeded by the caller.
+// Random chunk_scan problems for the tests: Mamba2-realistic data (spec/realistic_problem.h)
+// on varlen layouts biased toward chunk edges (lengths 1, L−1, L, L+1), with every option
+// of the kernel switchable. Deterministic: seeded by the caller.
 #pragma once
 
 #include <cstdint>

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "spec/format.h"
+#include "spec/realistic_problem.h"
 
 namespace ssmv::ssu::testing {
 namespace {
@@ -29,65 +30,34 @@ GeneratedProblem make_problem(const ProblemConfig& c, uint64_t seed) {
   GeneratedProblem g;
   DecodeProblem& d = g.decode;
   Problem& pr = d.problem;
-  Shape& s = pr.shape;
+  Shape s;
   s.H = c.H;
   s.P = c.P;
   s.N = c.N;
   s.G = c.G;
-  pr.formats = c.formats;
-  pr.dt_softplus = c.dt_softplus;
   Rng len_rng = tensor_rng(seed, 1);
   s.cu_seqlens = {0};
   for (int64_t r = 0; r < c.requests; ++r) {
     s.cu_seqlens.push_back(s.cu_seqlens.back() + std::uniform_int_distribution<int64_t>(1, c.max_tokens)(len_rng));
   }
-  const int64_t T = s.num_tokens(), H = c.H, P = c.P, N = c.N, G = c.G, R = c.requests;
-  const Format in = c.formats.input;
-
-  Rng rng = tensor_rng(seed, 2);
-  for (int64_t i = 0; i < T * H * P; ++i) pr.x.push_back(normal_in(rng, in));
-  rng = tensor_rng(seed, 3);
-  for (int64_t i = 0; i < T * G * N; ++i) pr.B.push_back(normal_in(rng, in));
-  rng = tensor_rng(seed, 4);
-  for (int64_t i = 0; i < T * G * N; ++i) pr.C.push_back(normal_in(rng, in));
-  if (c.z) {
-    rng = tensor_rng(seed, 5);
-    for (int64_t i = 0; i < T * H * P; ++i) pr.z.push_back(normal_in(rng, in));
-  }
-  rng = tensor_rng(seed, 6);
-  for (int64_t h = 0; h < H; ++h) pr.A.push_back(static_cast<float>(-std::exp(uniform(rng, 0.0, std::log(16.0)))));
-  // δ target log-uniform in [1e-3, 0.1]; with softplus the bias is its inverse softplus
-  // log(e^δ − 1) and dt adds a small N(0, 0.5) perturbation per token.
-  rng = tensor_rng(seed, 7);
-  for (int64_t h = 0; h < H; ++h) {
-    const double target = std::exp(uniform(rng, std::log(1e-3), std::log(0.1)));
-    const double bias = c.dt_softplus ? std::log(std::expm1(target)) : target;
-    if (c.dt_bias) pr.dt_bias.push_back(static_cast<float>(bias));
-  }
-  rng = tensor_rng(seed, 8);
-  for (int64_t i = 0; i < T * H; ++i) {
-    // Without a bias, dt itself must carry δ: positive around 0.05 without softplus.
-    const double base = c.dt_bias ? 0.0 : (c.dt_softplus ? -3.0 : 0.05);
-    const double spread = c.dt_softplus ? 0.5 : (c.dt_bias ? 0.01 : 0.02);
-    double v = base + std::normal_distribution<double>(0.0, spread)(rng);
-    if (!c.dt_softplus && !c.dt_bias) v = std::fabs(v);
-    pr.dt.push_back(static_cast<float>(round_value(in, v)));
-  }
+  const int64_t T = s.num_tokens(), H = c.H, P = c.P, N = c.N, R = c.requests;
+  RealisticOptions options;
+  options.dt_softplus = c.dt_softplus;
+  options.dt_bias = c.dt_bias;
+  options.d_mode = c.d_mode;
+  options.z = c.z;
+  options.initial_state = false;  // decode reads its states from the pool below
+  pr = realistic_problem(s, c.formats, seed, options);
   if (c.dt_limit) {
     pr.dt_limit_lo = 1e-3f;
     pr.dt_limit_hi = 0.05f;
   }
-  rng = tensor_rng(seed, 9);
-  if (c.d_mode == DMode::per_head)
-    for (int64_t h = 0; h < H; ++h) pr.D.push_back(normal_in(rng, Format::fp32));
-  if (c.d_mode == DMode::per_head_dim)
-    for (int64_t i = 0; i < H * P; ++i) pr.D.push_back(normal_in(rng, Format::fp32));
 
   // Slots: [0, R) read slots, [R, 2R) final destinations (when used), then token states.
   const bool use_out = c.repeated_reads || c.separate_out;
   d.slots = R + (use_out ? R : 0) + (c.token_states ? T : 0) + 1;  // + 1: a slot nobody uses
   d.pad_slot_id = c.pad_slot_id >= 0 ? std::max(c.pad_slot_id, d.slots) : -1;
-  rng = tensor_rng(seed, 10);
+  Rng rng = tensor_rng(seed, 10);
   std::vector<int64_t> perm(R);
   std::iota(perm.begin(), perm.end(), 0);
   std::shuffle(perm.begin(), perm.end(), rng);
@@ -110,7 +80,7 @@ GeneratedProblem make_problem(const ProblemConfig& c, uint64_t seed) {
   }
 
   std::ostringstream os;
-  os << "seed " << seed << ": R=" << R << " T=" << T << " H=" << H << " P=" << P << " N=" << N << " G=" << G
+  os << "seed " << seed << ": R=" << R << " T=" << T << " H=" << H << " P=" << P << " N=" << N << " G=" << c.G
      << " in=" << format_name(c.formats.input) << " state=" << format_name(c.formats.state)
      << " out=" << format_name(c.formats.output) << " softplus=" << c.dt_softplus << " bias=" << c.dt_bias
      << " limit=" << c.dt_limit << " D=" << int(c.d_mode) << " z=" << c.z << " pad=" << c.pad_fraction

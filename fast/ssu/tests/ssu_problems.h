@@ -1,8 +1,7 @@
 // Random SSU decode problems for the tests and the benchmark: Mamba2-realistic values
-// (DESIGN.md §3 properties: A = -exp(U[log 1, log 16]), dt through an inverse-softplus
-// bias so that δ is log-uniform in [1e-3, 0.1], x/B/C/z ~ N(0, 1)), every option of the
-// kernel switchable, slot layouts with pads, repeated reads and separate destinations.
-// Deterministic in the seed.
+// (spec/realistic_problem.h), every option of the kernel switchable, slot layouts with pads,
+// repeated reads and separate destinations, a pool of states ~ N(0, 2²) in the state
+// format. Deterministic in the seed.
 #pragma once
 
 #include <cstdint>
