@@ -193,17 +193,23 @@ void launch_one(const ChunkScanParams& p, int stage, cudaStream_t stream) {
     case 0: cumsum_kernel<In><<<dim3(p.NC, p.H), p.L, 0, stream>>>(p); break;
     case 1:
       if constexpr (mma) {
+        const int n_wide = (p.N + 127) / 128;
         allow_large_smem<chunk_state_async_kernel<Op>>();
-        chunk_state_async_kernel<Op><<<dim3(pt * nt, p.H, p.NC), kThreads, chunk_state_mma_smem(p.L), stream>>>(p);
+        chunk_state_async_kernel<Op>
+            <<<dim3(pt * n_wide, p.H, p.NC), kThreads, chunk_state_async_smem(p.L), stream>>>(p);
       } else {
         chunk_state_kernel<In, Op><<<dim3(pt * nt, p.H, p.NC), kThreads, 0, stream>>>(p);
       }
       break;
-    case 2: {
-      const dim3 grid(unsigned((per_seq + 255) / 256), unsigned(std::min(p.S, 65535)));
-      state_passing_kernel<Op><<<grid, 256, 0, stream>>>(p);
+    case 2:
+      if ((p.P * p.N) % 2 == 0) {
+        const dim3 grid(unsigned((per_seq + 511) / 512), unsigned(std::min(p.S, 65535)));
+        state_passing_pair_kernel<Op><<<grid, 256, 0, stream>>>(p);
+      } else {
+        const dim3 grid(unsigned((per_seq + 255) / 256), unsigned(std::min(p.S, 65535)));
+        state_passing_kernel<Op><<<grid, 256, 0, stream>>>(p);
+      }
       break;
-    }
     case 3:
       if constexpr (mma) {
         allow_large_smem<cb_mma_kernel<Op>>();
@@ -215,7 +221,7 @@ void launch_one(const ChunkScanParams& p, int stage, cudaStream_t stream) {
     case 4:
       if constexpr (mma) {
         allow_large_smem<scan_async_kernel<Op>>();
-        scan_async_kernel<Op><<<dim3(mt * pt, p.H, p.NC), kThreads, scan_async_smem(p.N), stream>>>(p);
+        scan_async_kernel<Op><<<dim3(mt * pt, p.H, p.NC), kThreads, scan_async_smem(p.N, p.L), stream>>>(p);
       } else {
         scan_kernel<In, Op><<<dim3(mt * pt, p.H, p.NC), kThreads, 0, stream>>>(p);
       }

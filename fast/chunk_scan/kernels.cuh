@@ -237,6 +237,55 @@ __global__ void state_passing_kernel(const ChunkScanParams p) {
   }
 }
 
+// (c) as state_passing_kernel, two adjacent elements (e, e+1) of one (h, p) row per thread
+// (needs P·N even): 8-byte loads of the chunk states, one 4-byte store of the rounded
+// pair. Grid (⌈H·P·N/512⌉, min(S, 65535)), 256 threads.
+template <class Op>
+__global__ void state_passing_pair_kernel(const ChunkScanParams p) {
+  const int64_t per_seq = int64_t(p.H) * p.P * p.N;
+  const int64_t e = 2 * (int64_t(blockIdx.x) * blockDim.x + threadIdx.x);  // (h, p, n), n even
+  if (e >= per_seq) return;
+  const int h = int(e / (int64_t(p.P) * p.N));
+  Op* state_in = static_cast<Op*>(p.state_in);
+  for (int s = blockIdx.y; s < p.S; s += gridDim.y) {
+    const int64_t idx = int64_t(s) * per_seq + e;
+    float s0 = p.has_initial_state ? load_fmt(p.initial_state, idx, p.state) : 0.0f;
+    float s1 = p.has_initial_state ? load_fmt(p.initial_state, idx + 1, p.state) : 0.0f;
+    const int c_begin = p.seq_first_chunk[s], c_end = p.seq_first_chunk[s + 1];
+    for (int c0 = c_begin; c0 < c_end; c0 += 8) {
+      float2 cs[8];
+      float decay[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const int c = c0 + j;
+        cs[j] = c < c_end ? *reinterpret_cast<const float2*>(p.chunk_state + int64_t(c) * per_seq + e)
+                          : make_float2(0.0f, 0.0f);
+        decay[j] = c < c_end ? p.chunk_decay[int64_t(c) * p.H + h] : 0.0f;
+      }
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const int c = c0 + j;
+        if (c >= c_end) break;
+        const int64_t i = int64_t(c) * per_seq + e;
+        if constexpr (sizeof(Op) == 2) {
+          Op pair[2] = {to_op<Op>(s0), to_op<Op>(s1)};
+          *reinterpret_cast<uint32_t*>(state_in + i) = *reinterpret_cast<const uint32_t*>(pair);
+        } else {
+          *reinterpret_cast<float2*>(state_in + i) = make_float2(s0, s1);
+        }
+        s0 = ssmv::fm::fma_rn(decay[j], s0, cs[j].x);
+        s1 = ssmv::fm::fma_rn(decay[j], s1, cs[j].y);
+        if (p.want_boundary) {
+          store_fmt(p.boundary_states, i, p.state, s0);
+          store_fmt(p.boundary_states, i + 1, p.state, s1);
+        }
+      }
+    }
+    store_fmt(p.final_state, idx, p.state, s0);
+    store_fmt(p.final_state, idx + 1, p.state, s1);
+  }
+}
+
 // (d) grid ((L/64)², G, NC): CB[m,k] = Σ_n C_m[n]·B_k[n] for tiles on or below the
 // diagonal (twin: chain(C_m, B_k, N)).
 template <class In, class Op>

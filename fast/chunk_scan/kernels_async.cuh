@@ -1,7 +1,10 @@
-// Stages (b) and (e) on tensor cores with asynchronous copies (cp.async, sm_80+): every
-// operand tile of a phase is in flight at once and the next 64-token slab of stage (e)
-// loads while the current one computes. Same arithmetic, order and operand values as
-// kernels.cuh / kernels_mma.cuh (and the twin): only the data movement differs.
+// Stages (b) and (e) on tensor cores with asynchronous copies (cp.async, sm_80+), sized so
+// that 4–5 blocks share a multiprocessor: stage (b) streams the chunk in 64-token slabs
+// through two buffers; in stage (e) each warp computes the decayed, dt-scaled, rounded
+// C·Bᵀ weights of its own A fragments in registers (no weight tile in shared memory, no
+// barrier between the weights and their mma). Same arithmetic, order and operand values
+// as kernels.cuh / kernels_mma.cuh (and the twin): only the data movement and the place
+// where each weight is computed differ.
 #pragma once
 
 #include "fast/chunk_scan/kernels_mma.cuh"
@@ -30,19 +33,6 @@ __device__ __forceinline__ void copy8_async(T* dst, const T* src, int valid) {
   }
 }
 
-// 4 floats, same rule (16-byte copy when all exist and src is aligned).
-__device__ __forceinline__ void copy4f_async(float* dst, const float* src, int valid) {
-  if (valid >= 4 && (reinterpret_cast<uintptr_t>(src) & 15) == 0) {
-    cp_async16(dst, src);
-  } else {
-    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (valid > 0) v.x = src[0];
-    if (valid > 1) v.y = src[1];
-    if (valid > 2) v.z = src[2];
-    *reinterpret_cast<float4*>(dst) = v;
-  }
-}
-
 // rows [0, 64) of a [64][padded_stride(N)] tile from src rows (row_stride apart, N valid
 // columns, rows_valid valid rows); zero elsewhere up to N rounded to 16.
 template <class Op>
@@ -54,88 +44,167 @@ __device__ __forceinline__ void issue_rows64(Op* dst, const Op* src, int64_t row
   }
 }
 
-// (b) grid (⌈P/64⌉·⌈N/64⌉, H, NC); dynamic shared memory chunk_state_mma_smem(L).
+// (b) grid (⌈P/64⌉·⌈N/128⌉, H, NC); block tile 64 p × 128 n, warp w holds
+// p rows 32(w%2) .. +32 and n columns 64(w/2) .. +64 (two 16-row fragment groups: each B
+// fragment feeds two mma). Slabs of 64 tokens, two buffers (the next slab loads while the
+// current one computes); each thread scales and rounds the B vectors it copied,
+// R(B_k[n]·scale_k) (twin: bs). Dynamic shared memory
+// chunk_state_async_smem(L): 2 × (x [64][72], B [64][136]), scales [L]:
+// 54 KB at L = 256, 4 blocks per multiprocessor. k-steps in increasing k over [0, ⌈len/16⌉).
+inline constexpr int kRow128 = 136;  // row stride (elements) of [rows][128] tiles: 272 bytes
+__host__ __device__ inline int chunk_state_async_smem(int L) {
+  return 2 * (kTile * kRow64 + kTile * kRow128) * 2 + L * 4;
+}
+
 template <class Op>
 __global__ void __launch_bounds__(kThreads) chunk_state_async_kernel(const ChunkScanParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
-  const int L = p.L;
-  Op* sX = reinterpret_cast<Op*>(smem);                        // [L][72]: x_k[p0 + j]
-  Op* sB = sX + L * kRow64;                                    // [L][72]: B_k[n0 + j], then R(B·scale_k)
-  float* s_scale = reinterpret_cast<float*>(sB + L * kRow64);  // [L]
+  Op* const s_base = reinterpret_cast<Op*>(smem);
+  constexpr int kBuf = kTile * kRow64 + kTile * kRow128;  // elements per buffer
+  auto sX = [&](int b) { return s_base + b * kBuf; };
+  auto sB = [&](int b) { return s_base + b * kBuf + kTile * kRow64; };
+  float* s_scale = reinterpret_cast<float*>(s_base + 2 * kBuf);  // [L]
   const int c = blockIdx.z, h = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int n_tiles = (p.N + kTile - 1) / kTile;
-  const int p0 = (blockIdx.x / n_tiles) * kTile, n0 = (blockIdx.x % n_tiles) * kTile;
+  const int n_tiles = (p.N + 127) / 128;
+  const int p0 = (blockIdx.x / n_tiles) * kTile, n0 = (blockIdx.x % n_tiles) * 128;
   const int g = h / (p.H / p.G);
-  const int t0 = p.chunk_start[c], len = p.chunk_len[c], len16 = (len + 15) & ~15;
+  const int t0 = p.chunk_start[c], len = p.chunk_len[c], steps = (len + 15) / 16;
+  const int slabs = (len + kTile - 1) / kTile;
   const Op* x = static_cast<const Op*>(p.x) + int64_t(t0) * p.x_st + int64_t(h) * p.x_sh + p0;
   const Op* B = static_cast<const Op*>(p.B) + int64_t(t0) * p.b_st + int64_t(g) * p.b_sg + n0;
-  // All of the chunk's x and B rows in flight at once (rows ≥ len are zero).
-  for (int i = threadIdx.x; i < len16 * 8; i += kThreads) {
-    const int k = i >> 3, v = (i & 7) * 8;
-    copy8_async(sX + k * kRow64 + v, x + k * p.x_st + v, k < len ? p.P - p0 - v : 0);
-    copy8_async(sB + k * kRow64 + v, B + k * p.b_st + v, k < len ? p.N - n0 - v : 0);
-  }
-  cp_async_commit();
+  auto issue = [&](int j) {
+    if (j < slabs) {
+      Op* dx = sX(j & 1);
+      Op* db = sB(j & 1);
+      for (int i = threadIdx.x; i < kTile * 8; i += kThreads) {
+        const int kk = i >> 3, v = (i & 7) * 8, k = kTile * j + kk;
+        copy8_async(dx + kk * kRow64 + v, x + int64_t(k) * p.x_st + v, k < len ? p.P - p0 - v : 0);
+      }
+      for (int i = threadIdx.x; i < kTile * 16; i += kThreads) {
+        const int kk = i >> 4, v = (i & 15) * 8, k = kTile * j + kk;
+        copy8_async(db + kk * kRow128 + v, B + int64_t(k) * p.b_st + v, k < len ? p.N - n0 - v : 0);
+      }
+    }
+    cp_async_commit();  // one group per slab, empty past the chunk
+  };
+  issue(0);
+  issue(1);
   const int64_t hT = int64_t(h) * p.T;
   const float cs_last = p.cumsum[hT + t0 + len - 1];
   for (int j = threadIdx.x; j < len; j += kThreads) {
     s_scale[j] = state_scale(cs_last, p.cumsum[hT + t0 + j], p.delta[hT + t0 + j]);
   }
-  cp_async_wait<0>();
-  __syncthreads();
-  // Each thread scales and rounds the B vectors it copied: R(B_k[n]·scale_k).
-  for (int i = threadIdx.x; i < len * 8; i += kThreads) {
-    const int k = i >> 3, v = (i & 7) * 8;
-    float bv[8];
-    unpack8<Op>(*reinterpret_cast<const uint4*>(sB + k * kRow64 + v), bv);
-    const float scale = s_scale[k];
-#pragma unroll
-    for (int j = 0; j < 8; ++j) bv[j] = bv[j] * scale;
-    store8(sB + k * kRow64 + v, bv);
-  }
-  __syncthreads();
-  float acc[8][4] = {};
+  __syncthreads();  // scales visible
+  float acc[2][8][4] = {};
   const int i = lane >> 3, r = lane & 7;
-  for (int s = 0; s < len16 / 16; ++s) {
-    uint32_t a[4];  // A = xᵀ: rows p (16·warp + ...), k contiguous in the [k][p] tile
-    ldmatrix_x4_trans(a, sX + (16 * s + r + 8 * (i >> 1)) * kRow64 + 16 * warp + 8 * (i & 1));
-    mma_b_trans<Op>(a, sB, s, acc);
+  const int prow = 32 * (warp & 1), ncol = 64 * (warp >> 1);
+  for (int j = 0; j < slabs; ++j) {
+    cp_async_wait<1>();  // this thread's copies of slab j landed
+    Op* db = sB(j & 1);
+    for (int e = threadIdx.x; e < kTile * 16; e += kThreads) {
+      const int kk = e >> 4, v = (e & 15) * 8, k = kTile * j + kk;
+      if (k >= len) break;
+      float bv[8];
+      unpack8<Op>(*reinterpret_cast<const uint4*>(db + kk * kRow128 + v), bv);
+      const float scale = s_scale[k];
+#pragma unroll
+      for (int q = 0; q < 8; ++q) bv[q] = bv[q] * scale;
+      store8(db + kk * kRow128 + v, bv);
+    }
+    __syncthreads();  // slab j scaled by every thread
+    const Op* dx = sX(j & 1);
+    const int s_end = min(4, steps - 4 * j);
+    for (int s = 0; s < s_end; ++s) {
+      uint32_t a0[4], a1[4];  // A = xᵀ, rows p: groups prow .. +16 and prow + 16 .. +32
+      ldmatrix_x4_trans(a0, dx + (16 * s + r + 8 * (i >> 1)) * kRow64 + prow + 8 * (i & 1));
+      ldmatrix_x4_trans(a1, dx + (16 * s + r + 8 * (i >> 1)) * kRow64 + prow + 16 + 8 * (i & 1));
+#pragma unroll
+      for (int f = 0; f < 8; f += 2) {
+        uint32_t b[4];
+        ldmatrix_x4_trans(b, db + (16 * s + r + 8 * (i & 1)) * kRow128 + ncol + 8 * f + 8 * (i >> 1));
+        mma16816<Op>(acc[0][f], a0[0], a0[1], a0[2], a0[3], b[0], b[1]);
+        mma16816<Op>(acc[0][f + 1], a0[0], a0[1], a0[2], a0[3], b[2], b[3]);
+        mma16816<Op>(acc[1][f], a1[0], a1[1], a1[2], a1[3], b[0], b[1]);
+        mma16816<Op>(acc[1][f + 1], a1[0], a1[1], a1[2], a1[3], b[2], b[3]);
+      }
+    }
+    __syncthreads();  // every warp is done with buffer j % 2
+    issue(j + 2);
   }
   float* out = p.chunk_state + (int64_t(c) * p.H + h) * p.P * p.N;
   const int N = p.N;
-  for_each_acc(acc, p0 + warp * 16, n0, p.P, p.N,
-               [&](int row, int col, float v) { out[int64_t(row) * N + col] = v; });
+#pragma unroll
+  for (int t = 0; t < 2; ++t) {
+    for_each_acc(acc[t], p0 + prow + 16 * t, n0 + ncol, p.P, p.N,
+                 [&](int row, int col, float v) { out[int64_t(row) * N + col] = v; });
+  }
 }
 
-// Stage (e) shared memory: region A holds the inter tiles C [64][CS] and h_in [64][CS],
-// later slab buffer 1; region B holds slab buffer 0 and the weights. A slab buffer is the
-// raw C·Bᵀ rows [64][68] fp32 and the x rows [64 k][72].
-inline constexpr int kCbRow = 68;  // fp32 row stride of a C·Bᵀ slab: 272 bytes
-__host__ __device__ inline int scan_slab_bytes() { return kTile * kCbRow * 4 + kTile * kRow64 * 2; }
-__host__ __device__ inline int scan_region_a_bytes(int N) {
-  const int inter = rows64_smem(N), slab = scan_slab_bytes();
-  return inter > slab ? inter : slab;
-}
-__host__ __device__ inline int scan_async_smem(int N) {
-  return scan_region_a_bytes(N) + scan_slab_bytes() + kTile * kRow64 * 2;
-}
-
-// (e) grid (⌈L/64⌉·⌈P/64⌉, H, NC); dynamic shared memory scan_async_smem(N).
+// Stage (e) epilogue from a block's accumulators acc_tile [64 rows m0 + r][kAccRow]
+// (columns p0 + j): y = epilogue(acc, x, D, z) (twin: epilogue(), round_value), rounded to
+// the output format. Thread i takes row i/8, columns 8(i%8) .. +8; x, z and y move 16
+// bytes at a time where all 8 columns exist and the address is aligned.
+inline constexpr int kAccRow = 68;  // fp32 row stride of the staged accumulators
 template <class Op>
-__global__ void __launch_bounds__(kThreads) scan_async_kernel(const ChunkScanParams p) {
+__device__ __forceinline__ void store_outputs8(const float* acc_tile, const ChunkScanParams& p, int t0, int h,
+                                               int m0, int p0, int len, const float* d_tile) {
+  const Op* x = static_cast<const Op*>(p.x);
+  const Op* z = static_cast<const Op*>(p.z);
+#pragma unroll 1
+  for (int i = threadIdx.x; i < kTile * 8; i += kThreads) {
+    const int r = i >> 3, j0 = (i & 7) * 8, m = m0 + r;
+    const int valid = min(8, p.P - p0 - j0);
+    if (m >= len || valid <= 0) continue;
+    const int64_t t = t0 + m;
+    float xv[8], zv[8] = {}, v[8];
+    unpack8<Op>(load8_raw(x + t * p.x_st + int64_t(h) * p.x_sh + p0 + j0, valid), xv);
+    if (p.has_z) unpack8<Op>(load8_raw(z + t * p.z_st + int64_t(h) * p.z_sh + p0 + j0, valid), zv);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      v[j] = epilogue(acc_tile[r * kAccRow + j0 + j], xv[j], d_tile[j0 + j], p.has_D, zv[j], p.has_z);
+    }
+    const int64_t yi = t * p.y_st + int64_t(h) * p.y_sh + p0 + j0;
+    if (p.output == Format::fp32) {
+      float* y = static_cast<float*>(p.y) + yi;
+      if (valid == 8 && (reinterpret_cast<uintptr_t>(y) & 15) == 0) {
+        reinterpret_cast<float4*>(y)[0] = make_float4(v[0], v[1], v[2], v[3]);
+        reinterpret_cast<float4*>(y)[1] = make_float4(v[4], v[5], v[6], v[7]);
+        continue;
+      }
+    } else {
+      void* y = static_cast<char*>(p.y) + yi * 2;
+      if (valid == 8 && (reinterpret_cast<uintptr_t>(y) & 15) == 0) {
+        if (p.output == Format::bf16) store8(static_cast<__nv_bfloat16*>(y), v);
+        else store8(static_cast<__half*>(y), v);
+        continue;
+      }
+    }
+    for (int j = 0; j < valid; ++j) store_fmt(p.y, yi + j, p.output, v[j]);
+  }
+}
+
+// (e) grid (⌈L/64⌉·⌈P/64⌉, H, NC). One shared region, used three times: first the inter
+// tiles C [64][CS] and R(h_in) [64][CS] (CS = padded_stride(N)), then the x rows [k][72]
+// of k < m0 + 64 (rows ≥ len zero), last the accumulators [64][kAccRow] fp32.
+__host__ __device__ inline int scan_async_smem(int N, int L) {
+  const int inter = 2 * kTile * padded_stride(N) * 2, xrows = L * kRow64 * 2, accs = kTile * kAccRow * 4;
+  const int most = inter > xrows ? inter : xrows;
+  return most > accs ? most : accs;
+}
+
+// 36 KB of dynamic and 2.5 KB of static shared memory at N = 128, L = 256, and at most 102
+// registers: 5 blocks per multiprocessor.
+template <class Op>
+__global__ void __launch_bounds__(kThreads, 5) scan_async_kernel(const ChunkScanParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ float s_cs[256], s_delta[256], s_decay[kTile], s_D[kTile];
+  __shared__ __align__(16) float s_cs[256], s_delta[256];
+  __shared__ float s_decay[kTile], s_D[kTile];
   const int CS = padded_stride(p.N);
-  unsigned char* region_a = smem;
-  unsigned char* region_b = smem + scan_region_a_bytes(p.N);
-  Op* sC = reinterpret_cast<Op*>(region_a);  // inter: [64][CS] C_m
-  Op* sS = sC + kTile * CS;                  // inter: [64][CS] R(h_in)[p]
-  float* slab_cb[2] = {reinterpret_cast<float*>(region_b), reinterpret_cast<float*>(region_a)};
-  Op* slab_x[2] = {reinterpret_cast<Op*>(region_b + kTile * kCbRow * 4),
-                   reinterpret_cast<Op*>(region_a + kTile * kCbRow * 4)};
-  Op* sW = reinterpret_cast<Op*>(region_b + scan_slab_bytes());  // [64 m][72] R(w_mk)
+  Op* sC = reinterpret_cast<Op*>(smem);  // inter: [64][CS] C_m
+  Op* sS = sC + kTile * CS;              // inter: [64][CS] R(h_in)[p]
+  Op* sX = reinterpret_cast<Op*>(smem);  // intra: [m0 + 64][72] x_k[p0 + j]
   const int c = blockIdx.z, h = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int gl = lane >> 2;
+  const int gl = lane >> 2, q = lane & 3;
   const int p_tiles = (p.P + kTile - 1) / kTile;
   const int m0 = (blockIdx.x / p_tiles) * kTile, p0 = (blockIdx.x % p_tiles) * kTile;
   const int t0 = p.chunk_start[c], len = p.chunk_len[c];
@@ -143,77 +212,97 @@ __global__ void __launch_bounds__(kThreads) scan_async_kernel(const ChunkScanPar
   const int g = h / (p.H / p.G);
   const int L = p.L;
   const Op* x = static_cast<const Op*>(p.x) + int64_t(t0) * p.x_st + int64_t(h) * p.x_sh + p0;
-  const float* cb = p.cb + (int64_t(c) * p.G + g) * L * L;
-  // Slab k0: C·Bᵀ rows m0..m0+63, columns k0..k0+63 (rows < len), and x rows k0..k0+63.
-  auto issue_slab = [&](int k0, int buf) {
-    for (int i = threadIdx.x; i < kTile * 16; i += kThreads) {
-      const int row = i >> 4, v = (i & 15) * 4, m = m0 + row;
-      // Only entries k ≤ m are used; columns past m + 1 are not copied.
-      copy4f_async(slab_cb[buf] + row * kCbRow + v, cb + int64_t(m) * L + k0 + v,
-                   m < len ? min(m + 1 - k0 - v, 4) : 0);
-    }
-    for (int i = threadIdx.x; i < kTile * 8; i += kThreads) {
-      const int kk = i >> 3, v = (i & 7) * 8;
-      copy8_async(slab_x[buf] + kk * kRow64 + v, x + int64_t(k0 + kk) * p.x_st + v,
-                  k0 + kk < len ? p.P - p0 - v : 0);
-    }
-  };
-
-  // Inter tiles (group 0), then slab 0 (group 1), all in flight together.
   const Op* C = static_cast<const Op*>(p.C) + int64_t(t0 + m0) * p.c_st + int64_t(g) * p.c_sg;
   const Op* state_in = static_cast<const Op*>(p.state_in) + (int64_t(c) * p.H + h) * p.P * p.N;
   issue_rows64(sC, C, p.c_st, len - m0, p.N);
   issue_rows64(sS, state_in + int64_t(p0) * p.N, p.N, p.P - p0, p.N);
   cp_async_commit();
-  issue_slab(0, 0);
-  cp_async_commit();
+
+  // This lane's C·Bᵀ entries of k-step J: rows m_lo = mw + gl and m_lo + 8, columns
+  // 16J + 2q (+1) and 16J + 2q + 8 (+9), fetched one step ahead. Rows past the chunk are
+  // read (inside the buffer) and not used.
+  const int mw = m0 + warp * 16, m_lo = mw + gl, m_hi = m_lo + 8;
+  const int j_end = mw < len ? mw / 16 + 1 : 0;  // twin: steps 0..⌊m/16⌋ of chain(w_m, x, m+1)
+  const float* cb = p.cb + (int64_t(c) * p.G + g) * L * L;
+  const float* cb_lo = cb + int64_t(m_lo) * L + 2 * q;
+  const float* cb_hi = cb + int64_t(m_hi) * L + 2 * q;
+  float2 nxt[4];
+  auto fetch = [&](int J) {
+    nxt[0] = __ldg(reinterpret_cast<const float2*>(cb_lo + 16 * J));
+    nxt[1] = __ldg(reinterpret_cast<const float2*>(cb_hi + 16 * J));
+    nxt[2] = __ldg(reinterpret_cast<const float2*>(cb_lo + 16 * J + 8));
+    nxt[3] = __ldg(reinterpret_cast<const float2*>(cb_hi + 16 * J + 8));
+  };
+  if (j_end > 0) fetch(0);
   load_chunk_scalars(p, int64_t(h) * p.T + t0, len, m0, h, p0, s_cs, s_delta, s_decay, s_D);
-  cp_async_wait<1>();
+  cp_async_wait<0>();
   __syncthreads();
 
   // Inter-chunk term (twin: chain(C_m, h_in[p], N)), then ×exp(cs_m) per row.
   float acc[8][4] = {};
-  mma_rows_cols<Op>(sC + warp * 16 * CS, sS, CS, 0, (p.N + 15) / 16, acc);
+  mma_rows_cols_ldm<Op>(sC + warp * 16 * CS, sS, CS, (p.N + 15) / 16, acc);
   scale_rows(acc, s_decay + warp * 16);
-
-  // Intra-chunk term in 64-token slabs; warp rows [mw, mw+16) take k-steps J with 16J ≤ mw
-  // (twin: chain(w_m, x, m+1, acc) = steps 0..⌊m/16⌋). Slab j+1 loads during slab j.
-  const int mw = m0 + warp * 16;
-  const int k_end = min(m0 + kTile, len);
-  int buf = 0;
-  for (int k0 = 0; k0 < k_end; k0 += kTile, buf ^= 1) {
-    cp_async_wait<0>();
-    __syncthreads();  // slab k0 landed; every warp is done with the other buffer and sW
-    if (k0 + kTile < k_end) {
-      issue_slab(k0 + kTile, buf ^ 1);
-      cp_async_commit();
-    }
-    const float* scb = slab_cb[buf];
-    for (int i = threadIdx.x; i < kTile * 16; i += kThreads) {
-      const int row = i >> 4, v = (i & 15) * 4, m = m0 + row, k = k0 + v;
-      Op packed[4];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        // Entries above the diagonal (k > m) and rows past the chunk are 0.
-        const float w = m < len && k + j <= m
-                            ? cb_weight(scb[row * kCbRow + v + j], s_cs[m], s_cs[k + j], s_delta[k + j])
-                            : 0.0f;
-        packed[j] = to_op<Op>(w);
-      }
-      *reinterpret_cast<uint2*>(sW + row * kRow64 + v) = *reinterpret_cast<const uint2*>(packed);
-    }
-    __syncthreads();
-    const Op* sX = slab_x[buf];
-    for (int s = 0; s < kTile / 16; ++s) {
-      if (k0 + 16 * s > mw) break;
-      const int k = 16 * s + 2 * (lane & 3);
-      const Op* sA = sW + warp * 16 * kRow64;
-      const uint32_t a[4] = {word_at(sA, gl * kRow64 + k), word_at(sA, (gl + 8) * kRow64 + k),
-                             word_at(sA, gl * kRow64 + k + 8), word_at(sA, (gl + 8) * kRow64 + k + 8)};
-      mma_b_trans<Op>(a, sX, s, acc);
-    }
+  __syncthreads();  // every warp is done with the inter tiles: the region takes x
+  // x rows [0, m0 + 64), rows ≥ len zero.
+  for (int i = threadIdx.x; i < (m0 + kTile) * 8; i += kThreads) {
+    const int k = i >> 3, v = (i & 7) * 8;
+    copy8_async(sX + k * kRow64 + v, x + int64_t(k) * p.x_st + v, k < len ? p.P - p0 - v : 0);
   }
-  store_outputs<Op>(acc, p, t0, h, mw, p0, len, s_D);
+  cp_async_commit();
+
+  // Intra-chunk term on the same accumulator: k-step J of rows [mw, mw+16) with weights
+  // R(w_mk), w_mk = cb_weight(CB[m,k], cs_m, cs_k, δ_k) for k ≤ m < len, else 0.
+  const float cs_lo = m_lo < len ? s_cs[m_lo] : 0.0f, cs_hi = m_hi < len ? s_cs[m_hi] : 0.0f;
+  // Weights are kept for k ≤ m < len and are +0 elsewhere: masks of the packed A words
+  // (low half: the lower k). Below the diagonal step every k < m; in the diagonal step
+  // J = mw/16, column k = mw + c of row mw + r is kept for c ≤ r.
+  const uint32_t row_lo = m_lo < len ? 0xffffffffu : 0u, row_hi = m_hi < len ? 0xffffffffu : 0u;
+  auto diag = [&](int c, int r) {
+    return (c <= r ? 0x0000ffffu : 0u) | (c + 1 <= r ? 0xffff0000u : 0u);
+  };
+  const uint32_t mask_diag[4] = {row_lo & diag(2 * q, gl), row_hi & diag(2 * q, gl + 8),
+                                 row_lo & diag(2 * q + 8, gl), row_hi & diag(2 * q + 8, gl + 8)};
+  const int j_diag = mw / 16;
+  cp_async_wait<0>();
+  __syncthreads();  // x rows landed
+#pragma unroll 1
+  for (int J = 0; J < j_end; ++J) {
+    const float2 cur[4] = {nxt[0], nxt[1], nxt[2], nxt[3]};
+    if (J + 1 < j_end) fetch(J + 1);
+    uint32_t a[4];
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {  // columns k, k+1 with k = 16J + 2q + 8·half
+      const int k = 16 * J + 2 * q + 8 * half;
+      const float2 csk = *reinterpret_cast<const float2*>(s_cs + k);
+      const float2 dk = *reinterpret_cast<const float2*>(s_delta + k);
+      const float2 lo = cur[2 * half], hi = cur[2 * half + 1];
+      // All four weights computed unconditionally (independent chains the scheduler can
+      // interleave; entries past the diagonal or the chunk are masked below).
+      const float w00 = cb_weight(lo.x, cs_lo, csk.x, dk.x), w01 = cb_weight(lo.y, cs_lo, csk.y, dk.y);
+      const float w10 = cb_weight(hi.x, cs_hi, csk.x, dk.x), w11 = cb_weight(hi.y, cs_hi, csk.y, dk.y);
+      a[2 * half] = pack2_rn<Op>(w00, w01);      // a0 / a2: row m_lo
+      a[2 * half + 1] = pack2_rn<Op>(w10, w11);  // a1 / a3: row m_hi
+    }
+    const bool on_diag = J == j_diag;
+    a[0] = and_b32(a[0], on_diag ? mask_diag[0] : row_lo);
+    a[1] = and_b32(a[1], on_diag ? mask_diag[1] : row_hi);
+    a[2] = and_b32(a[2], on_diag ? mask_diag[2] : row_lo);
+    a[3] = and_b32(a[3], on_diag ? mask_diag[3] : row_hi);
+    mma_b_trans<Op>(a, sX, J, acc);
+  }
+  // Epilogue by the whole block: the accumulators through shared memory (fp32 [64][68],
+  // over the x rows once every warp is done with them), then 8 consecutive columns per
+  // thread with 16-byte loads and stores where aligned.
+  __syncthreads();
+  float* s_acc = reinterpret_cast<float*>(smem);
+#pragma unroll
+  for (int f = 0; f < 8; ++f) {
+    const int col = 8 * f + 2 * q;
+    *reinterpret_cast<float2*>(s_acc + (warp * 16 + gl) * kAccRow + col) = make_float2(acc[f][0], acc[f][1]);
+    *reinterpret_cast<float2*>(s_acc + (warp * 16 + gl + 8) * kAccRow + col) = make_float2(acc[f][2], acc[f][3]);
+  }
+  __syncthreads();
+  store_outputs8<Op>(s_acc, p, t0, h, m0, p0, len, s_D);
 }
 
 }  // namespace ssmv::chunk_scan::gpu

@@ -1,9 +1,8 @@
 // Tensor-core building blocks for bf16/fp16 operands (Op = In) and stage (d) on them: the
 // same arithmetic as kernels.cuh's generic kernels (and the twin), with whole operand
-// tiles staged in shared memory by 16-byte loads and token-major operands read by
-// ldmatrix.trans. Stages (b) and (e) on tensor cores are in kernels_async.cuh. Only the
-// data movement differs from kernels.cuh: the same values enter the same mma.sync steps
-// in the same order.
+// tiles staged in shared memory by 16-byte loads and fragments read by ldmatrix. Stages
+// (b) and (e) on tensor cores are in kernels_async.cuh. Only the data movement differs
+// from kernels.cuh: the same values enter the same mma.sync steps in the same order.
 #pragma once
 
 #include "fast/chunk_scan/kernels.cuh"
@@ -116,8 +115,55 @@ __device__ __forceinline__ void mma_b_trans(const uint32_t (&a)[4], const Op* sB
   }
 }
 
-// Stage (b) dynamic shared memory (kernels_async.cuh): x and B tiles [L][72], scales [L].
-__host__ __device__ inline int chunk_state_mma_smem(int L) { return 2 * L * kRow64 * 2 + L * 4; }
+// ldmatrix .x4 (no transpose): lane l gives the row address of matrix l/8, row l%8, and
+// receives from matrix i the elements (row l/4; columns 2(l%4), 2(l%4)+1).
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* smem_row) {
+  const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem_row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+// Two fp32 values rounded to nearest even into Op and packed, lo in the low half (the
+// element with the lower k of an A-fragment register).
+template <class Op> __device__ __forceinline__ uint32_t pack2_rn(float lo, float hi);
+template <> __device__ __forceinline__ uint32_t pack2_rn<__nv_bfloat16>(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+template <> __device__ __forceinline__ uint32_t pack2_rn<__half>(float lo, float hi) {
+  const __half2 v = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+// a & mask by an instruction the compiler cannot see through: zeroing masked weights must
+// not become a branch around their computation (a branch per weight serialises the
+// independent exp chains).
+__device__ __forceinline__ uint32_t and_b32(uint32_t a, uint32_t mask) {
+  uint32_t r;
+  asm("and.b32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(mask));
+  return r;
+}
+
+// Warp tile over k-steps [0, steps) with A = sA[16 rows][k], B = sB[64 cols][k] (k
+// contiguous, row stride `stride` elements, a multiple of 8), fragments by ldmatrix: the
+// same operands and steps as mma_rows_cols.
+template <class Op>
+__device__ __forceinline__ void mma_rows_cols_ldm(const Op* sA, const Op* sB, int stride, int steps,
+                                                  float (&acc)[8][4]) {
+  const int lane = threadIdx.x & 31, i = lane >> 3, r = lane & 7;
+  for (int s = 0; s < steps; ++s) {
+    uint32_t a[4];  // matrices: rows 0-7 / 8-15 at k 0-7, then at k 8-15
+    ldmatrix_x4(a, sA + (r + 8 * (i & 1)) * stride + 16 * s + 8 * (i >> 1));
+#pragma unroll
+    for (int f = 0; f < 8; f += 2) {
+      uint32_t b[4];  // matrices: columns 8f.. at k 0-7, k 8-15, then columns 8f+8..
+      ldmatrix_x4(b, sB + (8 * f + r + 8 * (i >> 1)) * stride + 16 * s + 8 * (i & 1));
+      mma16816<Op>(acc[f], a[0], a[1], a[2], a[3], b[0], b[1]);
+      mma16816<Op>(acc[f + 1], a[0], a[1], a[2], a[3], b[2], b[3]);
+    }
+  }
+}
 
 // (d) grid ((L/64)², G, NC); dynamic shared memory rows64_smem(N).
 __host__ __device__ inline int rows64_smem(int N) { return 2 * kTile * padded_stride(N) * 2; }
