@@ -39,11 +39,19 @@ inline constexpr int kWarp = 32;
 #ifndef SSMV_SSU_ROWS_PER_WARP
 #define SSMV_SSU_ROWS_PER_WARP 8
 #endif
-// Defaults: the fastest geometry measured on the H200 (bench/NOTES.md, SSU call 2:
-// 8 rows per warp with at most 80 registers, 6 blocks per multiprocessor).
+// Defaults: the fastest geometry measured on the H200 (bench/NOTES.md, SSU call 4:
+// 8 rows per warp, 2 groups of them for 16-bit states, at most 80 registers for 6 blocks
+// per multiprocessor).
 #ifndef SSMV_SSU_MIN_BLOCKS
 #define SSMV_SSU_MIN_BLOCKS 6
 #endif
+// Groups of kRowsPerWarp rows per warp for 16-bit states (the kernel's single-token path
+// holds them as raw bits, two elements per register; fp32 states: one group).
+// SSMV_SSU_GROUPS_16BIT exists for the benchmark's variants too.
+#ifndef SSMV_SSU_GROUPS_16BIT
+#define SSMV_SSU_GROUPS_16BIT 2
+#endif
+inline constexpr int kGroups16 = SSMV_SSU_GROUPS_16BIT;
 inline constexpr int kWarpsPerBlock = 4;
 inline constexpr int kRowsPerWarp = SSMV_SSU_ROWS_PER_WARP;
 inline constexpr int kRowsPerBlock = kWarpsPerBlock * kRowsPerWarp;
@@ -64,19 +72,16 @@ struct LaneLayout {
 // Half-warp rows: when N = 16·V with V ∈ {2, 4, 8} and V·bytes ≤ 16 (N = 32, 64, 128 for
 // 16-bit states; 32, 64 for fp32) a row is split among 16 lanes of V elements, one access
 // of V·bytes each, where 32 lanes could only take V/2 (8-byte accesses for a bf16 row of
-// 128): half the load, store and shuffle instructions per row. SSMV_SSU_HALF_WARP_ROWS=0
-// (a benchmark variant, bench/ssu) turns it off.
-#ifndef SSMV_SSU_HALF_WARP_ROWS
-#define SSMV_SSU_HALF_WARP_ROWS 1
-#endif
-
+// 128): half the load, store and shuffle instructions per row (bf16, N = 128, batch 256 on
+// the H200: 171 µs with whole-warp rows, 154 µs with half-warp rows; bench/NOTES.md, SSU
+// call 3).
 // Otherwise L = 32, V = the widest of 8, 4, 2, 1 elements that fits 16 bytes and keeps all
 // 32 lanes busy (32·V ≤ N); J = ceil(N / (32·V)) ≤ 2 for N ≤ 256, so a lane holds at most
 // 8 elements of a row.
 SSMV_HD SSMV_FORCEINLINE LaneLayout lane_layout(int N, int state_bytes) {
   LaneLayout l;
   for (int v = 8; v >= 2; v /= 2) {
-    if (SSMV_SSU_HALF_WARP_ROWS && v * state_bytes <= 16 && N == 16 * v) {
+    if (v * state_bytes <= 16 && N == 16 * v) {
       l.V = v;
       l.L = 16;
       return l;
