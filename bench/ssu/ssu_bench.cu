@@ -106,8 +106,10 @@ int main(int argc, char** argv) {
     const int only_batch = argc > 2 ? std::atoi(argv[2]) : 0;
     cudaDeviceProp prop;
     SSMV_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-    std::printf("device %s, %d SMs, L2 %d MiB; kernel variant: %d rows/warp, min blocks/SM %d\n", prop.name,
-                prop.multiProcessorCount, prop.l2CacheSize >> 20, kRowsPerWarp, SSMV_SSU_MIN_BLOCKS);
+    std::printf("device %s, %d SMs, L2 %d MiB; kernel variant: %d rows/warp, %d groups for 16-bit states, min "
+                "blocks/SM %d\n",
+                prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, kRowsPerWarp, kGroups16,
+                SSMV_SSU_MIN_BLOCKS);
     for (Format state : {Format::fp32, Format::bf16}) {
       const bool same = matches_twin(state);
       std::printf("GPU = twin bit for bit (batch 8, %s state): %s\n", std::string(format_name(state)).c_str(),

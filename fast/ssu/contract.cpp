@@ -21,11 +21,14 @@ Contract contract() {
   c.transcendentals = fm::fast_math_budgets();
   c.reductions.push_back(
       {"y = Σ_n C·S", ReductionOrder::sequential_fma, 16,
-       "lane l of a warp accumulates acc = fma(C[n], S[n], acc) from acc = +0 over its n = (j·32 + l)·V + v "
-       "(j < J, v < V, n < N; V = widest of 8/4/2/1 with V·bytes(state) <= 16 and 32·V <= N; J = ceil(N/(32·V)) "
-       "<= 2), in order j then v; then a 5-level xor butterfly of fp32 adds (offsets 16, 8, 4, 2, 1); then "
-       "y = fma(D, x, sum) (one rounding for the D term), y = y·(z·sigmoid(z)). The longest lane chain is at most "
-       "ceil(N/16) - 1 longer than ceil(N/32), so partials = 16 bounds the depth (lane chain + tree) for every "
+       "the row's L lanes (L = 16 when N = 16·V for V in {2, 4, 8} with V·bytes(state) <= 16, else 32) each "
+       "accumulate acc = fma(C[n], S[n], acc) from acc = +0 over their n = (j·L + u)·V + v (u < L the lane; "
+       "j < J, v < V, n < N; for L = 32: V = widest of 8/4/2/1 with V·bytes(state) <= 16 and 32·V <= N, "
+       "J = ceil(N/(32·V)) <= 2; for L = 16: J = 1), in order j then v; then an xor butterfly of fp32 adds over "
+       "the L lanes (offsets L/2, ..., 2, 1: 5 levels for L = 32, 4 for L = 16); then y = fma(D, x, sum) (one "
+       "rounding for the D term), y = y·(z·sigmoid(z)). For L = 32 the longest lane chain is at most "
+       "ceil(N/16) - 1 longer than ceil(N/32); for L = 16 it is N/16 with 4 levels; so partials = 16 bounds the "
+       "depth (lane chain + tree) for every "
        "N <= 256 (tests/contract_test.cpp)"});
   c.flush_to_zero = false;
   c.softplus_shortcut = true;
@@ -33,11 +36,11 @@ Contract contract() {
   // measured so (gpu_twin_how_measured).
   c.gpu_twin_max_ulps = 0;
   c.gpu_twin_how_measured =
-      "H200, 2026-11-30 (bench/NOTES.md, SSU): ssu_gpu_test, 1200 random problems (every format, P and N from 1 "
-      "to 256, pads, repeated read slots, per-token states; 600237 y elements and every pool slot) plus the "
-      "benchmark shapes and the unaligned-pool path: GPU = twin bit for bit, repeated runs identical; every "
-      "geometry variant of ssu_bench (4/8/16 rows per warp, register caps) equal to the twin on a batch-8 "
-      "problem of the benchmark shape";
+      "H200, 2026-11-30 07:16 UTC (bench/NOTES.md, SSU call 4; half-warp rows, single-token raw-state path): "
+      "ssu_gpu_test, 1200 random problems (every format, P and N from 1 to 256, pads, repeated read slots, "
+      "per-token states; 600237 y elements and every pool slot) plus the benchmark shapes and the unaligned-pool "
+      "path: GPU = twin bit for bit, repeated runs identical; every variant of ssu_bench (4/8 rows per warp, 1 to 4 "
+      "groups, register caps) equal to its twin on a batch-8 problem of the benchmark shape";
   return c;
 }
 

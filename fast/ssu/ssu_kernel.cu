@@ -1,17 +1,29 @@
 // The SSU (selective_state_update) CUDA kernel for sm_90.
 //
-// Grid (R·ceil(P/kRowsPerBlock), H), 128 threads (ssu_math.h: 4 warps of kRowsPerWarp
-// = 8 rows, registers capped for 6 resident blocks per SM): block (r·tiles + tile, h) owns rows [kRowsPerBlock·tile, +kRowsPerBlock) of
-// request r, head h; warp w owns kRowsPerWarp consecutive rows and keeps their state in
-// registers, in fp32, across the request's tokens. Lane l owns the state
-// elements n = (j·32 + l)·V + v (ssu_math.h lane_layout); it loads them with one
-// vector access of V elements per chunk where the pool is aligned for it.
+// Grid (R·ceil(P/(kRowsPerBlock·G)), H), 128 threads (ssu_math.h: 4 warps, registers
+// capped for 6 resident blocks per SM): block (r·tiles + tile, h) owns rows
+// [kRowsPerBlock·G·tile, +kRowsPerBlock·G) of request r, head h; a warp owns G groups
+// (kGroups: 1 for fp32 states, 2 for 16-bit ones) of kRowsPerWarp = 8 consecutive rows.
+// A row is split among L lanes (ssu_math.h lane_layout: 32, or 16 so that a warp
+// instruction covers two rows, e.g. a bf16 row of N = 128 as 16 lanes × one 16-byte
+// access); lane u of a row owns n = (j·L + u)·V + v and loads them with one vector access
+// of V elements per chunk where the pool is aligned for it (Place below).
 // Per token: δ and a = exp(δA) (every thread, identical), dB = δ·B[n] and C[n] for the
 // lane's n, then per row S = fma(dB, x, a·S), a per-lane fma chain over n for Σ C·S and
-// a 5-level xor-butterfly across the warp; lane i finishes and stores y[t, h, row0 + i].
-// The state is rounded to the state format (cvt.rn) only when stored: per-token states
-// after their token, the final state after the last token. No shared memory, no atomics:
-// every output element is computed by one warp in a fixed order.
+// an xor-butterfly over the row's L lanes; one lane per row finishes and stores y.
+// Two paths, the same arithmetic per row (hence the same bits):
+// * advance_group (every case): a group's state in fp32 registers across the request's
+//   tokens, rounded to the state format (cvt.rn) only when stored: per-token states
+//   after their token, the final state after the last token.
+// * advance_single (16-bit states, one token, no per-token states, no pad, aligned pool):
+//   the warp's G groups held as raw state bits, two elements per register, each row
+//   decoded, advanced and re-encoded in turn: twice the bytes in flight per register.
+// Memory latency: a warp's only dependent loads are the request's indices (cu_seqlens,
+// slots) before everything else; the per-head scalars, the first token's inputs and the
+// state then go out together, as raw bits, before any arithmetic waits on one of them
+// (each later token: one more round trip for its inputs).
+// No shared memory, no atomics: every output element is computed by one warp in a fixed
+// order.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -35,9 +47,15 @@ __device__ __forceinline__ uint16_t encode16(Format f, float v) {
   return f == Format::bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(v)) : __half_as_ushort(__float2half_rn(v));
 }
 
-__device__ __forceinline__ float load_any(Format f, const void* base, int64_t i) {
-  if (f == Format::fp32) return static_cast<const float*>(base)[i];
-  return decode16(f, static_cast<const uint16_t*>(base)[i]);
+// Raw bits of one input element (fp32 bits, or a 16-bit pattern zero-extended), decoded
+// at first use: a token's loads are all issued before any arithmetic waits on one.
+__device__ __forceinline__ uint32_t load_raw(Format f, const void* base, int64_t i) {
+  if (f == Format::fp32) return static_cast<const uint32_t*>(base)[i];
+  return static_cast<const uint16_t*>(base)[i];
+}
+
+__device__ __forceinline__ float decode_raw(Format f, uint32_t b) {
+  return f == Format::fp32 ? __uint_as_float(b) : decode16(f, uint16_t(b));
 }
 
 __device__ __forceinline__ void store_any(Format f, void* base, int64_t i, float v) {
@@ -95,20 +113,42 @@ __device__ __forceinline__ typename StateBits<SF>::T state_from_float(float v) {
   }
 }
 
+// Groups of kRowsPerWarp rows a warp owns (ssu_math.h).
+__host__ __device__ constexpr int kGroups(Format f) { return f == Format::fp32 ? 1 : kGroups16; }
+
+// V consecutive state elements as one aligned access (16 bytes at most).
+template <Format SF, int V>
+using Chunk = typename Raw<V * sizeof(typename StateBits<SF>::T)>::T;
+
+template <Format SF, int V>
+__device__ __forceinline__ void unpack(const Chunk<SF, V>& raw, float* out) {
+  union {
+    Chunk<SF, V> raw;
+    typename StateBits<SF>::T e[V];
+  } u;
+  u.raw = raw;
+#pragma unroll
+  for (int v = 0; v < V; ++v) out[v] = state_to_float<SF>(u.e[v]);
+}
+
+template <Format SF, int V>
+__device__ __forceinline__ Chunk<SF, V> pack(const float* in) {
+  union {
+    Chunk<SF, V> raw;
+    typename StateBits<SF>::T e[V];
+  } u;
+#pragma unroll
+  for (int v = 0; v < V; ++v) u.e[v] = state_from_float<SF>(in[v]);
+  return u.raw;
+}
+
 // Loads V elements [n, n+V) of a state row into out[0..V): one access when `vector`
 // (the caller guarantees alignment and n + V <= N), element by element otherwise.
 template <Format SF, int V>
 __device__ __forceinline__ void load_state(const typename StateBits<SF>::T* row, int n, int N, bool vector,
                                            float* out) {
-  using E = typename StateBits<SF>::T;
   if (vector && n + V <= N) {
-    union {
-      typename Raw<V * sizeof(E)>::T raw;
-      E e[V];
-    } u;
-    u.raw = *reinterpret_cast<const typename Raw<V * sizeof(E)>::T*>(row + n);
-#pragma unroll
-    for (int v = 0; v < V; ++v) out[v] = state_to_float<SF>(u.e[v]);
+    unpack<SF, V>(*reinterpret_cast<const Chunk<SF, V>*>(row + n), out);
   } else {
 #pragma unroll
     for (int v = 0; v < V; ++v) out[v] = n + v < N ? state_to_float<SF>(row[n + v]) : 0.0f;
@@ -118,15 +158,8 @@ __device__ __forceinline__ void load_state(const typename StateBits<SF>::T* row,
 template <Format SF, int V>
 __device__ __forceinline__ void store_state(typename StateBits<SF>::T* row, int n, int N, bool vector,
                                             const float* in) {
-  using E = typename StateBits<SF>::T;
   if (vector && n + V <= N) {
-    union {
-      typename Raw<V * sizeof(E)>::T raw;
-      E e[V];
-    } u;
-#pragma unroll
-    for (int v = 0; v < V; ++v) u.e[v] = state_from_float<SF>(in[v]);
-    *reinterpret_cast<typename Raw<V * sizeof(E)>::T*>(row + n) = u.raw;
+    *reinterpret_cast<Chunk<SF, V>*>(row + n) = pack<SF, V>(in);
   } else {
 #pragma unroll
     for (int v = 0; v < V; ++v)
@@ -134,175 +167,385 @@ __device__ __forceinline__ void store_state(typename StateBits<SF>::T* row, int 
   }
 }
 
-// Stores the warp's rows [row0, row0 + kRowsPerWarp) ∩ [0, P) of head h into pool slot
-// `slot`, rounded to the state format.
-template <Format SF, int V, int J>
-__device__ __forceinline__ void store_rows(const Params& p, int32_t slot, int h, int row0, int lane, bool vector,
-                                           const float (&s)[kRowsPerWarp][J * V]) {
+// A lane's place in its warp: a row is split among the L lanes of lane_layout, so a warp
+// instruction covers Q = 32/L rows (1 or 2) and a lane holds K = kRowsPerWarp/Q rows of a
+// group of kRowsPerWarp rows. Lane q·L + u (q < Q, u < L) holds rows row0 + k·Q + q
+// (k < K) at the elements lane_element(lay, u, j, v), and lane q·L + k finishes row
+// row0 + k·Q + q.
+template <int L>
+struct Place {
+  static constexpr int Q = kWarp / L;
+  static constexpr int K = kRowsPerWarp / Q;
+  static_assert(kRowsPerWarp % Q == 0 && K <= L, "lane q·L + k finishes row k·Q + q");
+  int q, u;
+  __device__ __forceinline__ explicit Place(int lane) : q(lane / L), u(lane % L) {}
+  __device__ __forceinline__ int row(int row0, int k) const { return row0 + k * Q + q; }
+  __device__ __forceinline__ int finished_row(int row0) const { return row(row0, u); }  // if u < K
+};
+
+// What every warp of one (request, head) reads once.
+struct Head {
+  int h, g;
+  int32_t t0, t1, slot_in, slot_out;
+  bool pad, has_bias;
+  float dt_bias, A;
+};
+
+// Stores the lane's rows (Place) ∩ [0, P) of head h into pool slot `slot`, rounded to the
+// state format.
+template <Format SF, int V, int J, int L>
+__device__ __forceinline__ void store_rows(const Params& p, int32_t slot, int h, int row0, const Place<L>& pl,
+                                           bool vector, const float (&s)[Place<L>::K][J * V]) {
   using E = typename StateBits<SF>::T;
-  const LaneLayout lay{V, J};
+  const LaneLayout lay{V, J, L};
   E* const base = static_cast<E*>(p.state) + int64_t(slot) * p.state_stride_slot + int64_t(h) * p.state_stride_head;
 #pragma unroll
-  for (int i = 0; i < kRowsPerWarp; ++i) {
-    const int row = row0 + i;
+  for (int k = 0; k < Place<L>::K; ++k) {
+    const int row = pl.row(row0, k);
 #pragma unroll
     for (int j = 0; j < J; ++j) {
-      const int n = lane_element(lay, lane, j, 0);
-      if (row < p.P && n < p.N) store_state<SF, V>(base + int64_t(row) * p.state_stride_p, n, p.N, vector, &s[i][j * V]);
+      const int n = lane_element(lay, pl.u, j, 0);
+      if (row < p.P && n < p.N) {
+        store_state<SF, V>(base + int64_t(row) * p.state_stride_p, n, p.N, vector, &s[k][j * V]);
+      }
     }
   }
 }
 
-// J: the chunks per lane, ceil(N / (32·V)) (1 or 2), fixed at compile time so that a
-// lane's arrays hold exactly J·V elements per row in registers.
-template <Format SF, int V, int J>
-__global__ void __launch_bounds__(kWarpsPerBlock* kWarp, SSMV_SSU_MIN_BLOCKS) ssu_kernel(const Params p, bool vector) {
-  using E = typename StateBits<SF>::T;
-  static_assert(J * V <= kMaxLaneElements);
-  static_assert(kRowsPerWarp <= kWarp, "lane i finishes row i");
-  const int tiles = (p.P + kRowsPerBlock - 1) / kRowsPerBlock;
-  const int r = blockIdx.x / tiles;
-  const int tile = blockIdx.x % tiles;
-  const int h = blockIdx.y;
-  const int warp = threadIdx.x / kWarp;
-  const int lane = threadIdx.x % kWarp;
-  const int row0 = tile * kRowsPerBlock + warp * kRowsPerWarp;
-  if (row0 >= p.P) return;  // the whole warp: no row of this warp exists
-  const int g = h / (p.H / p.G);
-  const int32_t t0 = p.cu_seqlens[r], t1 = p.cu_seqlens[r + 1];
-  const int32_t slot_in = p.slot_in[r];
-  const bool pad = slot_in == p.pad_slot_id;
-  const LaneLayout lay{V, (p.N + kWarp * V - 1) / (kWarp * V)};
-  E* const pool = static_cast<E*>(p.state);
-  const int64_t head_offset = int64_t(h) * p.state_stride_head;
+// The inputs of one token that a lane uses, as raw bits (load_raw): dt, B and C at the
+// lane's n; x and z of the row the lane finishes in each of G groups, if it finishes one
+// (the other lanes get x by shuffle: one register instead of K while loads are in flight).
+template <int M, int G>
+struct TokenInputs {
+  uint32_t dt, b[M], c[M], x[G], z[G];
+};
 
-  float s[kRowsPerWarp][J * V];
+// Issues every load of token t for the groups of rows starting at row0 + i·kRowsPerWarp
+// (i < G) and waits on none: one memory round trip per token (the first token's loads
+// travel with the state's) instead of one per dependent step.
+template <int V, int J, int L, int G>
+__device__ __forceinline__ TokenInputs<J * V, G> load_token(const Params& p, const Head& hd, int32_t t,
+                                                            const Place<L>& pl, int row0) {
+  const Format f = p.input_format;
+  const LaneLayout lay{V, J, L};
+  TokenInputs<J * V, G> in;
+  in.dt = load_raw(f, p.dt, int64_t(t) * p.dt_stride_token + hd.h);
 #pragma unroll
-  for (int i = 0; i < kRowsPerWarp; ++i) {
-    const int row = row0 + i;
+  for (int j = 0; j < J; ++j) {
 #pragma unroll
-    for (int j = 0; j < J; ++j) {
-      const int n = lane_element(lay, lane, j, 0);
-      if (!pad && row < p.P && n < p.N) {
-        const E* src = pool + int64_t(slot_in) * p.state_stride_slot + head_offset + int64_t(row) * p.state_stride_p;
-        load_state<SF, V>(src, n, p.N, vector, &s[i][j * V]);
-      } else {
-#pragma unroll
-        for (int v = 0; v < V; ++v) s[i][j * V + v] = 0.0f;
-      }
+    for (int v = 0; v < V; ++v) {
+      const int n = lane_element(lay, pl.u, j, v);
+      const bool live = n < p.N;
+      const int64_t bc = int64_t(t) * p.B_stride_token + int64_t(hd.g) * p.B_stride_group + n;
+      const int64_t cc = int64_t(t) * p.C_stride_token + int64_t(hd.g) * p.C_stride_group + n;
+      in.b[j * V + v] = live ? load_raw(f, p.B, bc) : 0;
+      in.c[j * V + v] = live ? load_raw(f, p.C, cc) : 0;
     }
   }
-
-  const bool has_bias = p.dt_bias != nullptr;
-  const float dt_bias = has_bias ? p.dt_bias[h] : 0.0f;
-  const float A = p.A[h];
-  for (int32_t t = t0; t < t1; ++t) {
-    const float dt = load_any(p.input_format, p.dt, int64_t(t) * p.dt_stride_token + h);
-    const TokenScalars ts = token_scalars(dt, has_bias, dt_bias, p.dt_softplus, p.dt_limit_lo, p.dt_limit_hi, A);
-    float dB[J * V], c[J * V];
 #pragma unroll
-    for (int j = 0; j < J; ++j) {
+  for (int i = 0; i < G; ++i) {
+    const int my_row = pl.finished_row(row0 + i * kRowsPerWarp);
+    const bool finisher = pl.u < Place<L>::K && my_row < p.P;
+    const int64_t xi = int64_t(t) * p.x_stride_token + int64_t(hd.h) * p.x_stride_head + my_row;
+    const int64_t zi = int64_t(t) * p.z_stride_token + int64_t(hd.h) * p.z_stride_head + my_row;
+    in.x[i] = finisher ? load_raw(f, p.x, xi) : 0;
+    in.z[i] = finisher && p.z != nullptr ? load_raw(f, p.z, zi) : 0;
+  }
+  return in;
+}
+
+// δ·B[n] and C[n] at the lane's n (0 where n >= N), decoded.
+template <int V, int J, int L, int G>
+__device__ __forceinline__ void token_bc(const Params& p, const TokenInputs<J * V, G>& in, float delta,
+                                         const Place<L>& pl, float (&dB)[J * V], float (&c)[J * V]) {
+  const LaneLayout lay{V, J, L};
+#pragma unroll
+  for (int e = 0; e < J * V; ++e) {
+    const bool live = lane_element(lay, pl.u, e / V, e % V) < p.N;
+    dB[e] = live ? scaled_B(delta, decode_raw(p.input_format, in.b[e])) : 0.0f;
+    c[e] = live ? decode_raw(p.input_format, in.c[e]) : 0.0f;
+  }
+}
+
+// One row's update, S = fma(dB, x, a·S), and the lane's fma chain for Σ C·S over its
+// elements in layout order (ssu_math.h), chunk j only where it exists.
+template <int V, int J, int L>
+__device__ __forceinline__ float advance_row(const Params& p, const Place<L>& pl, float decay, float x,
+                                             const float (&dB)[J * V], const float (&c)[J * V], float (&s)[J * V]) {
+  const LaneLayout lay{V, J, L};
+  float acc = 0.0f;
+#pragma unroll
+  for (int j = 0; j < J; ++j) {
+    const int n0 = lane_element(lay, pl.u, j, 0);
+    if (n0 + V <= p.N) {  // the whole chunk exists
 #pragma unroll
       for (int v = 0; v < V; ++v) {
-        const int n = lane_element(lay, lane, j, v);
-        const bool live = n < p.N;
-        const int64_t bi = int64_t(t) * p.B_stride_token + int64_t(g) * p.B_stride_group + n;
-        const int64_t ci = int64_t(t) * p.C_stride_token + int64_t(g) * p.C_stride_group + n;
-        dB[j * V + v] = live ? scaled_B(ts.delta, load_any(p.input_format, p.B, bi)) : 0.0f;
-        c[j * V + v] = live ? load_any(p.input_format, p.C, ci) : 0.0f;
+        s[j * V + v] = update_state(s[j * V + v], decay, dB[j * V + v], x);
+        acc = accumulate(acc, c[j * V + v], s[j * V + v]);
       }
-    }
-    // All rows' updates and lane partial sums first (independent chains), then their
-    // butterflies interleaved, then lane i finishes row row0 + i: the rows' sigmoids and
-    // stores run side by side on different lanes instead of one after another on lane 0.
-    // Per row the operations and their order are the ones ssu_math.h states.
-    float xs[kRowsPerWarp], sum[kRowsPerWarp];
+    } else {
 #pragma unroll
-    for (int i = 0; i < kRowsPerWarp; ++i) {
-      const int row = row0 + i;
-      xs[i] = row < p.P ? load_any(p.input_format, p.x, int64_t(t) * p.x_stride_token + int64_t(h) * p.x_stride_head + row)
-                        : 0.0f;
-    }
-#pragma unroll
-    for (int i = 0; i < kRowsPerWarp; ++i) {
-      float acc = 0.0f;
-      if (row0 + i < p.P) {  // warp-uniform
-#pragma unroll
-        for (int j = 0; j < J; ++j) {
-          const int n0 = lane_element(lay, lane, j, 0);
-          if (n0 + V <= p.N) {  // the whole chunk exists
-#pragma unroll
-            for (int v = 0; v < V; ++v) {
-              s[i][j * V + v] = update_state(s[i][j * V + v], ts.decay, dB[j * V + v], xs[i]);
-              acc = accumulate(acc, c[j * V + v], s[i][j * V + v]);
-            }
-          } else {
-#pragma unroll
-            for (int v = 0; v < V; ++v) {
-              if (n0 + v < p.N) {
-                s[i][j * V + v] = update_state(s[i][j * V + v], ts.decay, dB[j * V + v], xs[i]);
-                acc = accumulate(acc, c[j * V + v], s[i][j * V + v]);
-              }
-            }
-          }
+      for (int v = 0; v < V; ++v) {
+        if (n0 + v < p.N) {
+          s[j * V + v] = update_state(s[j * V + v], decay, dB[j * V + v], x);
+          acc = accumulate(acc, c[j * V + v], s[j * V + v]);
         }
       }
-      sum[i] = acc;
     }
+  }
+  return acc;
+}
+
+// The rows' xor-butterflies interleaved; offsets below L stay inside a row's L lanes.
+template <int L, int M>
+__device__ __forceinline__ void butterflies(float (&sum)[M]) {
 #pragma unroll
-    for (int offset = kWarp / 2; offset >= 1; offset /= 2) {
+  for (int offset = L / 2; offset >= 1; offset /= 2) {
 #pragma unroll
-      for (int i = 0; i < kRowsPerWarp; ++i) sum[i] = sum[i] + __shfl_xor_sync(0xffffffffu, sum[i], offset);
-    }
-    float my_sum = 0.0f, my_x = 0.0f;
+    for (int k = 0; k < M; ++k) sum[k] = sum[k] + __shfl_xor_sync(0xffffffffu, sum[k], offset);
+  }
+}
+
+// The finishing lane of row my_row: y = fma(D, x, Σ), gated, stored (ssu_math.h).
+__device__ __forceinline__ void finish_row(const Params& p, const Head& hd, int32_t t, int my_row, float sum, float D,
+                                           float x, uint32_t z) {
+  const float y = finish_output(sum, p.d_mode != DMode::none, D, x, p.z != nullptr, decode_raw(p.input_format, z));
+  store_any(p.output_format, p.y, int64_t(t) * p.y_stride_token + int64_t(hd.h) * p.y_stride_head + my_row, y);
+}
+
+// D of the row a lane finishes (0 if none or no D).
+template <int L>
+__device__ __forceinline__ float load_D(const Params& p, const Head& hd, const Place<L>& pl, int row0) {
+  const int my_row = pl.finished_row(row0);
+  if (pl.u >= Place<L>::K || my_row >= p.P || p.d_mode == DMode::none) return 0.0f;
+  return p.d_mode == DMode::per_head ? p.D[hd.h] : p.D[int64_t(hd.h) * p.D_stride_head + my_row];
+}
+
+// The general path, for the group of kRowsPerWarp rows starting at row0: the state in
+// fp32 registers across the request's tokens, per-token states, pads, unaligned pools.
+template <Format SF, int V, int J, int L>
+__device__ __forceinline__ void advance_group(const Params& p, const Head& hd, const Place<L>& pl, int row0,
+                                              bool vector) {
+  using E = typename StateBits<SF>::T;
+  constexpr int K = Place<L>::K;
+  const LaneLayout lay{V, J, L};
+  // Every load the first token needs goes out before the state's loads and before any
+  // arithmetic: the lane's D, the token's inputs.
+  const float D = load_D(p, hd, pl, row0);
+  TokenInputs<J * V, 1> in{};
+  if (hd.t0 < hd.t1) in = load_token<V, J, L, 1>(p, hd, hd.t0, pl, row0);
+
+  float s[K][J * V];
+  const E* const src = static_cast<const E*>(p.state) + int64_t(hd.slot_in) * p.state_stride_slot +
+                       int64_t(hd.h) * p.state_stride_head;
 #pragma unroll
-    for (int i = 0; i < kRowsPerWarp; ++i) {
-      if (lane == i) {
-        my_sum = sum[i];
-        my_x = xs[i];
+  for (int k = 0; k < K; ++k) {
+    const int row = pl.row(row0, k);
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      const int n = lane_element(lay, pl.u, j, 0);
+      if (!hd.pad && row < p.P && n < p.N) {
+        load_state<SF, V>(src + int64_t(row) * p.state_stride_p, n, p.N, vector, &s[k][j * V]);
+      } else {
+#pragma unroll
+        for (int v = 0; v < V; ++v) s[k][j * V + v] = 0.0f;
       }
-    }
-    const int my_row = row0 + lane;
-    if (lane < kRowsPerWarp && my_row < p.P) {
-      const bool has_D = p.d_mode != DMode::none;
-      const float D = p.d_mode == DMode::per_head ? p.D[h]
-                      : has_D                     ? p.D[int64_t(h) * p.D_stride_head + my_row]
-                                                  : 0.0f;
-      const bool has_z = p.z != nullptr;
-      const float z = has_z ? load_any(p.input_format, p.z,
-                                       int64_t(t) * p.z_stride_token + int64_t(h) * p.z_stride_head + my_row)
-                            : 0.0f;
-      const float y = finish_output(my_sum, has_D, D, my_x, has_z, z);
-      store_any(p.output_format, p.y, int64_t(t) * p.y_stride_token + int64_t(h) * p.y_stride_head + my_row, y);
-    }
-    if (!pad && p.token_state_slots != nullptr && p.token_state_slots[t] != p.pad_slot_id) {
-      store_rows<SF, V, J>(p, p.token_state_slots[t], h, row0, lane, vector, s);
     }
   }
 
-  if (pad) return;  // a pad request writes no state
-  store_rows<SF, V, J>(p, p.slot_out != nullptr ? p.slot_out[r] : slot_in, h, row0, lane, vector, s);
+  const int my_row = pl.finished_row(row0);
+  const bool finisher = pl.u < K && my_row < p.P;
+  for (int32_t t = hd.t0; t < hd.t1; ++t) {
+    if (t != hd.t0) in = load_token<V, J, L, 1>(p, hd, t, pl, row0);
+    const TokenScalars ts =
+        token_scalars(decode_raw(p.input_format, in.dt), hd.has_bias, hd.dt_bias, p.dt_softplus, p.dt_limit_lo,
+                      p.dt_limit_hi, hd.A);
+    float dB[J * V], c[J * V];
+    token_bc<V, J, L, 1>(p, in, ts.delta, pl, dB, c);
+    // All rows' updates and lane partial sums first (independent chains), then their
+    // butterflies interleaved, then lane q·L + k finishes row k·Q + q: the rows' sigmoids
+    // and stores run side by side on different lanes instead of one after another.
+    const float my_x = decode_raw(p.input_format, in.x[0]);  // +0 for rows >= P
+    float sum[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const float x = __shfl_sync(0xffffffffu, my_x, pl.q * L + k);
+      sum[k] = pl.row(row0, k) < p.P ? advance_row<V, J, L>(p, pl, ts.decay, x, dB, c, s[k]) : 0.0f;
+    }
+    butterflies<L>(sum);
+    float my_sum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < K; ++k) my_sum = pl.u == k ? sum[k] : my_sum;
+    if (finisher) finish_row(p, hd, t, my_row, my_sum, D, my_x, in.z[0]);
+    if (!hd.pad && p.token_state_slots != nullptr && p.token_state_slots[t] != p.pad_slot_id) {
+      store_rows<SF, V, J, L>(p, p.token_state_slots[t], hd.h, row0, pl, vector, s);
+    }
+  }
+  if (!hd.pad) store_rows<SF, V, J, L>(p, hd.slot_out, hd.h, row0, pl, vector, s);  // a pad writes no state
 }
 
-template <Format SF, int V, int J>
+// advance_group out of line: beside advance_single's registers, the inlined general path
+// spilled (268 bytes per thread at 80 registers for bf16, N = 128); called, it keeps its
+// own registers and spills only in calls the single-token path does not take.
+template <Format SF, int V, int J, int L>
+__device__ __noinline__ void advance_group_call(const Params& p, const Head& hd, const Place<L>& pl, int row0,
+                                                bool vector) {
+  advance_group<SF, V, J, L>(p, hd, pl, row0, vector);
+}
+
+// The decode step's common case: one token, no per-token states, not a pad, an aligned
+// pool with N a multiple of V. The warp's G groups of rows stay in registers as the raw
+// state bits (a 16-bit state: two elements per register), each row decoded, advanced and
+// re-encoded in turn, so a warp has G groups' bytes in flight for about the registers of
+// one group in fp32. Per row the arithmetic is advance_group's: the same bits.
+template <Format SF, int V, int J, int L, int G>
+__device__ __forceinline__ void advance_single(const Params& p, const Head& hd, const Place<L>& pl, int row0) {
+  using E = typename StateBits<SF>::T;
+  constexpr int K = Place<L>::K;
+  const LaneLayout lay{V, J, L};
+  const int32_t t = hd.t0;
+  float D[G];
+#pragma unroll
+  for (int i = 0; i < G; ++i) D[i] = load_D(p, hd, pl, row0 + i * kRowsPerWarp);
+  const TokenInputs<J * V, G> in = load_token<V, J, L, G>(p, hd, t, pl, row0);
+
+  Chunk<SF, V> raw[G * K][J];
+  const E* const src = static_cast<const E*>(p.state) + int64_t(hd.slot_in) * p.state_stride_slot +
+                       int64_t(hd.h) * p.state_stride_head;
+#pragma unroll
+  for (int k = 0; k < G * K; ++k) {
+    const int row = pl.row(row0 + (k / K) * kRowsPerWarp, k % K);
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      const int n = lane_element(lay, pl.u, j, 0);
+      if (row < p.P && n < p.N) {
+        raw[k][j] = *reinterpret_cast<const Chunk<SF, V>*>(src + int64_t(row) * p.state_stride_p + n);
+      }
+    }
+  }
+
+  const TokenScalars ts = token_scalars(decode_raw(p.input_format, in.dt), hd.has_bias, hd.dt_bias, p.dt_softplus,
+                                        p.dt_limit_lo, p.dt_limit_hi, hd.A);
+  float dB[J * V], c[J * V];
+  token_bc<V, J, L, G>(p, in, ts.delta, pl, dB, c);
+  // Group by group: its rows' updates and lane chains, their butterflies, its finishing
+  // lanes (the butterflies of one group overlap the next group's arithmetic).
+#pragma unroll
+  for (int i = 0; i < G; ++i) {
+    const int gi_row0 = row0 + i * kRowsPerWarp;
+    const float my_x = decode_raw(p.input_format, in.x[i]);  // +0 for rows >= P
+    float sum[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const float x = __shfl_sync(0xffffffffu, my_x, pl.q * L + k);
+      sum[k] = 0.0f;
+      if (pl.row(gi_row0, k) < p.P) {
+        float s[J * V];
+#pragma unroll
+        for (int j = 0; j < J; ++j) {
+          if (lane_element(lay, pl.u, j, 0) < p.N) {
+            unpack<SF, V>(raw[i * K + k][j], &s[j * V]);
+          } else {
+#pragma unroll
+            for (int v = 0; v < V; ++v) s[j * V + v] = 0.0f;
+          }
+        }
+        sum[k] = advance_row<V, J, L>(p, pl, ts.decay, x, dB, c, s);
+#pragma unroll
+        for (int j = 0; j < J; ++j) raw[i * K + k][j] = pack<SF, V>(&s[j * V]);
+      }
+    }
+    butterflies<L>(sum);
+    float my_sum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < K; ++k) my_sum = pl.u == k ? sum[k] : my_sum;
+    const int my_row = pl.finished_row(gi_row0);
+    if (pl.u < K && my_row < p.P) finish_row(p, hd, t, my_row, my_sum, D[i], my_x, in.z[i]);
+  }
+
+  E* const dst = static_cast<E*>(p.state) + int64_t(hd.slot_out) * p.state_stride_slot +
+                 int64_t(hd.h) * p.state_stride_head;
+  // The same loop as the loads above, mirrored. A shared helper taking a lambda changed
+  // the machine code of 12 of the 28 instantiations (not of the benchmark's), which were
+  // then no longer the ones measured GPU = twin (bench/NOTES.md, SSU call 4).
+#pragma unroll
+  for (int k = 0; k < G * K; ++k) {
+    const int row = pl.row(row0 + (k / K) * kRowsPerWarp, k % K);
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      const int n = lane_element(lay, pl.u, j, 0);
+      if (row < p.P && n < p.N) {
+        *reinterpret_cast<Chunk<SF, V>*>(dst + int64_t(row) * p.state_stride_p + n) = raw[k][j];
+      }
+    }
+  }
+}
+
+// J: the chunks per lane (1 or 2) and L: the lanes per row (32 or 16), from lane_layout,
+// fixed at compile time so that a lane's arrays hold exactly J·V elements per row in
+// registers. A warp owns G = kGroups(SF) groups of kRowsPerWarp consecutive rows.
+template <Format SF, int V, int J, int L>
+__global__ void __launch_bounds__(kWarpsPerBlock* kWarp, SSMV_SSU_MIN_BLOCKS)
+    ssu_kernel(const __grid_constant__ Params p, bool vector) {
+  static_assert(J * V <= kMaxLaneElements);
+  constexpr int G = kGroups(SF);
+  const int tiles = (p.P + kRowsPerBlock * G - 1) / (kRowsPerBlock * G);
+  const int r = blockIdx.x / tiles;
+  const int tile = blockIdx.x % tiles;
+  const int warp = threadIdx.x / kWarp;
+  const Place<L> pl(threadIdx.x % kWarp);
+  const int row0 = (tile * kWarpsPerBlock + warp) * kRowsPerWarp * G;
+  if (row0 >= p.P) return;  // the whole warp: no row of this warp exists
+  // The request's indices are a warp's only loads that other loads wait on.
+  Head hd;
+  hd.h = blockIdx.y;
+  hd.g = hd.h / (p.H / p.G);
+  hd.t0 = p.cu_seqlens[r];
+  hd.t1 = p.cu_seqlens[r + 1];
+  hd.slot_in = p.slot_in[r];
+  hd.slot_out = p.slot_out != nullptr ? p.slot_out[r] : hd.slot_in;
+  hd.pad = hd.slot_in == p.pad_slot_id;
+  hd.has_bias = p.dt_bias != nullptr;
+  hd.dt_bias = hd.has_bias ? p.dt_bias[hd.h] : 0.0f;
+  hd.A = p.A[hd.h];
+  if constexpr (G > 1) {
+    if (vector && p.N % V == 0 && hd.t1 - hd.t0 == 1 && p.token_state_slots == nullptr && !hd.pad) {
+      return advance_single<SF, V, J, L, G>(p, hd, pl, row0);
+    }
+  }
+  if constexpr (G == 1) {
+    advance_group<SF, V, J, L>(p, hd, pl, row0, vector);
+  } else {
+#pragma unroll 1
+    for (int i = 0; i < G; ++i) {
+      if (row0 + i * kRowsPerWarp < p.P) advance_group_call<SF, V, J, L>(p, hd, pl, row0 + i * kRowsPerWarp, vector);
+    }
+  }
+}
+
+template <Format SF, int V, int J, int L>
 void launch_typed(const Params& p, cudaStream_t stream) {
   const int bytes = SF == Format::fp32 ? 4 : 2;
   // One access of V elements needs the pool, its strides and hence every chunk start
   // (a multiple of V) aligned to V elements.
   const bool vector = reinterpret_cast<uintptr_t>(p.state) % (V * bytes) == 0 && p.state_stride_slot % V == 0 &&
                       p.state_stride_head % V == 0 && p.state_stride_p % V == 0;
-  const int tiles = (p.P + kRowsPerBlock - 1) / kRowsPerBlock;
+  const int rows_per_block = kRowsPerBlock * kGroups(SF);
+  const int tiles = (p.P + rows_per_block - 1) / rows_per_block;
   const dim3 grid(static_cast<unsigned>(p.num_requests * tiles), static_cast<unsigned>(p.H));
-  ssu_kernel<SF, V, J><<<grid, kWarpsPerBlock * kWarp, 0, stream>>>(p, vector);
+  ssu_kernel<SF, V, J, L><<<grid, kWarpsPerBlock * kWarp, 0, stream>>>(p, vector);
   SSMV_CUDA_CHECK(cudaGetLastError());
 }
 
 template <Format SF, int V>
-void launch_vector(const Params& p, int J, cudaStream_t stream) {
+void launch_vector(const Params& p, const LaneLayout& l, cudaStream_t stream) {
+  if constexpr (V >= 2) {
+    if (l.L == 16) return launch_typed<SF, V, 1, 16>(p, stream);  // N = 16·V exactly
+  }
   if constexpr (V == 8) {
-    return launch_typed<SF, V, 1>(p, stream);  // N = 256 exactly
+    return launch_typed<SF, V, 1, kWarp>(p, stream);  // N = 256 exactly
   } else {
-    return J == 1 ? launch_typed<SF, V, 1>(p, stream) : launch_typed<SF, V, 2>(p, stream);
+    return l.J == 1 ? launch_typed<SF, V, 1, kWarp>(p, stream) : launch_typed<SF, V, 2, kWarp>(p, stream);
   }
 }
 
@@ -310,11 +553,11 @@ template <Format SF>
 void launch_format(const Params& p, cudaStream_t stream) {
   const LaneLayout l = lane_layout(p.N, SF == Format::fp32 ? 4 : 2);
   switch (l.V) {
-    case 1: return launch_vector<SF, 1>(p, l.J, stream);
-    case 2: return launch_vector<SF, 2>(p, l.J, stream);
-    case 4: return launch_vector<SF, 4>(p, l.J, stream);
+    case 1: return launch_vector<SF, 1>(p, l, stream);
+    case 2: return launch_vector<SF, 2>(p, l, stream);
+    case 4: return launch_vector<SF, 4>(p, l, stream);
     default:
-      if constexpr (SF != Format::fp32) return launch_vector<SF, 8>(p, l.J, stream);
+      if constexpr (SF != Format::fp32) return launch_vector<SF, 8>(p, l, stream);
   }
 }
 
@@ -331,3 +574,4 @@ void launch(const Params& p, cudaStream_t stream) {
 }
 
 }  // namespace ssmv::ssu
+

@@ -30,11 +30,12 @@ void store(Format f, void* base, int64_t i, float v) {
   static_cast<uint16_t*>(base)[i] = static_cast<uint16_t>(round_nearest_even(f, static_cast<double>(v)));
 }
 
-// The kernel's butterfly: at each level lane l adds the value of lane l ^ offset.
-float butterfly_sum(std::array<float, kWarp> v) {
-  for (int offset = kWarp / 2; offset >= 1; offset /= 2) {
+// The kernel's butterfly over the L lanes of a row: at each level lane u adds the value of
+// lane u ^ offset (offsets L/2, ..., 1); every lane ends with the same sum.
+float butterfly_sum(std::array<float, kWarp> v, int L) {
+  for (int offset = L / 2; offset >= 1; offset /= 2) {
     std::array<float, kWarp> next;
-    for (int l = 0; l < kWarp; ++l) next[l] = v[l] + v[l ^ offset];
+    for (int u = 0; u < L; ++u) next[u] = v[u] + v[u ^ offset];
     v = next;
   }
   return v[0];
@@ -57,17 +58,17 @@ void run_head(const Params& p, int r, int h, const LaneLayout& lay) {
   const int32_t slot_in = p.slot_in[r];
   const bool pad = slot_in == p.pad_slot_id;
   const int g = h / (p.H / p.G);
-  // The elements (lane, k = j·V + v, n) of one row, n < N, in lane order: the kernel's
-  // per-lane fma order is this order restricted to one lane.
+  // The elements (u, n) of one row, n < N, u < L the lane among the row's L lanes, in
+  // lane order: the kernel's per-lane fma order is this order restricted to one lane.
   struct Element {
-    int lane, n;
+    int u, n;
   };
   std::vector<Element> elements;
-  for (int lane = 0; lane < kWarp; ++lane)
+  for (int u = 0; u < lay.L; ++u)
     for (int j = 0; j < lay.J; ++j)
       for (int v = 0; v < lay.V; ++v) {
-        const int n = lane_element(lay, lane, j, v);
-        if (n < p.N) elements.push_back({lane, n});
+        const int n = lane_element(lay, u, j, v);
+        if (n < p.N) elements.push_back({u, n});
       }
   // s[row·N + n]: the state as the lanes hold it, fp32 across tokens.
   std::vector<float> s(size_t(p.P) * p.N, 0.0f);
@@ -98,14 +99,14 @@ void run_head(const Params& p, int r, int h, const LaneLayout& lay) {
       std::array<float, kWarp> acc{};
       for (const Element& e : elements) {
         srow[e.n] = update_state(srow[e.n], ts.decay, dB[e.n], x);
-        acc[e.lane] = accumulate(acc[e.lane], c[e.n], srow[e.n]);
+        acc[e.u] = accumulate(acc[e.u], c[e.n], srow[e.n]);
       }
       const float D = p.d_mode == DMode::per_head ? p.D[h]
                       : p.d_mode == DMode::per_head_dim ? p.D[int64_t(h) * p.D_stride_head + row]
                                                         : 0.0f;
       const float z = p.z ? load(p.input_format, p.z, int64_t(t) * p.z_stride_token + int64_t(h) * p.z_stride_head + row)
                           : 0.0f;
-      const float y = finish_output(butterfly_sum(acc), p.d_mode != DMode::none, D, x, p.z != nullptr, z);
+      const float y = finish_output(butterfly_sum(acc, lay.L), p.d_mode != DMode::none, D, x, p.z != nullptr, z);
       store(p.output_format, p.y, int64_t(t) * p.y_stride_token + int64_t(h) * p.y_stride_head + row, y);
     }
     if (!pad && p.token_state_slots && p.token_state_slots[t] != p.pad_slot_id) store_all(p.token_state_slots[t]);

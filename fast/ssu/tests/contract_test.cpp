@@ -32,13 +32,14 @@ TEST(SsuContract, Fields) {
 }
 
 // Depth of the kernel's reduction for N: the longest lane chain (fma count) plus the
-// levels of the butterfly that add two non-zero partial sums (ceil(log2(active lanes))).
+// levels of the butterfly that add two non-zero partial sums (ceil(log2(active lanes)),
+// active among the row's L lanes).
 int64_t actual_depth(int N, int state_bytes) {
   const LaneLayout l = lane_layout(N, state_bytes);
-  std::vector<int64_t> count(kWarp, 0);
-  for (int lane = 0; lane < kWarp; ++lane)
+  std::vector<int64_t> count(l.L, 0);
+  for (int u = 0; u < l.L; ++u)
     for (int j = 0; j < l.J; ++j)
-      for (int v = 0; v < l.V; ++v) count[lane] += lane_element(l, lane, j, v) < N;
+      for (int v = 0; v < l.V; ++v) count[u] += lane_element(l, u, j, v) < N;
   const int64_t active = std::count_if(count.begin(), count.end(), [](int64_t k) { return k > 0; });
   int64_t levels = 0;
   while ((int64_t{1} << levels) < active) ++levels;
@@ -53,6 +54,7 @@ TEST(SsuContract, DeclaredReductionDepthBoundsTheKernelForEveryN) {
       const LaneLayout l = lane_layout(N, bytes);
       EXPECT_LE(l.J * l.V, kMaxLaneElements) << "N = " << N;
       EXPECT_LE(l.V * bytes, 16);
+      EXPECT_TRUE(l.L == kWarp || (l.L == 16 && l.J == 1 && l.V * 16 == N)) << "N = " << N;
     }
   }
 }
