@@ -34,13 +34,50 @@ __device__ __forceinline__ void copy8_async(T* dst, const T* src, int valid) {
 }
 
 // rows [0, 64) of a [64][padded_stride(N)] tile from src rows (row_stride apart, N valid
-// columns, rows_valid valid rows); zero elsewhere up to N rounded to 16.
+// columns, rows_valid valid rows); zero elsewhere up to N rounded to 16. Thread i takes
+// vectors i, i + 128, … in row-major order, the row and column advanced without division.
+// One test for the tile: when every vector exists and is 16-byte aligned (N a multiple of
+// 16, src and row_stride aligned, all 64 rows valid) each is one cp.async with no
+// per-vector test; else copy8_async decides per vector.
 template <class Op>
 __device__ __forceinline__ void issue_rows64(Op* dst, const Op* src, int64_t row_stride, int rows_valid, int N) {
   const int NS = (N + 15) & ~15, CS = padded_stride(N), vecs = NS / 8;
-  for (int i = threadIdx.x; i < kTile * vecs; i += kThreads) {
-    const int r = i / vecs, v = (i % vecs) * 8;
-    copy8_async(dst + r * CS + v, src + r * row_stride + v, r < rows_valid ? N - v : 0);
+  const int dr = kThreads / vecs, dv = kThreads - dr * vecs;  // the step of kThreads vectors
+  int r = int(threadIdx.x) / vecs, v = int(threadIdx.x) - r * vecs;
+  const bool whole = N % 16 == 0 && rows_valid >= kTile && row_stride % 8 == 0 &&
+                     (reinterpret_cast<uintptr_t>(src) & 15) == 0;
+  if (whole) {
+    for (; r < kTile;) {
+      cp_async16(dst + r * CS + 8 * v, src + r * row_stride + 8 * v);
+      r += dr;
+      v += dv;
+      if (v >= vecs) v -= vecs, ++r;
+    }
+  } else {
+    for (; r < kTile;) {
+      copy8_async(dst + r * CS + 8 * v, src + r * row_stride + 8 * v, r < rows_valid ? N - 8 * v : 0);
+      r += dr;
+      v += dv;
+      if (v >= vecs) v -= vecs, ++r;
+    }
+  }
+}
+
+// rows kk in [0, rows) of a [rows][kRow64] x tile: src row k0 + kk (rows row_stride
+// apart), columns [0, 64) of which cols_valid exist; rows k0 + kk ≥ len zero. 8 vectors
+// per row. One test for the tile as in issue_rows64: when all 64 columns exist and every
+// row is 16-byte aligned, each vector of a row < len is one cp.async with no further test.
+template <class Op>
+__device__ __forceinline__ void issue_x_rows(Op* dst, const Op* src, int64_t row_stride, int k0, int rows, int len,
+                                             int cols_valid) {
+  const bool whole = cols_valid >= kTile && row_stride % 8 == 0 && (reinterpret_cast<uintptr_t>(src) & 15) == 0;
+  for (int i = threadIdx.x; i < rows * 8; i += kThreads) {
+    const int kk = i >> 3, v = (i & 7) * 8, k = k0 + kk;
+    if (whole && k < len) {
+      cp_async16(dst + kk * kRow64 + v, src + int64_t(k) * row_stride + v);
+    } else {
+      copy8_async(dst + kk * kRow64 + v, src + int64_t(k) * row_stride + v, k < len ? cols_valid - v : 0);
+    }
   }
 }
 
@@ -72,17 +109,20 @@ __global__ void __launch_bounds__(kThreads) chunk_state_async_kernel(const Chunk
   const int slabs = (len + kTile - 1) / kTile;
   const Op* x = static_cast<const Op*>(p.x) + int64_t(t0) * p.x_st + int64_t(h) * p.x_sh + p0;
   const Op* B = static_cast<const Op*>(p.B) + int64_t(t0) * p.b_st + int64_t(g) * p.b_sg + n0;
+  // One alignment test for B's tile (as issue_rows64): all 128 columns present, rows aligned.
+  const bool b_whole = p.N - n0 >= 128 && p.b_st % 8 == 0 && (reinterpret_cast<uintptr_t>(B) & 15) == 0;
   auto issue = [&](int j) {
     if (j < slabs) {
       Op* dx = sX(j & 1);
       Op* db = sB(j & 1);
-      for (int i = threadIdx.x; i < kTile * 8; i += kThreads) {
-        const int kk = i >> 3, v = (i & 7) * 8, k = kTile * j + kk;
-        copy8_async(dx + kk * kRow64 + v, x + int64_t(k) * p.x_st + v, k < len ? p.P - p0 - v : 0);
-      }
+      issue_x_rows(dx, x, p.x_st, kTile * j, kTile, len, p.P - p0);
       for (int i = threadIdx.x; i < kTile * 16; i += kThreads) {
         const int kk = i >> 4, v = (i & 15) * 8, k = kTile * j + kk;
-        copy8_async(db + kk * kRow128 + v, B + int64_t(k) * p.b_st + v, k < len ? p.N - n0 - v : 0);
+        if (b_whole && k < len) {
+          cp_async16(db + kk * kRow128 + v, B + int64_t(k) * p.b_st + v);
+        } else {
+          copy8_async(db + kk * kRow128 + v, B + int64_t(k) * p.b_st + v, k < len ? p.N - n0 - v : 0);
+        }
       }
     }
     cp_async_commit();  // one group per slab, empty past the chunk
@@ -244,10 +284,7 @@ __global__ void __launch_bounds__(kThreads, 5) scan_async_kernel(const ChunkScan
   scale_rows(acc, s_decay + warp * 16);
   __syncthreads();  // every warp is done with the inter tiles: the region takes x
   // x rows [0, m0 + 64), rows ≥ len zero.
-  for (int i = threadIdx.x; i < (m0 + kTile) * 8; i += kThreads) {
-    const int k = i >> 3, v = (i & 7) * 8;
-    copy8_async(sX + k * kRow64 + v, x + int64_t(k) * p.x_st + v, k < len ? p.P - p0 - v : 0);
-  }
+  issue_x_rows(sX, x, p.x_st, 0, m0 + kTile, len, p.P - p0);
   cp_async_commit();
 
   // Intra-chunk term on the same accumulator: k-step J of rows [mw, mw+16) with weights
