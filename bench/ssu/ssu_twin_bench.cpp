@@ -40,15 +40,20 @@ void BM_TwinRandomConfigs(benchmark::State& state) {
 }
 BENCHMARK(BM_TwinRandomConfigs);
 
-// One decode step at the benchmark shape H = 32, P = 64, N = 128 (fp32 state), batch 1.
-void BM_TwinServingShapeBatch1(benchmark::State& state) {
+// One request at the benchmark shape H = 32, P = 64, N = 128 (fp32 state).
+testing::GeneratedProblem serving_shape_problem() {
   testing::ProblemConfig c;
   c.requests = 1;
   c.H = 32;
   c.P = 64;
   c.N = 128;
   c.formats = {Format::bf16, Format::fp32, Format::bf16};
-  const testing::GeneratedProblem g = testing::make_problem(c, 3);
+  return testing::make_problem(c, 3);
+}
+
+// One decode step at the benchmark shape, batch 1.
+void BM_TwinServingShapeBatch1(benchmark::State& state) {
+  const testing::GeneratedProblem g = serving_shape_problem();
   for (auto _ : state) benchmark::DoNotOptimize(run_twin(g.decode, g.options));
   state.SetItemsProcessed(state.iterations());
 }
@@ -57,16 +62,11 @@ BENCHMARK(BM_TwinServingShapeBatch1)->Unit(benchmark::kMillisecond);
 // The twin alone on packed buffers (no validation, packing or read-back): the arithmetic's
 // cost, in element-steps (one (p, n) state update and its fma into y) per second.
 void BM_TwinOnlyServingShape(benchmark::State& state) {
-  testing::ProblemConfig c;
-  c.requests = 1;
-  c.H = 32;
-  c.P = 64;
-  c.N = 128;
-  c.formats = {Format::bf16, Format::fp32, Format::bf16};
-  const testing::GeneratedProblem g = testing::make_problem(c, 3);
+  const testing::GeneratedProblem g = serving_shape_problem();
   HostLaunch host(g.decode, g.options);
   for (auto _ : state) run_twin(host.params());
-  state.SetItemsProcessed(state.iterations() * c.H * c.P * c.N);
+  const Shape& s = g.decode.problem.shape;
+  state.SetItemsProcessed(state.iterations() * s.H * s.P * s.N);
 }
 BENCHMARK(BM_TwinOnlyServingShape)->Unit(benchmark::kMillisecond);
 
