@@ -13,7 +13,7 @@ using testing::error_of;
 
 Tensor raw(DType dtype, std::vector<int64_t> shape, std::vector<uint8_t> data) {
   Tensor t;
-  t.name = "v";
+  t.name.assign(1, 'v');  // not = "v": GCC 12 -O3 warns (-Wrestrict false positive)
   t.dtype = dtype;
   t.shape = std::move(shape);
   t.data = std::move(data);
