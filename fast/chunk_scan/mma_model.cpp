@@ -7,7 +7,6 @@
 namespace ssmv::chunk_scan {
 namespace {
 
-constexpr int kFp32Emin = -126;
 // Measured on the H200 (2026-11-30, 7.2 M outputs, bench/NOTES.md): the truncation grid
 // 2^(E−26) never falls below 2^-158, as if E were clamped to −132 from below. Only sums of
 // products under 2^-132 notice: their results lie in or near fp32's subnormal range.
@@ -41,14 +40,16 @@ float round_toward_zero(int64_t m, int q) {
   return float(negative ? -v : v);
 }
 
+// The exponent a value's exponent field reads: floor(log2|v|), or emin for a subnormal.
+int exponent_field(float v, int emin) {
+  const int e = std::ilogb(v);
+  return e < emin ? emin : e;
+}
+
 }  // namespace
 
 float mma_step(const float* a, const float* b, int count, float c, MmaOperands ops) {
   const int emin = format_info(ops.format).emin;
-  auto exponent = [&](float v) {
-    const int e = std::ilogb(v);
-    return e < emin ? emin : e;
-  };
   double term[17];
   int ref[17];
   int n = 0;
@@ -62,7 +63,7 @@ float mma_step(const float* a, const float* b, int count, float c, MmaOperands o
     }
     term[n] = p;
     ref[n] = ops.rule == SubnormalRule::true_exponent ? std::ilogb(a[k]) + std::ilogb(b[k]) + 1
-                                                       : exponent(a[k]) + exponent(b[k]) + 1;
+                                                       : exponent_field(a[k], emin) + exponent_field(b[k], emin) + 1;
     ++n;
   }
   // All products zero: c passes unchanged, except that a zero comes out as +0 (see the header).
@@ -70,8 +71,7 @@ float mma_step(const float* a, const float* b, int count, float c, MmaOperands o
   if (c != 0.0f) {
     term[n] = c;
     // A subnormal c also reads its exponent field: e(c) = max(floor(log2|c|), −126).
-    const int ec = std::ilogb(c);
-    ref[n] = (ec < kFp32Emin ? kFp32Emin : ec) + 1;
+    ref[n] = exponent_field(c, format_info(Format::fp32).emin) + 1;
     ++n;
   }
   // The alignment exponent is at least kMinAlignExponent: no term keeps bits below 2^-158.
