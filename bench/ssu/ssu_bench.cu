@@ -1,14 +1,17 @@
 // ssu_bench [iterations] [batch]: achieved bandwidth of the SSU kernel on the current GPU next to
 // a device-to-device cudaMemcpy measured in the same run.
 //
-// Shapes: batch 1, 8, 64, 256 requests of one token, H = 32, P = 64, N = 128, G = 1;
+// Shapes: batch 1, 8, 64, 256 requests of one token, and 64, 256 requests of two tokens
+// (no per-token states), H = 32, P = 64, N = 128, G = 1;
 // input and output bf16; state fp32 and bf16; softplus, dt_bias, D per head, z gate.
 // Bytes counted: the state read and written (2·batch·H·P·N·bytes(state)) plus every input
 // read once and y written once. Time: CUDA events around each launch, the L2 flushed
 // (a memset of 4× its size) before each, median of `iterations` launches (default 200).
+// Kernel: the one launch() picks (Kernel::automatic: "streamed" or "per-item"), and where
+// that is the streamed kernel, the per-item kernel on the same problem too.
 // Copy: cudaMemcpyAsync device to device of the state's bytes, same timing, bandwidth
 // counting bytes read plus written; also of 1 GiB (the card's copy ceiling).
-// A second argument runs that batch alone (the geometry variants run 256 only).
+// A second argument runs the rows of that batch alone (the geometry variants run 256 only).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -20,6 +23,7 @@
 
 #include "fast/common/cuda_check.h"
 #include "fast/ssu/ssu_device.h"
+#include "fast/ssu/ssu_launch.h"
 #include "fast/ssu/ssu_math.h"
 #include "fast/ssu/ssu.h"
 #include "fast/ssu/ssu_pack.h"
@@ -107,9 +111,10 @@ int main(int argc, char** argv) {
     cudaDeviceProp prop;
     SSMV_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     std::printf("device %s, %d SMs, L2 %d MiB; kernel variant: %d rows/warp, %d groups for 16-bit states, min "
-                "blocks/SM %d\n",
+                "blocks/SM %d; streamed kernel for fp32 states %s, min blocks/SM %d\n",
                 prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, kRowsPerWarp, kGroups16,
-                SSMV_SSU_MIN_BLOCKS);
+                SSMV_SSU_MIN_BLOCKS, SSMV_SSU_STREAM_FP32 ? "on" : "off",
+                SSMV_SSU_STREAM_MIN_BLOCKS);
     for (Format state : {Format::fp32, Format::bf16}) {
       const bool same = matches_twin(state);
       std::printf("GPU = twin bit for bit (batch 8, %s state): %s\n", std::string(format_name(state)).c_str(),
@@ -119,30 +124,45 @@ int main(int argc, char** argv) {
     Timer timer;
     const double big_copy = copy_gbps(timer, size_t(1) << 30, 50);
     std::printf("copy 1 GiB device to device: %.0f GB/s (read + write)\n", big_copy);
-    std::printf("%-6s %6s %10s %10s %10s %10s %8s %8s\n", "state", "batch", "MB moved", "kernel us", "kernel GB/s",
-                "copy GB/s", "of copy", "of 1GiB");
+    std::printf("%-6s %6s %6s %-9s %10s %10s %10s %10s %8s %8s\n", "state", "batch", "tokens", "kernel", "MB moved",
+                "kernel us", "kernel GB/s", "copy GB/s", "of copy", "of 1GiB");
+    // One token per request (the decode step), then 2 tokens per request without per-token
+    // states (multi-token decode) at batch 64 and 256.
+    struct Row {
+      int batch, tokens;
+    };
+    const Row rows[] = {{1, 1}, {8, 1}, {64, 1}, {256, 1}, {64, 2}, {256, 2}};
     for (Format state : {Format::fp32, Format::bf16}) {
-      for (int batch : {1, 8, 64, 256}) {
-        if (only_batch != 0 && batch != only_batch) continue;
-        testing::ProblemConfig c = bench_config(batch, state);
+      for (const Row& row : rows) {
+        if (only_batch != 0 && row.batch != only_batch) continue;
+        testing::ProblemConfig c = bench_config(row.batch, state);
+        c.min_tokens = c.max_tokens = row.tokens;
         c.random_pool = false;  // the warm-up launches make it non-zero
         const testing::GeneratedProblem g = testing::make_problem(c, 7);
         HostLaunch host(g.decode, g.options);
         DeviceLaunch dev(host);
-        const double ms = timer.median_ms(iterations, [&] { dev.launch(); });
         const int sb = state == Format::fp32 ? 4 : 2;
-        const double state_bytes = double(batch) * c.H * c.P * c.N * sb;
-        const double io = double(batch) * c.H * c.P * 2 * 3  // x, z, y
-                          + double(batch) * c.H * 2            // dt
-                          + double(batch) * c.G * c.N * 2 * 2  // B, C
-                          + double(c.H) * 4 * 3                // A, dt_bias, D
-                          + double(batch) * 4 * 2 + 4;         // cu_seqlens, slot_in
+        const double tokens = double(row.batch) * row.tokens;
+        const double state_bytes = double(row.batch) * c.H * c.P * c.N * sb;
+        const double io = tokens * c.H * c.P * 2 * 3      // x, z, y
+                          + tokens * c.H * 2                // dt
+                          + tokens * c.G * c.N * 2 * 2      // B, C
+                          + double(c.H) * 4 * 3             // A, dt_bias, D
+                          + double(row.batch) * 4 * 2 + 4;  // cu_seqlens, slot_in
         const double moved = 2 * state_bytes + io;
-        const double gbps = moved / (ms * 1e-3) / 1e9;
         const double copy = copy_gbps(timer, size_t(state_bytes), iterations);
-        std::printf("%-6s %6d %10.2f %10.2f %10.0f %10.0f %7.0f%% %7.0f%%\n", std::string(format_name(state)).c_str(),
-                    batch, moved / 1e6, ms * 1e3, gbps, copy, 100 * gbps / copy, 100 * gbps / big_copy);
-        (void)dev.download();  // synchronizes and surfaces any asynchronous error
+        // The automatic choice, then the per-item kernel where that was the streamed one.
+        const bool streamed = takes_streamed_kernel(dev.params());
+        for (Kernel kernel : {Kernel::automatic, Kernel::per_item}) {
+          if (kernel == Kernel::per_item && !streamed) break;
+          const double ms = timer.median_ms(iterations, [&] { launch(dev.params(), nullptr, {kernel, 0}); });
+          const double gbps = moved / (ms * 1e-3) / 1e9;
+          std::printf("%-6s %6d %6d %-9s %10.2f %10.2f %10.0f %10.0f %7.0f%% %7.0f%%\n",
+                      std::string(format_name(state)).c_str(), row.batch, row.tokens,
+                      kernel == Kernel::automatic && streamed ? "streamed" : "per-item", moved / 1e6, ms * 1e3, gbps,
+                      copy, 100 * gbps / copy, 100 * gbps / big_copy);
+          (void)dev.download();  // synchronizes and surfaces any asynchronous error
+        }
       }
     }
   } catch (const std::exception& e) {

@@ -36,11 +36,12 @@ Contract contract() {
   // measured so (gpu_twin_how_measured).
   c.gpu_twin_max_ulps = 0;
   c.gpu_twin_how_measured =
-      "H200, 2026-11-30 07:16 UTC (bench/NOTES.md, SSU call 4; half-warp rows, single-token raw-state path): "
+      "H200, 2026-11-30 09:11 UTC (bench/NOTES.md, SSU call 7; per-item and streamed kernels): "
       "ssu_gpu_test, 1200 random problems (every format, P and N from 1 to 256, pads, repeated read slots, "
-      "per-token states; 600237 y elements and every pool slot) plus the benchmark shapes and the unaligned-pool "
-      "path: GPU = twin bit for bit, repeated runs identical; every variant of ssu_bench (4/8 rows per warp, 1 to 4 "
-      "groups, register caps) equal to its twin on a batch-8 problem of the benchmark shape";
+      "per-token states; 600237 y elements and every pool slot; the 107 the streamed kernel takes also on a "
+      "one-block grid) plus the streamed kernel's loops (640 items, 1 to 5 batches per warp, N = 64, 96, 128, 256), "
+      "the benchmark shapes and the unaligned-pool path: GPU = twin bit for bit, repeated runs identical; every "
+      "variant of ssu_bench equal to its twin on a batch-8 problem of the benchmark shape";
   return c;
 }
 

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "fast/common/cuda_check.h"
@@ -56,7 +57,7 @@ class SsuGpu : public ::testing::Test {
 
 TEST_F(SsuGpu, RandomProblemsEqualTwinBitForBit) {
   const int count = problem_count();
-  int64_t y_elements = 0, nonzero = 0, pads = 0, repeated = 0, token_states = 0, odd = 0;
+  int64_t y_elements = 0, nonzero = 0, pads = 0, repeated = 0, token_states = 0, odd = 0, streamed = 0;
   for (int i = 0; i < count; ++i) {
     const uint64_t seed = 1000 + i;
     const GeneratedProblem g = make_problem(random_config(seed), seed);
@@ -74,6 +75,13 @@ TEST_F(SsuGpu, RandomProblemsEqualTwinBitForBit) {
       expect_equal(gpu, dev.download(), g, f);
       if (HasFatalFailure()) return;
     }
+    if (why_not_streamed(dev.params()) == nullptr) {  // one block: each warp loops over several items
+      ++streamed;
+      dev.reset_state(host);
+      launch(dev.params(), nullptr, {Kernel::streamed, 1});
+      expect_equal(twin, dev.download(), g, f);
+      if (HasFatalFailure()) return;
+    }
     y_elements += int64_t(twin.y.size());
     for (Bits b : twin.y) nonzero += !is_zero(f.output, b);
     const Shape& s = g.decode.problem.shape;
@@ -86,11 +94,12 @@ TEST_F(SsuGpu, RandomProblemsEqualTwinBitForBit) {
   }
   // What the generator produced (not vacuous).
   std::printf("[ssu_gpu] %d problems, %lld y elements (%lld non-zero), %lld pad requests, %lld repeated reads, "
-              "%lld with token states, %lld with odd P and N\n",
+              "%lld with token states, %lld with odd P and N, %lld streamed (also run on one block)\n",
               count, (long long)y_elements, (long long)nonzero, (long long)pads, (long long)repeated,
-              (long long)token_states, (long long)odd);
+              (long long)token_states, (long long)odd, (long long)streamed);
   EXPECT_GT(nonzero, y_elements / 2);
   if (count >= 1000) {
+    EXPECT_GT(streamed, 50);
     EXPECT_GT(pads, 50);
     EXPECT_GT(repeated, 50);
     EXPECT_GT(token_states, 50);
@@ -112,6 +121,58 @@ TEST_F(SsuGpu, BenchmarkShapesEqualTwin) {
     c.separate_out = true;
     const GeneratedProblem g = make_problem(c, 4242);
     expect_equal(run_twin(g.decode, g.options), run_gpu(g.decode, g.options), g, c.formats);
+  }
+}
+
+// The streamed kernel's loops (Kernel::streamed): persistent grids of 1, 2 and 5 blocks (4 warps each) over
+// 640 items, so each warp takes 32 to 160 items in 1 to 5 batches of 32, with single-token
+// items streamed and the others (2 tokens, pads: about half and a fifth of the requests)
+// on the general path in their turn; every lane layout of the streamed kernel (N = 128 and
+// 64: half-warp rows of 8 and 4 elements; 256: whole-warp rows; 96: two chunks per lane,
+// the second absent on some lanes). GPU = twin bit for bit.
+TEST_F(SsuGpu, StreamedKernelLoopsEqualTwin) {
+  int runs = 0;
+  for (Format state : {Format::bf16, Format::fp16}) {
+    for (int64_t N : {128, 64, 256, 96}) {
+      ProblemConfig c;
+      c.requests = 40;
+      c.max_tokens = 2;
+      c.H = 4;
+      c.P = 64;
+      c.N = N;
+      c.G = 2;
+      c.formats = {state == Format::bf16 ? Format::bf16 : Format::fp16, state, Format::bf16};
+      c.pad_fraction = 0.2;
+      c.separate_out = N != 64;
+      const GeneratedProblem g = make_problem(c, 77 + N);
+      const Result twin = run_twin(g.decode, g.options);
+      HostLaunch host(g.decode, g.options);
+      DeviceLaunch dev(host);
+      ASSERT_EQ(why_not_streamed(dev.params()), nullptr) << g.description;
+      for (int blocks : {1, 2, 5}) {
+        dev.reset_state(host);
+        launch(dev.params(), nullptr, {Kernel::streamed, blocks});
+        expect_equal(twin, dev.download(), g, c.formats);
+        if (HasFatalFailure()) return;
+        ++runs;
+      }
+    }
+  }
+  EXPECT_EQ(runs, 24);
+}
+
+// Kernel::streamed where the streamed kernel does not apply: ProblemError naming why,
+// before any launch (the parameters point to host memory and are never dereferenced).
+TEST_F(SsuGpu, StreamedKernelRefusedWhereItDoesNotApply) {
+  ProblemConfig c;
+  c.formats = {Format::bf16, Format::fp32, Format::bf16};
+  const GeneratedProblem g = make_problem(c, 5);
+  HostLaunch host(g.decode, g.options);
+  try {
+    launch(host.params(), nullptr, {Kernel::streamed, 0});
+    FAIL() << "no error for an fp32 state";
+  } catch (const ProblemError& e) {
+    EXPECT_NE(std::string(e.what()).find("streamed kernel: the state format"), std::string::npos) << e.what();
   }
 }
 

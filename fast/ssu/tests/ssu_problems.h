@@ -14,7 +14,8 @@ namespace ssmv::ssu::testing {
 
 struct ProblemConfig {
   int64_t requests = 2;
-  int64_t max_tokens = 1;  // tokens per request drawn from [1, max_tokens]
+  int64_t max_tokens = 1;  // tokens per request drawn from [min_tokens, max_tokens]
+  int64_t min_tokens = 1;
   int64_t H = 2, P = 4, N = 8, G = 1;
   Formats formats;
   bool dt_softplus = true;
