@@ -23,7 +23,8 @@
 //   advance_group in their turn. H200, bf16, batch 256: 97.5 → 83.7 µs, 70 % → 82 % of
 //   the copy bandwidth (bench/NOTES.md, SSU call 6).
 // Kernel ssu_kernel: grid (R·ceil(P/(kRowsPerBlock·G)), H), 128 threads (ssu_math.h:
-// 4 warps, registers capped for 6 resident blocks per SM), one warp per group of rows;
+// 4 warps, registers capped for 6 resident blocks per SM), one warp per G groups of rows
+// (G = 1 for every state in launches of several tokens per request);
 // its only dependent loads are the request's indices (cu_seqlens, slots); the per-head
 // scalars, the first token's inputs and the state then go out together, as raw bits,
 // before any arithmetic waits on one of them (each later token: one more round trip).
@@ -80,12 +81,12 @@ __device__ __forceinline__ void advance_single(const Params& p, const Head& hd, 
 
 // J: the chunks per lane (1 or 2) and L: the lanes per row (32 or 16), from lane_layout,
 // fixed at compile time so that a lane's arrays hold exactly J·V elements per row in
-// registers. A warp owns G = kGroups(SF) groups of kRowsPerWarp consecutive rows.
-template <Format SF, int V, int J, int L>
+// registers. A warp owns G groups of kRowsPerWarp consecutive rows: kGroups(SF), or 1 for
+// a 16-bit state in a launch of several tokens per request (launch_typed).
+template <Format SF, int V, int J, int L, int G>
 __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, SSMV_SSU_MIN_BLOCKS)
     ssu_kernel(const __grid_constant__ Params p, bool vector) {
   static_assert(J * V <= kMaxLaneElements);
-  constexpr int G = kGroups(SF);
   const int tiles = (p.P + kRowsPerBlock * G - 1) / (kRowsPerBlock * G);
   const int r = blockIdx.x / tiles;
   const int tile = blockIdx.x % tiles;
@@ -171,17 +172,29 @@ void launch_streamed(const Params& p, int64_t items, cudaStream_t stream, const 
   SSMV_CUDA_CHECK(cudaGetLastError());
 }
 
+// The per-item kernel with G groups of rows per warp.
+template <Format SF, int V, int J, int L, int G>
+void launch_per_item(const Params& p, cudaStream_t stream) {
+  const bool vector = vector_pool(p, V);
+  const int rows_per_block = kRowsPerBlock * G;
+  const int tiles = (p.P + rows_per_block - 1) / rows_per_block;
+  const dim3 grid(static_cast<unsigned>(p.num_requests * tiles), static_cast<unsigned>(p.H));
+  ssu_kernel<SF, V, J, L, G><<<grid, kWarpsPerBlock * kWarp, 0, stream>>>(p, vector);
+  SSMV_CUDA_CHECK(cudaGetLastError());
+}
+
 template <Format SF, int V, int J, int L>
 void launch_typed(const Params& p, cudaStream_t stream, const LaunchOptions& options) {
   if constexpr (streams(SF, V)) {
     if (use_streamed(p, options.kernel)) return launch_streamed<SF, V, J, L>(p, stream_items(p), stream, options);
   }
-  const bool vector = vector_pool(p, V);
-  const int rows_per_block = kRowsPerBlock * kGroups(SF);
-  const int tiles = (p.P + rows_per_block - 1) / rows_per_block;
-  const dim3 grid(static_cast<unsigned>(p.num_requests * tiles), static_cast<unsigned>(p.H));
-  ssu_kernel<SF, V, J, L><<<grid, kWarpsPerBlock * kWarp, 0, stream>>>(p, vector);
-  SSMV_CUDA_CHECK(cudaGetLastError());
+  // Launches of several tokens per request give a 16-bit state's warp one group of rows:
+  // its general path then runs inline, as fp32's (two groups call it out of line, one after
+  // the other; bench/NOTES.md, SSU call 7: 20 % of the copy bandwidth at 2 tokens).
+  if constexpr (kGroups(SF) > 1) {
+    if (p.num_tokens > p.num_requests) return launch_per_item<SF, V, J, L, 1>(p, stream);
+  }
+  launch_per_item<SF, V, J, L, kGroups(SF)>(p, stream);
 }
 
 template <Format SF, int V>
