@@ -183,65 +183,87 @@ void allow_large_smem() {
   (void)done;
 }
 
+// Launches kernel(p) on `stream`. Programmatic (stages b–e inside launch()): the
+// launch may begin while the stage before it is still running, once every block of that
+// stage has executed allow_next_stage(); the kernel then reads nothing the earlier stages
+// write before wait_prior_stages() (kernels.cuh), which returns once the stage before has
+// completed and its writes are visible. Every block of such a kernel passes
+// wait_prior_stages(), so a stage's completion implies that of all stages before it.
+void launch_kernel(void (*kernel)(ChunkScanParams), dim3 grid, int threads, int smem, cudaStream_t stream,
+                   bool programmatic, const ChunkScanParams& p) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(unsigned(threads));
+  cfg.dynamicSmemBytes = size_t(smem);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr = {};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = programmatic ? 1 : 0;
+  SSMV_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, p));
+}
+
 template <class In, class Op>
-void launch_one(const ChunkScanParams& p, int stage, cudaStream_t stream) {
+void launch_one(const ChunkScanParams& p, int stage, cudaStream_t stream, bool programmatic) {
   using namespace gpu;
   const int pt = (p.P + kTile - 1) / kTile, nt = (p.N + kTile - 1) / kTile, mt = p.L / kTile;
   const int64_t per_seq = int64_t(p.H) * p.P * p.N;
   constexpr bool mma = !std::is_same_v<Op, float>;
+  auto go = [&](void (*kernel)(ChunkScanParams), dim3 grid, int threads, int smem) {
+    launch_kernel(kernel, grid, threads, smem, stream, programmatic, p);
+  };
   switch (stage) {
-    case 0: cumsum_kernel<In><<<dim3(p.NC, p.H), p.L, 0, stream>>>(p); break;
+    case 0: launch_kernel(cumsum_kernel<In>, dim3(p.NC, p.H), p.L, 0, stream, false, p); break;
     case 1:
       if constexpr (mma) {
         const int n_wide = (p.N + 127) / 128;
         allow_large_smem<chunk_state_async_kernel<Op>>();
-        chunk_state_async_kernel<Op>
-            <<<dim3(pt * n_wide, p.H, p.NC), kThreads, chunk_state_async_smem(p.L), stream>>>(p);
+        go(chunk_state_async_kernel<Op>, dim3(pt * n_wide, p.H, p.NC), kThreads, chunk_state_async_smem(p.L));
       } else {
-        chunk_state_kernel<In, Op><<<dim3(pt * nt, p.H, p.NC), kThreads, 0, stream>>>(p);
+        go(chunk_state_kernel<In, Op>, dim3(pt * nt, p.H, p.NC), kThreads, 0);
       }
       break;
     case 2:
       if ((p.P * p.N) % 2 == 0) {
-        const dim3 grid(unsigned((per_seq + 511) / 512), unsigned(std::min(p.S, 65535)));
-        state_passing_pair_kernel<Op><<<grid, 256, 0, stream>>>(p);
+        go(state_passing_pair_kernel<Op>, dim3(unsigned((per_seq + 511) / 512), unsigned(std::min(p.S, 65535))), 256,
+           0);
       } else {
-        const dim3 grid(unsigned((per_seq + 255) / 256), unsigned(std::min(p.S, 65535)));
-        state_passing_kernel<Op><<<grid, 256, 0, stream>>>(p);
+        go(state_passing_kernel<Op>, dim3(unsigned((per_seq + 255) / 256), unsigned(std::min(p.S, 65535))), 256, 0);
       }
       break;
     case 3:
       if constexpr (mma) {
         allow_large_smem<cb_mma_kernel<Op>>();
-        cb_mma_kernel<Op><<<dim3(mt * mt, p.G, p.NC), kThreads, rows64_smem(p.N), stream>>>(p);
+        go(cb_mma_kernel<Op>, dim3(mt * mt, p.G, p.NC), kThreads, rows64_smem(p.N));
       } else {
-        cb_kernel<In, Op><<<dim3(mt * mt, p.G, p.NC), kThreads, 0, stream>>>(p);
+        go(cb_kernel<In, Op>, dim3(mt * mt, p.G, p.NC), kThreads, 0);
       }
       break;
     case 4:
       if constexpr (mma) {
         allow_large_smem<scan_async_kernel<Op>>();
-        scan_async_kernel<Op><<<dim3(mt * pt, p.H, p.NC), kThreads, scan_async_smem(p.N, p.L), stream>>>(p);
+        go(scan_async_kernel<Op>, dim3(mt * pt, p.H, p.NC), kThreads, scan_async_smem(p.N, p.L));
       } else {
-        scan_kernel<In, Op><<<dim3(mt * pt, p.H, p.NC), kThreads, 0, stream>>>(p);
+        go(scan_kernel<In, Op>, dim3(mt * pt, p.H, p.NC), kThreads, 0);
       }
       break;
   }
   SSMV_CUDA_CHECK(cudaGetLastError());
 }
 
-void dispatch(const ChunkScanParams& p, int stage, cudaStream_t stream) {
+void dispatch(const ChunkScanParams& p, int stage, cudaStream_t stream, bool programmatic) {
   switch (p.input) {
     case Format::bf16:
-      if (p.use_mma) launch_one<__nv_bfloat16, __nv_bfloat16>(p, stage, stream);
-      else launch_one<__nv_bfloat16, float>(p, stage, stream);
+      if (p.use_mma) launch_one<__nv_bfloat16, __nv_bfloat16>(p, stage, stream, programmatic);
+      else launch_one<__nv_bfloat16, float>(p, stage, stream, programmatic);
       break;
     case Format::fp16:
-      if (p.use_mma) launch_one<__half, __half>(p, stage, stream);
-      else launch_one<__half, float>(p, stage, stream);
+      if (p.use_mma) launch_one<__half, __half>(p, stage, stream, programmatic);
+      else launch_one<__half, float>(p, stage, stream, programmatic);
       break;
     case Format::fp32:
-      launch_one<float, float>(p, stage, stream);
+      launch_one<float, float>(p, stage, stream, programmatic);
       break;
   }
 }
@@ -250,14 +272,14 @@ void dispatch(const ChunkScanParams& p, int stage, cudaStream_t stream) {
 
 void ChunkScanGpu::launch(cudaStream_t stream) {
   validate(params_);
-  for (int stage = 0; stage < 5; ++stage) dispatch(params_, stage, stream);
+  for (int stage = 0; stage < 5; ++stage) dispatch(params_, stage, stream, stage > 0);
 }
 
 void ChunkScanGpu::launch_stage(int stage, cudaStream_t stream) {
   if (stage < 0 || stage > 4) {
     throw ProblemError("chunk_scan launch_stage: stage = " + std::to_string(stage) + " is not in 0..4");
   }
-  dispatch(params_, stage, stream);
+  dispatch(params_, stage, stream, false);
 }
 
 Result ChunkScanGpu::download() const {

@@ -21,10 +21,12 @@ class ChunkScanGpu {
   ChunkScanGpu(const ChunkScanGpu&) = delete;
   ChunkScanGpu& operator=(const ChunkScanGpu&) = delete;
 
-  // Enqueues the five stages on `stream` (validate(params()) runs first).
+  // Enqueues the five stages on `stream` (validate(params()) runs first); stages b–e are
+  // launched programmatically (each may start while the one before it finishes).
   void launch(cudaStream_t stream = nullptr);
-  // Enqueues one stage alone (0..4 = a..e), for timing; the stages before it must have
-  // run on the same buffers.
+  // Enqueues one stage alone (0..4 = a..e), for timing, launched plainly (it starts after
+  // everything before it on `stream`); the stages before it must have run on the same
+  // buffers.
   void launch_stage(int stage, cudaStream_t stream = nullptr);
   // Synchronizes and copies y, the states and (Config::keep_intermediates) the stages'
   // intermediates back.

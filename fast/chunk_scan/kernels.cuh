@@ -36,6 +36,15 @@ __device__ __forceinline__ float load_fmt(const void* base, int64_t i, Format f)
   return __half2float(static_cast<const __half*>(base)[i]);
 }
 
+// Programmatic dependent launch (sm_90, griddepcontrol; chunk_scan_gpu.cu launches stages
+// b–e so inside launch()). allow_next_stage: this block lets the next stage's launch begin
+// (its blocks may become resident and run up to their wait_prior_stages()).
+// wait_prior_stages: returns once the stage launched before this one has completed and its
+// writes are visible; a no-op in a kernel not launched programmatically. Every kernel of
+// stages b–e calls it in every block before it reads an intermediate or writes anything.
+__device__ __forceinline__ void allow_next_stage() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+__device__ __forceinline__ void wait_prior_stages() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
 // One 64-row slab of a warp tile: mma steps [0, end_step) or fmaf up to per-row limits.
 template <class Op>
 __device__ __forceinline__ void slab_product(const Op* sA, const Op* sB, int end_step, int limit_lo,
@@ -98,10 +107,8 @@ __device__ __forceinline__ void store_outputs(const float (&acc)[8][4], const Ch
   }
 }
 
-// acc rows (g, g+8) of the warp tile multiplied by decay[g], decay[g+8] (fp32 products).
-__device__ __forceinline__ void scale_rows(float (&acc)[8][4], const float* decay) {
-  const int g = (threadIdx.x & 31) >> 2;
-  const float d_lo = decay[g], d_hi = decay[g + 8];
+// acc rows (g, g+8) of the warp tile multiplied by d_lo, d_hi (fp32 products).
+__device__ __forceinline__ void scale_rows(float (&acc)[8][4], float d_lo, float d_hi) {
 #pragma unroll
   for (int f = 0; f < 8; ++f) {
     acc[f][0] = acc[f][0] * d_lo;
@@ -130,10 +137,15 @@ __device__ __forceinline__ void load_chunk_scalars(const ChunkScanParams& p, int
 }
 
 // (a) grid (NC, H), block L threads. δ per token; then the cumulative sum in increasing k
-// by one thread (twin: cs = j == 0 ? dA : cs + dA); exp(cs_last) per chunk and head.
+// by one thread (twin: cs = j == 0 ? dA : cs + dA); exp(cs_last) per chunk and head. The
+// serial sum reads dA in 16-value batches (four 16-byte loads) one batch ahead, so no
+// shared load is in the chain of additions. Measured: the stage's time did not change
+// (10.6–11.8 µs alone before and after, bench/NOTES.md, fourth round): it is launch and
+// load latency, not the 256-step chain.
 template <class In>
 __global__ void cumsum_kernel(const ChunkScanParams p) {
-  __shared__ float s_dA[256];
+  __shared__ __align__(16) float s_dA[256];
+  allow_next_stage();
   const int c = blockIdx.x, h = blockIdx.y, j = threadIdx.x;
   const int t0 = p.chunk_start[c], len = p.chunk_len[c];
   const int64_t hT = int64_t(h) * p.T;
@@ -143,15 +155,33 @@ __global__ void cumsum_kernel(const ChunkScanParams p) {
                              p.has_dt_bias, p.dt_softplus, p.dt_lo, p.dt_hi);
     s_dA[j] = d * p.A[h];
     p.delta[hT + t0 + j] = d;
+  } else {
+    s_dA[j] = 0.0f;  // read by the last batch (L is a multiple of 16), never used
   }
   __syncthreads();
   if (j == 0) {
-    float cs = s_dA[0];
-    for (int i = 1; i < len; ++i) {
-      cs = cs + s_dA[i];
-      s_dA[i] = cs;
+    float4* const v4 = reinterpret_cast<float4*>(s_dA);
+    float4 nxt[4] = {v4[0], v4[1], v4[2], v4[3]};
+    float cs = nxt[0].x;  // token 0: cs = dA
+    for (int b = 0; 16 * b < len; ++b) {
+      float v[16];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        v[4 * i] = nxt[i].x, v[4 * i + 1] = nxt[i].y, v[4 * i + 2] = nxt[i].z, v[4 * i + 3] = nxt[i].w;
+      }
+      if (16 * (b + 1) < len) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) nxt[i] = v4[4 * (b + 1) + i];
+      }
+#pragma unroll
+      for (int i = 0; i < 16; ++i) {
+        if (b + i > 0) cs = cs + v[i];
+        v[i] = cs;
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i) v4[4 * b + i] = make_float4(v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
     }
-    p.chunk_decay[int64_t(c) * p.H + h] = ssmv::fm::exp(cs);
+    p.chunk_decay[int64_t(c) * p.H + h] = ssmv::fm::exp(s_dA[len - 1]);
   }
   __syncthreads();
   if (j < len) p.cumsum[hT + t0 + j] = s_dA[j];
@@ -165,6 +195,8 @@ __global__ void __launch_bounds__(kThreads) chunk_state_kernel(const ChunkScanPa
   __shared__ __align__(16) Op sA[kTile * KS];  // [p][k]
   __shared__ __align__(16) Op sB[kTile * KS];  // [n][k]
   __shared__ float s_scale[256];
+  allow_next_stage();
+  wait_prior_stages();
   const int c = blockIdx.z, h = blockIdx.y, warp = threadIdx.x >> 5;
   const int n_tiles = (p.N + kTile - 1) / kTile;
   const int p0 = (blockIdx.x / n_tiles) * kTile, n0 = (blockIdx.x % n_tiles) * kTile;
@@ -205,6 +237,8 @@ __global__ void __launch_bounds__(kThreads) chunk_state_kernel(const ChunkScanPa
 // state = fma(exp(cs_last), state, chunk_state).
 template <class Op>
 __global__ void state_passing_kernel(const ChunkScanParams p) {
+  allow_next_stage();
+  wait_prior_stages();
   const int64_t per_seq = int64_t(p.H) * p.P * p.N;
   const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;  // (h, p, n)
   if (e >= per_seq) return;
@@ -242,6 +276,8 @@ __global__ void state_passing_kernel(const ChunkScanParams p) {
 // pair. Grid (⌈H·P·N/512⌉, min(S, 65535)), 256 threads.
 template <class Op>
 __global__ void state_passing_pair_kernel(const ChunkScanParams p) {
+  allow_next_stage();
+  wait_prior_stages();
   const int64_t per_seq = int64_t(p.H) * p.P * p.N;
   const int64_t e = 2 * (int64_t(blockIdx.x) * blockDim.x + threadIdx.x);  // (h, p, n), n even
   if (e >= per_seq) return;
@@ -293,6 +329,8 @@ __global__ void __launch_bounds__(kThreads) cb_kernel(const ChunkScanParams p) {
   constexpr int KS = SlabLayout<Op>::stride;
   __shared__ __align__(16) Op sA[kTile * KS];  // [m][n]
   __shared__ __align__(16) Op sB[kTile * KS];  // [k][n]
+  allow_next_stage();
+  wait_prior_stages();
   const int c = blockIdx.z, g = blockIdx.y, warp = threadIdx.x >> 5;
   const int tiles = p.L / kTile;
   const int mt = blockIdx.x / tiles, kt = blockIdx.x % tiles;
@@ -330,6 +368,7 @@ __global__ void __launch_bounds__(kThreads) scan_kernel(const ChunkScanParams p)
   __shared__ __align__(16) Op sA[kTile * KS];  // [m][n], then [m][k]
   __shared__ __align__(16) Op sB[kTile * KS];  // [p][n], then [p][k]
   __shared__ float s_cs[256], s_delta[256], s_decay[kTile], s_D[kTile];
+  wait_prior_stages();
   const int c = blockIdx.z, h = blockIdx.y, warp = threadIdx.x >> 5;
   const int lane = threadIdx.x & 31, gl = lane >> 2;
   const int p_tiles = (p.P + kTile - 1) / kTile;
@@ -358,7 +397,7 @@ __global__ void __launch_bounds__(kThreads) scan_kernel(const ChunkScanParams p)
     slab_product<Op>(sA + warp * 16 * KS, sB, (kn + 15) / 16, kn, kn, acc);
     __syncthreads();
   }
-  scale_rows(acc, s_decay + warp * 16);  // ×exp(cs_m) per row (twin: acc = acc * decay_m)
+  scale_rows(acc, s_decay[warp * 16 + gl], s_decay[warp * 16 + gl + 8]);  // ×exp(cs_m) per row (twin: acc * decay_m)
   // Intra-chunk term on the same accumulator: Σ_{k≤m} R(w_mk)·x_k[p] (twin: chain(w_m,
   // x, m+1, acc)). Warp rows [mw, mw+16) take the 16-wide k-steps J with 16J ≤ mw, which
   // are exactly the twin's steps 0..⌊m/16⌋; fmaf rows stop at k = m.

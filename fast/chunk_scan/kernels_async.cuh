@@ -33,52 +33,55 @@ __device__ __forceinline__ void copy8_async(T* dst, const T* src, int valid) {
   }
 }
 
-// rows [0, 64) of a [64][padded_stride(N)] tile from src rows (row_stride apart, N valid
-// columns, rows_valid valid rows); zero elsewhere up to N rounded to 16. Thread i takes
-// vectors i, i + 128, … in row-major order, the row and column advanced without division.
-// One test for the tile: when every vector exists and is 16-byte aligned (N a multiple of
-// 16, src and row_stride aligned, all 64 rows valid) each is one cp.async with no
-// per-vector test; else copy8_async decides per vector.
+// 4-byte asynchronous copy (fp32 scalars whose addresses need not be 16-byte aligned).
+__device__ __forceinline__ void cp_async4(void* smem, const void* gmem) {
+  const uint32_t s = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(gmem));
+}
+
+// Rows [0, rows) of a tile of `vecs` 16-byte vectors (8 elements) per row: dst row r at
+// dst + r·dst_stride from src row r at src + r·src_stride, whose first cols_valid elements
+// exist for r < rows_valid; the rest of the tile is zero. Where vecs divides kThreads,
+// thread i takes vector i % vecs of rows i / vecs, i / vecs + kThreads / vecs, …: its
+// column is fixed and its pointers advance by constant steps, and when its vector exists
+// whole and src rows are 16-byte aligned each row's copy is one cp.async with no further
+// test. Else (N = 48: 6 vectors a row) thread i takes vectors i, i + kThreads, … in
+// row-major order, each through copy8_async.
 template <class Op>
-__device__ __forceinline__ void issue_rows64(Op* dst, const Op* src, int64_t row_stride, int rows_valid, int N) {
-  const int NS = (N + 15) & ~15, CS = padded_stride(N), vecs = NS / 8;
-  const int dr = kThreads / vecs, dv = kThreads - dr * vecs;  // the step of kThreads vectors
-  int r = int(threadIdx.x) / vecs, v = int(threadIdx.x) - r * vecs;
-  const bool whole = N % 16 == 0 && rows_valid >= kTile && row_stride % 8 == 0 &&
-                     (reinterpret_cast<uintptr_t>(src) & 15) == 0;
-  if (whole) {
-    for (; r < kTile;) {
-      cp_async16(dst + r * CS + 8 * v, src + r * row_stride + 8 * v);
-      r += dr;
-      v += dv;
-      if (v >= vecs) v -= vecs, ++r;
+__device__ __forceinline__ void issue_tile(Op* dst, int dst_stride, const Op* src, int64_t src_stride, int rows,
+                                           int vecs, int rows_valid, int cols_valid) {
+  if (kThreads % vecs == 0) {  // vecs a power of two (kThreads is): shifts, not divisions
+    const int shift = __ffs(vecs) - 1;
+    const int step = kThreads >> shift, v = int(threadIdx.x) & (vecs - 1), valid = cols_valid - 8 * v;
+    int r = int(threadIdx.x) >> shift;
+    Op* d = dst + r * dst_stride + 8 * v;
+    const Op* s = src + r * src_stride + 8 * v;
+    const int64_t d_step = int64_t(step) * dst_stride, s_step = step * src_stride;
+    if (valid >= 8 && src_stride % 8 == 0 && (reinterpret_cast<uintptr_t>(s) & 15) == 0) {
+      for (const int r_end = min(rows, rows_valid); r < r_end; r += step, d += d_step, s += s_step) cp_async16(d, s);
     }
+    for (; r < rows; r += step, d += d_step, s += s_step) copy8_async(d, s, r < rows_valid ? valid : 0);
   } else {
-    for (; r < kTile;) {
-      copy8_async(dst + r * CS + 8 * v, src + r * row_stride + 8 * v, r < rows_valid ? N - 8 * v : 0);
-      r += dr;
-      v += dv;
-      if (v >= vecs) v -= vecs, ++r;
+    for (int i = threadIdx.x; i < rows * vecs; i += kThreads) {
+      const int r = i / vecs, v = i - r * vecs;
+      copy8_async(dst + r * dst_stride + 8 * v, src + r * src_stride + 8 * v, r < rows_valid ? cols_valid - 8 * v : 0);
     }
   }
 }
 
+// rows [0, 64) of a [64][padded_stride(N)] tile from src rows (row_stride apart, N valid
+// columns, rows_valid valid rows); zero elsewhere up to N rounded to 16.
+template <class Op>
+__device__ __forceinline__ void issue_rows64(Op* dst, const Op* src, int64_t row_stride, int rows_valid, int N) {
+  issue_tile(dst, padded_stride(N), src, row_stride, kTile, ((N + 15) & ~15) / 8, rows_valid, N);
+}
+
 // rows kk in [0, rows) of a [rows][kRow64] x tile: src row k0 + kk (rows row_stride
-// apart), columns [0, 64) of which cols_valid exist; rows k0 + kk ≥ len zero. 8 vectors
-// per row. One test for the tile as in issue_rows64: when all 64 columns exist and every
-// row is 16-byte aligned, each vector of a row < len is one cp.async with no further test.
+// apart), columns [0, 64) of which cols_valid exist; rows k0 + kk ≥ len zero.
 template <class Op>
 __device__ __forceinline__ void issue_x_rows(Op* dst, const Op* src, int64_t row_stride, int k0, int rows, int len,
                                              int cols_valid) {
-  const bool whole = cols_valid >= kTile && row_stride % 8 == 0 && (reinterpret_cast<uintptr_t>(src) & 15) == 0;
-  for (int i = threadIdx.x; i < rows * 8; i += kThreads) {
-    const int kk = i >> 3, v = (i & 7) * 8, k = k0 + kk;
-    if (whole && k < len) {
-      cp_async16(dst + kk * kRow64 + v, src + int64_t(k) * row_stride + v);
-    } else {
-      copy8_async(dst + kk * kRow64 + v, src + int64_t(k) * row_stride + v, k < len ? cols_valid - v : 0);
-    }
-  }
+  issue_tile(dst, kRow64, src + int64_t(k0) * row_stride, row_stride, rows, kTile / 8, len - k0, cols_valid);
 }
 
 // (b) grid (⌈P/64⌉·⌈N/128⌉, H, NC); block tile 64 p × 128 n, warp w holds
@@ -87,14 +90,19 @@ __device__ __forceinline__ void issue_x_rows(Op* dst, const Op* src, int64_t row
 // current one computes); each thread scales and rounds the B vectors it copied,
 // R(B_k[n]·scale_k) (twin: bs). Dynamic shared memory
 // chunk_state_async_smem(L): 2 × (x [64][72], B [64][136]), scales [L]:
-// 54 KB at L = 256, 4 blocks per multiprocessor. k-steps in increasing k over [0, ⌈len/16⌉).
+// 54 KB at L = 256 and at most 128 registers: 4 blocks per multiprocessor. k-steps in
+// increasing k over [0, ⌈len/16⌉).
 inline constexpr int kRow128 = 136;  // row stride (elements) of [rows][128] tiles: 272 bytes
+// fp32 row stride of stage (b)'s staged accumulators [64][128]: 33.8 KB, inside the two
+// slab buffers (53.2 KB); rows 4 banks apart, so a warp's 8-byte fragment stores take the
+// two wavefronts their 256 bytes need.
+inline constexpr int kOutRow = 132;
 __host__ __device__ inline int chunk_state_async_smem(int L) {
   return 2 * (kTile * kRow64 + kTile * kRow128) * 2 + L * 4;
 }
 
 template <class Op>
-__global__ void __launch_bounds__(kThreads) chunk_state_async_kernel(const ChunkScanParams p) {
+__global__ void __launch_bounds__(kThreads, 4) chunk_state_async_kernel(const ChunkScanParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
   Op* const s_base = reinterpret_cast<Op*>(smem);
   constexpr int kBuf = kTile * kRow64 + kTile * kRow128;  // elements per buffer
@@ -109,26 +117,17 @@ __global__ void __launch_bounds__(kThreads) chunk_state_async_kernel(const Chunk
   const int slabs = (len + kTile - 1) / kTile;
   const Op* x = static_cast<const Op*>(p.x) + int64_t(t0) * p.x_st + int64_t(h) * p.x_sh + p0;
   const Op* B = static_cast<const Op*>(p.B) + int64_t(t0) * p.b_st + int64_t(g) * p.b_sg + n0;
-  // One alignment test for B's tile (as issue_rows64): all 128 columns present, rows aligned.
-  const bool b_whole = p.N - n0 >= 128 && p.b_st % 8 == 0 && (reinterpret_cast<uintptr_t>(B) & 15) == 0;
   auto issue = [&](int j) {
     if (j < slabs) {
-      Op* dx = sX(j & 1);
-      Op* db = sB(j & 1);
-      issue_x_rows(dx, x, p.x_st, kTile * j, kTile, len, p.P - p0);
-      for (int i = threadIdx.x; i < kTile * 16; i += kThreads) {
-        const int kk = i >> 4, v = (i & 15) * 8, k = kTile * j + kk;
-        if (b_whole && k < len) {
-          cp_async16(db + kk * kRow128 + v, B + int64_t(k) * p.b_st + v);
-        } else {
-          copy8_async(db + kk * kRow128 + v, B + int64_t(k) * p.b_st + v, k < len ? p.N - n0 - v : 0);
-        }
-      }
+      issue_x_rows(sX(j & 1), x, p.x_st, kTile * j, kTile, len, p.P - p0);
+      issue_tile(sB(j & 1), kRow128, B + int64_t(kTile * j) * p.b_st, p.b_st, kTile, 16, len - kTile * j, p.N - n0);
     }
     cp_async_commit();  // one group per slab, empty past the chunk
   };
-  issue(0);
+  allow_next_stage();
+  issue(0);  // x and B are inputs: loaded while stage (a) may still run
   issue(1);
+  wait_prior_stages();
   const int64_t hT = int64_t(h) * p.T;
   const float cs_last = p.cumsum[hT + t0 + len - 1];
   for (int j = threadIdx.x; j < len; j += kThreads) {
@@ -145,7 +144,7 @@ __global__ void __launch_bounds__(kThreads) chunk_state_async_kernel(const Chunk
       const int kk = e >> 4, v = (e & 15) * 8, k = kTile * j + kk;
       if (k >= len) break;
       float bv[8];
-      unpack8<Op>(*reinterpret_cast<const uint4*>(db + kk * kRow128 + v), bv);
+      unpack8<Op>(*reinterpret_cast<const uint4*>(db + kk * kRow128 + v), bv);  // one 16-byte load
       const float scale = s_scale[k];
 #pragma unroll
       for (int q = 0; q < 8; ++q) bv[q] = bv[q] * scale;
@@ -171,24 +170,50 @@ __global__ void __launch_bounds__(kThreads) chunk_state_async_kernel(const Chunk
     __syncthreads();  // every warp is done with buffer j % 2
     issue(j + 2);
   }
-  float* out = p.chunk_state + (int64_t(c) * p.H + h) * p.P * p.N;
-  const int N = p.N;
+  // Epilogue: the accumulators through shared memory (fp32 [64][kOutRow], over the slab
+  // buffers: the loop's last barrier follows every warp's last read of them, and no copy
+  // is in flight), then each row of 128 columns by one warp, 16 bytes a lane: four
+  // 128-byte lines per store instead of 8 rows × 16 bytes from the fragment layout.
+  static_assert(kTile * kOutRow * 4 <= 2 * kBuf * int(sizeof(Op)), "staged accumulators exceed the slab buffers");
+  float* s_out = reinterpret_cast<float*>(smem);
 #pragma unroll
   for (int t = 0; t < 2; ++t) {
-    for_each_acc(acc[t], p0 + prow + 16 * t, n0 + ncol, p.P, p.N,
-                 [&](int row, int col, float v) { out[int64_t(row) * N + col] = v; });
+    const int row = prow + 16 * t + (lane >> 2);
+#pragma unroll
+    for (int f = 0; f < 8; ++f) {
+      const int col = ncol + 8 * f + 2 * (lane & 3);
+      *reinterpret_cast<float2*>(s_out + row * kOutRow + col) = make_float2(acc[t][f][0], acc[t][f][1]);
+      *reinterpret_cast<float2*>(s_out + (row + 8) * kOutRow + col) = make_float2(acc[t][f][2], acc[t][f][3]);
+    }
+  }
+  __syncthreads();
+  float* out = p.chunk_state + (int64_t(c) * p.H + h) * p.P * p.N;
+  const int N = p.N;
+  const bool vec = N % 4 == 0;  // then every row and 4-column group is 16-byte aligned
+  for (int e = threadIdx.x; e < kTile * 32; e += kThreads) {
+    const int r = e >> 5, v = (e & 31) * 4, row = p0 + r, col = n0 + v;
+    if (row >= p.P) break;  // rows grow with e
+    if (col >= N) continue;
+    const float4 val = *reinterpret_cast<const float4*>(s_out + r * kOutRow + v);
+    float* dst = out + int64_t(row) * N + col;
+    if (vec) {
+      *reinterpret_cast<float4*>(dst) = val;
+    } else {
+      const float w[4] = {val.x, val.y, val.z, val.w};
+      for (int j = 0; j < 4 && col + j < N; ++j) dst[j] = w[j];
+    }
   }
 }
 
 // Stage (e) epilogue from a block's accumulators acc_tile [64 rows m0 + r][kAccRow]
 // (columns p0 + j): y = epilogue(acc, x, D, z) (twin: epilogue(), round_value), rounded to
-// the output format. Thread i takes row i/8, columns 8(i%8) .. +8; x, z and y move 16
-// bytes at a time where all 8 columns exist and the address is aligned.
+// the output format. Thread i takes row i/8, columns 8(i%8) .. +8: the accumulators, x
+// (from the block's x rows x_rows [k][kRow64], k = m) and D by 16-byte shared loads, z and
+// y 16 bytes at a time where all 8 columns exist and the address is aligned.
 inline constexpr int kAccRow = 68;  // fp32 row stride of the staged accumulators
 template <class Op>
-__device__ __forceinline__ void store_outputs8(const float* acc_tile, const ChunkScanParams& p, int t0, int h,
-                                               int m0, int p0, int len, const float* d_tile) {
-  const Op* x = static_cast<const Op*>(p.x);
+__device__ __forceinline__ void store_outputs8(const float* acc_tile, const Op* x_rows, const ChunkScanParams& p,
+                                               int t0, int h, int m0, int p0, int len, const float* d_tile) {
   const Op* z = static_cast<const Op*>(p.z);
 #pragma unroll 1
   for (int i = threadIdx.x; i < kTile * 8; i += kThreads) {
@@ -196,12 +221,21 @@ __device__ __forceinline__ void store_outputs8(const float* acc_tile, const Chun
     const int valid = min(8, p.P - p0 - j0);
     if (m >= len || valid <= 0) continue;
     const int64_t t = t0 + m;
-    float xv[8], zv[8] = {}, v[8];
-    unpack8<Op>(load8_raw(x + t * p.x_st + int64_t(h) * p.x_sh + p0 + j0, valid), xv);
-    if (p.has_z) unpack8<Op>(load8_raw(z + t * p.z_st + int64_t(h) * p.z_sh + p0 + j0, valid), zv);
+    const float4* a4 = reinterpret_cast<const float4*>(acc_tile + r * kAccRow + j0);
+    const float4* d4 = reinterpret_cast<const float4*>(d_tile + j0);
+    const float4 a_lo = a4[0], a_hi = a4[1], d_lo = d4[0], d_hi = d4[1];
+    const float acc[8] = {a_lo.x, a_lo.y, a_lo.z, a_lo.w, a_hi.x, a_hi.y, a_hi.z, a_hi.w};
+    const float d[8] = {d_lo.x, d_lo.y, d_lo.z, d_lo.w, d_hi.x, d_hi.y, d_hi.z, d_hi.w};
+    float xv[8], v[8];
+    unpack8<Op>(*reinterpret_cast<const uint4*>(x_rows + m * kRow64 + j0), xv);
+    if (p.has_z) {  // the branch outside the element loop: without z no sigmoid code in it
+      float zv[8];
+      unpack8<Op>(load8_raw(z + t * p.z_st + int64_t(h) * p.z_sh + p0 + j0, valid), zv);
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      v[j] = epilogue(acc_tile[r * kAccRow + j0 + j], xv[j], d_tile[j0 + j], p.has_D, zv[j], p.has_z);
+      for (int j = 0; j < 8; ++j) v[j] = epilogue(acc[j], xv[j], d[j], p.has_D, zv[j], true);
+    } else {
+#pragma unroll
+      for (int j = 0; j < 8; ++j) v[j] = epilogue(acc[j], xv[j], d[j], p.has_D, 0.0f, false);
     }
     const int64_t yi = t * p.y_st + int64_t(h) * p.y_sh + p0 + j0;
     if (p.output == Format::fp32) {
@@ -223,22 +257,29 @@ __device__ __forceinline__ void store_outputs8(const float* acc_tile, const Chun
   }
 }
 
+// Stage (e)'s staged accumulators [64][kAccRow] fp32 (17 KB) go where the tile's own x
+// rows [m0, m0 + 64), read by the epilogue, are not: after them for m0 < 128, else at the
+// region's start (the x rows there, below m0·144 bytes ≥ 18 KB, are no longer needed).
+__host__ __device__ inline int scan_acc_offset(int m0) { return m0 < 2 * kTile ? (m0 + kTile) * kRow64 * 2 : 0; }
+static_assert(kTile * kAccRow * 4 <= 2 * kTile * kRow64 * 2, "accumulators at 0 must stay below x row 128");
+
 // (e) grid (⌈L/64⌉·⌈P/64⌉, H, NC). One shared region, used three times: first the inter
 // tiles C [64][CS] and R(h_in) [64][CS] (CS = padded_stride(N)), then the x rows [k][72]
-// of k < m0 + 64 (rows ≥ len zero), last the accumulators [64][kAccRow] fp32.
+// of k < m0 + 64 (rows ≥ len zero), last the accumulators [64][kAccRow] fp32 at
+// scan_acc_offset(m0) beside the x rows of the tile.
 __host__ __device__ inline int scan_async_smem(int N, int L) {
-  const int inter = 2 * kTile * padded_stride(N) * 2, xrows = L * kRow64 * 2, accs = kTile * kAccRow * 4;
+  const int inter = 2 * kTile * padded_stride(N) * 2, xrows = L * kRow64 * 2;
+  const int accs = scan_acc_offset((L < 2 * kTile ? L : 2 * kTile) - kTile) + kTile * kAccRow * 4;
   const int most = inter > xrows ? inter : xrows;
   return most > accs ? most : accs;
 }
 
-// 36 KB of dynamic and 2.5 KB of static shared memory at N = 128, L = 256, and at most 102
+// 36 KB of dynamic and 2.3 KB of static shared memory at N = 128, L = 256, and at most 102
 // registers: 5 blocks per multiprocessor.
 template <class Op>
 __global__ void __launch_bounds__(kThreads, 5) scan_async_kernel(const ChunkScanParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ __align__(16) float s_cs[256], s_delta[256];
-  __shared__ float s_decay[kTile], s_D[kTile];
+  __shared__ __align__(16) float s_cs[256], s_delta[256], s_D[kTile];
   const int CS = padded_stride(p.N);
   Op* sC = reinterpret_cast<Op*>(smem);  // inter: [64][CS] C_m
   Op* sS = sC + kTile * CS;              // inter: [64][CS] R(h_in)[p]
@@ -248,14 +289,30 @@ __global__ void __launch_bounds__(kThreads, 5) scan_async_kernel(const ChunkScan
   const int p_tiles = (p.P + kTile - 1) / kTile;
   const int m0 = (blockIdx.x / p_tiles) * kTile, p0 = (blockIdx.x % p_tiles) * kTile;
   const int t0 = p.chunk_start[c], len = p.chunk_len[c];
-  if (m0 >= len) return;
+  if (m0 >= len) {
+    wait_prior_stages();
+    return;
+  }
   const int g = h / (p.H / p.G);
   const int L = p.L;
   const Op* x = static_cast<const Op*>(p.x) + int64_t(t0) * p.x_st + int64_t(h) * p.x_sh + p0;
   const Op* C = static_cast<const Op*>(p.C) + int64_t(t0 + m0) * p.c_st + int64_t(g) * p.c_sg;
   const Op* state_in = static_cast<const Op*>(p.state_in) + (int64_t(c) * p.H + h) * p.P * p.N;
+  // C and D are inputs: loaded while stage (d) may still run. D of the tile's columns
+  // p0 + r (0 without D or past P), then the chunk's cs and δ (from stage a), all in the
+  // tiles' copy group (4-byte copies: a chunk's start need not be 16-byte aligned).
   issue_rows64(sC, C, p.c_st, len - m0, p.N);
+  for (int r = threadIdx.x; r < kTile; r += kThreads) {
+    if (p.has_D && p0 + r < p.P) cp_async4(s_D + r, p.D + (p.D_per_dim ? int64_t(h) * p.P + p0 + r : h));
+    else s_D[r] = 0.0f;
+  }
+  wait_prior_stages();
   issue_rows64(sS, state_in + int64_t(p0) * p.N, p.N, p.P - p0, p.N);
+  const int64_t base = int64_t(h) * p.T + t0;  // the chunk's first token in the [H, T] intermediates
+  for (int j = threadIdx.x; j < len; j += kThreads) {
+    cp_async4(s_cs + j, p.cumsum + base + j);
+    cp_async4(s_delta + j, p.delta + base + j);
+  }
   cp_async_commit();
 
   // This lane's C·Bᵀ entries of k-step J: rows m_lo = mw + gl and m_lo + 8, columns
@@ -274,14 +331,15 @@ __global__ void __launch_bounds__(kThreads, 5) scan_async_kernel(const ChunkScan
     nxt[3] = __ldg(reinterpret_cast<const float2*>(cb_hi + 16 * J + 8));
   };
   if (j_end > 0) fetch(0);
-  load_chunk_scalars(p, int64_t(h) * p.T + t0, len, m0, h, p0, s_cs, s_delta, s_decay, s_D);
   cp_async_wait<0>();
   __syncthreads();
 
-  // Inter-chunk term (twin: chain(C_m, h_in[p], N)), then ×exp(cs_m) per row.
+  // Inter-chunk term (twin: chain(C_m, h_in[p], N)), then ×exp(cs_m) per row (rows past
+  // the chunk: 0, not stored).
   float acc[8][4] = {};
-  mma_rows_cols_ldm<Op>(sC + warp * 16 * CS, sS, CS, (p.N + 15) / 16, acc);
-  scale_rows(acc, s_decay + warp * 16);
+  mma_rows_cols<Op>(sC + warp * 16 * CS, sS, CS, (p.N + 15) / 16, acc);
+  const float cs_lo = m_lo < len ? s_cs[m_lo] : 0.0f, cs_hi = m_hi < len ? s_cs[m_hi] : 0.0f;
+  scale_rows(acc, m_lo < len ? ssmv::fm::exp(cs_lo) : 0.0f, m_hi < len ? ssmv::fm::exp(cs_hi) : 0.0f);
   __syncthreads();  // every warp is done with the inter tiles: the region takes x
   // x rows [0, m0 + 64), rows ≥ len zero.
   issue_x_rows(sX, x, p.x_st, 0, m0 + kTile, len, p.P - p0);
@@ -289,7 +347,6 @@ __global__ void __launch_bounds__(kThreads, 5) scan_async_kernel(const ChunkScan
 
   // Intra-chunk term on the same accumulator: k-step J of rows [mw, mw+16) with weights
   // R(w_mk), w_mk = cb_weight(CB[m,k], cs_m, cs_k, δ_k) for k ≤ m < len, else 0.
-  const float cs_lo = m_lo < len ? s_cs[m_lo] : 0.0f, cs_hi = m_hi < len ? s_cs[m_hi] : 0.0f;
   // Weights are kept for k ≤ m < len and are +0 elsewhere: masks of the packed A words
   // (low half: the lower k). Below the diagonal step every k < m; in the diagonal step
   // J = mw/16, column k = mw + c of row mw + r is kept for c ≤ r.
@@ -327,11 +384,11 @@ __global__ void __launch_bounds__(kThreads, 5) scan_async_kernel(const ChunkScan
     a[3] = and_b32(a[3], on_diag ? mask_diag[3] : row_hi);
     mma_b_trans<Op>(a, sX, J, acc);
   }
-  // Epilogue by the whole block: the accumulators through shared memory (fp32 [64][68],
-  // over the x rows once every warp is done with them), then 8 consecutive columns per
-  // thread with 16-byte loads and stores where aligned.
+  // Epilogue by the whole block: the accumulators through shared memory (fp32 [64][68] at
+  // scan_acc_offset(m0), once every warp is done with the x rows there), then 8
+  // consecutive columns per thread with 16-byte loads and stores where aligned.
   __syncthreads();
-  float* s_acc = reinterpret_cast<float*>(smem);
+  float* s_acc = reinterpret_cast<float*>(smem + scan_acc_offset(m0));
 #pragma unroll
   for (int f = 0; f < 8; ++f) {
     const int col = 8 * f + 2 * q;
@@ -339,7 +396,7 @@ __global__ void __launch_bounds__(kThreads, 5) scan_async_kernel(const ChunkScan
     *reinterpret_cast<float2*>(s_acc + (warp * 16 + gl + 8) * kAccRow + col) = make_float2(acc[f][2], acc[f][3]);
   }
   __syncthreads();
-  store_outputs8<Op>(s_acc, p, t0, h, m0, p0, len, s_D);
+  store_outputs8<Op>(s_acc, sX, p, t0, h, m0, p0, len, s_D);
 }
 
 }  // namespace ssmv::chunk_scan::gpu

@@ -43,11 +43,18 @@ __device__ __forceinline__ uint4 load8_raw(const T* src, int valid) {
   return raw;
 }
 
+// The 8 values of raw (element j in bits 16(j%2).. of word j/2) widened to fp32 (exact).
+// raw by value and the halves taken by shifts: through a pointer into raw, the compiler
+// turned a 16-byte shared load into eight 2-byte loads.
 template <class T>
-__device__ __forceinline__ void unpack8(const uint4& raw, float (&v)[8]) {
-  const T* e = reinterpret_cast<const T*>(&raw);
+__device__ __forceinline__ void unpack8(const uint4 raw, float (&v)[8]) {
+  const uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
-  for (int j = 0; j < 8; ++j) v[j] = to_f(e[j]);
+  for (int j = 0; j < 8; ++j) {
+    const uint16_t bits = uint16_t(w[j / 2] >> (16 * (j % 2)));
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) v[j] = to_f(__ushort_as_bfloat16(bits));
+    else v[j] = to_f(__ushort_as_half(bits));
+  }
 }
 
 template <class Op>
@@ -80,24 +87,6 @@ __device__ __forceinline__ void stage_rows64(Op* dst, const Op* src, int64_t row
     for (int b = 0; b < kBatch; ++b) {
       const int i = base + b * kThreads, r = i / vecs, v = (i % vecs) * 8;
       if (i < total) *reinterpret_cast<uint4*>(dst + r * CS + v) = raw[b];
-    }
-  }
-}
-
-// Warp tile over k-steps [first, end) with A = sA[16 rows][k] and B = sB[64 cols][k]
-// (both k contiguous, row stride `stride`), 4-byte fragment loads.
-template <class Op>
-__device__ __forceinline__ void mma_rows_cols(const Op* sA, const Op* sB, int stride, int first, int end,
-                                              float (&acc)[8][4]) {
-  const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
-  for (int s = first; s < end; ++s) {
-    const int k = 16 * s + 2 * q;
-    const uint32_t a0 = word_at(sA, g * stride + k), a1 = word_at(sA, (g + 8) * stride + k);
-    const uint32_t a2 = word_at(sA, g * stride + k + 8), a3 = word_at(sA, (g + 8) * stride + k + 8);
-#pragma unroll
-    for (int f = 0; f < 8; ++f) {
-      const int col = 8 * f + g;
-      mma16816<Op>(acc[f], a0, a1, a2, a3, word_at(sB, col * stride + k), word_at(sB, col * stride + k + 8));
     }
   }
 }
@@ -146,10 +135,10 @@ __device__ __forceinline__ uint32_t and_b32(uint32_t a, uint32_t mask) {
 }
 
 // Warp tile over k-steps [0, steps) with A = sA[16 rows][k], B = sB[64 cols][k] (k
-// contiguous, row stride `stride` elements, a multiple of 8), fragments by ldmatrix: the
-// same operands and steps as mma_rows_cols.
+// contiguous, row stride `stride` elements, a multiple of 8, rows 16-byte aligned),
+// fragments by ldmatrix.
 template <class Op>
-__device__ __forceinline__ void mma_rows_cols_ldm(const Op* sA, const Op* sB, int stride, int steps,
+__device__ __forceinline__ void mma_rows_cols(const Op* sA, const Op* sB, int stride, int steps,
                                                   float (&acc)[8][4]) {
   const int lane = threadIdx.x & 31, i = lane >> 3, r = lane & 7;
   for (int s = 0; s < steps; ++s) {
@@ -178,14 +167,19 @@ __global__ void __launch_bounds__(kThreads) cb_mma_kernel(const ChunkScanParams 
   const int tiles = p.L / kTile, mt = blockIdx.x / tiles, kt = blockIdx.x % tiles;
   const int t0 = p.chunk_start[c], len = p.chunk_len[c];
   const int m0 = mt * kTile, k0 = kt * kTile;
-  if (kt > mt || m0 >= len) return;
+  allow_next_stage();
+  if (kt > mt || m0 >= len) {
+    wait_prior_stages();
+    return;
+  }
   const Op* C = static_cast<const Op*>(p.C) + int64_t(t0) * p.c_st + int64_t(g) * p.c_sg;
   const Op* B = static_cast<const Op*>(p.B) + int64_t(t0) * p.b_st + int64_t(g) * p.b_sg;
   stage_rows64(sA, C + int64_t(m0) * p.c_st, p.c_st, len - m0, p.N);
   stage_rows64(sB, B + int64_t(k0) * p.b_st, p.b_st, len - k0, p.N);
   __syncthreads();
   float acc[8][4] = {};
-  mma_rows_cols<Op>(sA + warp * 16 * CS, sB, CS, 0, (p.N + 15) / 16, acc);
+  mma_rows_cols<Op>(sA + warp * 16 * CS, sB, CS, (p.N + 15) / 16, acc);
+  wait_prior_stages();  // C and B are inputs: the tile is computed while stage (c) may still run
   float* out = p.cb + (int64_t(c) * p.G + g) * p.L * p.L;
   const int L = p.L;
   for_each_acc(acc, m0 + warp * 16, k0, len, len,

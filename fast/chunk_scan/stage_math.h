@@ -21,10 +21,12 @@ SSMV_HD SSMV_FORCEINLINE float delta_of(float dt, float bias, bool has_bias, boo
 
 // fm::exp(x) bit for bit where x ≤ 0 or x = −Inf (not NaN), with fewer operations: fm::exp's
 // NaN test and upper clamp cannot act there, and 2^n (n in [−150, 0]) is applied as
-// 2^⌊n/2⌋·2^(n−⌊n/2⌋) instead of fm::exp's 2^trunc(n/2)·…, the first factor by adding
-// ⌊n/2⌋ to p's exponent field (p in [0.70, 1.42] and p·2^⌊n/2⌋ ≥ 2^-76 are normal, so
-// this is the exact product): the one rounding is the final multiplication, p·2^n rounded
-// once, as in fm::exp. Checked against fm::exp over every fp32 x ≤ 0 (stage_math_test).
+// 2^(n+64)·2^-64 instead of fm::exp's 2^trunc(n/2)·…: the first factor by adding n + 64 to
+// p's exponent field (p in [0.70, 1.42], so p·2^(n+64) lies in [2^-87, 2^65], normal: the
+// exact product), n + 64 itself read off t's bits with the bias folded into the magic's
+// (one integer subtraction); then one multiplication by 2^-64, exact where p·2^n is normal
+// and one correct rounding where it is subnormal: p·2^n rounded once, as in fm::exp.
+// Checked against fm::exp over every fp32 x ≤ 0 (stage_math_test).
 SSMV_HD SSMV_FORCEINLINE float exp_nonpositive(float x) {
   x = x < -104.0f ? -104.0f : x;
   constexpr float kLog2e = 0x1.715476p+0f;   // fm::exp's constants
@@ -32,7 +34,8 @@ SSMV_HD SSMV_FORCEINLINE float exp_nonpositive(float x) {
   constexpr float kLn2Lo = -0x1.05c610p-29f;
   constexpr float kRoundMagic = 0x1.8p23f;
   const float t = x * kLog2e + kRoundMagic;
-  const int n = static_cast<int>(ssmv::fm::bits_of(t)) - static_cast<int>(ssmv::fm::bits_of(kRoundMagic));
+  // n + 64 with n = round(x·log2 e) in [−150, 0]: t's bits minus the magic's, less 64.
+  const uint32_t n64 = ssmv::fm::bits_of(t) - (ssmv::fm::bits_of(kRoundMagic) - 64u);
   const float nf = t - kRoundMagic;
   float r = ssmv::fm::fma_rn(-nf, kLn2Hi, x);
   r = ssmv::fm::fma_rn(-nf, kLn2Lo, r);
@@ -44,9 +47,8 @@ SSMV_HD SSMV_FORCEINLINE float exp_nonpositive(float x) {
   p = ssmv::fm::fma_rn(p, r, 0.5f);
   p = ssmv::fm::fma_rn(p, r, 1.0f);
   p = ssmv::fm::fma_rn(p, r, 1.0f);
-  const int n1 = n >> 1;  // ⌊n/2⌋ (arithmetic shift)
-  const float p_scaled = ssmv::fm::float_of(ssmv::fm::bits_of(p) + (static_cast<uint32_t>(n1) << 23));
-  return p_scaled * ssmv::fm::pow2i(n - n1);
+  const float p_scaled = ssmv::fm::float_of(ssmv::fm::bits_of(p) + (n64 << 23));  // p·2^(n+64), exact
+  return p_scaled * 0x1p-64f;
 }
 
 // exp(min(d, 0)) for d = cs_m − cs_k (≤ 1.0 ULP, fast_math_budgets.h): the production kernels' guard against
