@@ -183,12 +183,12 @@ void allow_large_smem() {
   (void)done;
 }
 
-// Launches kernel(p) on `stream`. Programmatic (stages b–e inside launch()): the
-// launch may begin while the stage before it is still running, once every block of that
-// stage has executed allow_next_stage(); the kernel then reads nothing the earlier stages
-// write before wait_prior_stages() (kernels.cuh), which returns once the stage before has
-// completed and its writes are visible. Every block of such a kernel passes
-// wait_prior_stages(), so a stage's completion implies that of all stages before it.
+// Launches kernel(p) on `stream`. Programmatic (stages b–e of the tensor-core path inside
+// launch()): the launch may begin while the stage before it is still running, once every
+// block of that stage has executed allow_next_stage(); the kernel then reads nothing the
+// earlier stages write before wait_prior_stages() (kernels.cuh), which returns once the
+// stage before has completed and its writes are visible. Every block of such a kernel
+// passes wait_prior_stages(), so a stage's completion implies that of all stages before it.
 void launch_kernel(void (*kernel)(ChunkScanParams), dim3 grid, int threads, int smem, cudaStream_t stream,
                    bool programmatic, const ChunkScanParams& p) {
   cudaLaunchConfig_t cfg = {};
@@ -272,7 +272,10 @@ void dispatch(const ChunkScanParams& p, int stage, cudaStream_t stream, bool pro
 
 void ChunkScanGpu::launch(cudaStream_t stream) {
   validate(params_);
-  for (int stage = 0; stage < 5; ++stage) dispatch(params_, stage, stream, stage > 0);
+  // Stages b–e of the tensor-core path launch programmatically (launch_kernel); the fp32
+  // contract's SIMT stages do not: they ran 1.5 % slower so (2553–2562 against 2572–2606 µs
+  // at 1 × 8192, bench/NOTES.md, chunk_scan fourth round).
+  for (int stage = 0; stage < 5; ++stage) dispatch(params_, stage, stream, stage > 0 && params_.use_mma);
 }
 
 void ChunkScanGpu::launch_stage(int stage, cudaStream_t stream) {

@@ -36,8 +36,8 @@ __device__ __forceinline__ float load_fmt(const void* base, int64_t i, Format f)
   return __half2float(static_cast<const __half*>(base)[i]);
 }
 
-// Programmatic dependent launch (sm_90, griddepcontrol; chunk_scan_gpu.cu launches stages
-// b–e so inside launch()). allow_next_stage: this block lets the next stage's launch begin
+// Programmatic dependent launch (sm_90, griddepcontrol; chunk_scan_gpu.cu launches the
+// tensor-core path's stages b–e so inside launch()). allow_next_stage: this block lets the next stage's launch begin
 // (its blocks may become resident and run up to their wait_prior_stages()).
 // wait_prior_stages: returns once the stage launched before this one has completed and its
 // writes are visible; a no-op in a kernel not launched programmatically. Every kernel of
@@ -137,14 +137,13 @@ __device__ __forceinline__ void load_chunk_scalars(const ChunkScanParams& p, int
 }
 
 // (a) grid (NC, H), block L threads. δ per token; then the cumulative sum in increasing k
-// by one thread (twin: cs = j == 0 ? dA : cs + dA); exp(cs_last) per chunk and head. The
-// serial sum reads dA in 16-value batches (four 16-byte loads) one batch ahead, so no
-// shared load is in the chain of additions. Measured: the stage's time did not change
-// (10.6–11.8 µs alone before and after, bench/NOTES.md, fourth round): it is launch and
-// load latency, not the 256-step chain.
+// by one thread (twin: cs = j == 0 ? dA : cs + dA); exp(cs_last) per chunk and head. A
+// serial sum reading dA in 16-value batches one batch ahead (no shared load in the chain of
+// additions) took as long (bench/NOTES.md, fourth round: 10.6–11.8 µs alone either way):
+// the stage is launch and load latency, not the 256-step chain.
 template <class In>
 __global__ void cumsum_kernel(const ChunkScanParams p) {
-  __shared__ __align__(16) float s_dA[256];
+  __shared__ float s_dA[256];
   allow_next_stage();
   const int c = blockIdx.x, h = blockIdx.y, j = threadIdx.x;
   const int t0 = p.chunk_start[c], len = p.chunk_len[c];
@@ -155,33 +154,15 @@ __global__ void cumsum_kernel(const ChunkScanParams p) {
                              p.has_dt_bias, p.dt_softplus, p.dt_lo, p.dt_hi);
     s_dA[j] = d * p.A[h];
     p.delta[hT + t0 + j] = d;
-  } else {
-    s_dA[j] = 0.0f;  // read by the last batch (L is a multiple of 16), never used
   }
   __syncthreads();
   if (j == 0) {
-    float4* const v4 = reinterpret_cast<float4*>(s_dA);
-    float4 nxt[4] = {v4[0], v4[1], v4[2], v4[3]};
-    float cs = nxt[0].x;  // token 0: cs = dA
-    for (int b = 0; 16 * b < len; ++b) {
-      float v[16];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        v[4 * i] = nxt[i].x, v[4 * i + 1] = nxt[i].y, v[4 * i + 2] = nxt[i].z, v[4 * i + 3] = nxt[i].w;
-      }
-      if (16 * (b + 1) < len) {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) nxt[i] = v4[4 * (b + 1) + i];
-      }
-#pragma unroll
-      for (int i = 0; i < 16; ++i) {
-        if (b + i > 0) cs = cs + v[i];
-        v[i] = cs;
-      }
-#pragma unroll
-      for (int i = 0; i < 4; ++i) v4[4 * b + i] = make_float4(v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
+    float cs = s_dA[0];
+    for (int i = 1; i < len; ++i) {
+      cs = cs + s_dA[i];
+      s_dA[i] = cs;
     }
-    p.chunk_decay[int64_t(c) * p.H + h] = ssmv::fm::exp(s_dA[len - 1]);
+    p.chunk_decay[int64_t(c) * p.H + h] = ssmv::fm::exp(cs);
   }
   __syncthreads();
   if (j < len) p.cumsum[hT + t0 + j] = s_dA[j];
