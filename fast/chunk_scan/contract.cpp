@@ -80,12 +80,12 @@ Contract contract(ContractKind kind, int64_t chunk_size) {
   // E ≥ −132, zero results +0), measured in bench/NOTES.md "chunk_scan (issue 4)".
   c.gpu_twin_max_ulps = 0;
   c.gpu_twin_how_measured =
-      "H200, 2026-11-30 09:08 UTC (the fourth speed round's kernels, branch cs4): "
-      "chunk_scan_gpu_test MatchesTwinBitForBitOnRandomProblems, 320 random varlen problems of "
-      "both contracts (chunk 64/128/256, bf16/fp16/fp32 inputs): 5531672 outputs and 10152138 "
-      "stage intermediates compared, 0 differ; on the kernels before that round (main, 07:33 "
-      "UTC) the same and ssmv_prop_gpu GpuProperty.ChunkScanEqualsTwin 1000 cases, 0 differ "
-      "(and 10000 in a tenth of a campaign at 06:33 UTC, on the kernels before the speed work)";
+      "H200, 2026-11-30 09:31 UTC (main after the fourth speed round, bench/NOTES.md 'final "
+      "device call of the third session'): chunk_scan_gpu_test MatchesTwinBitForBitOnRandomProblems, "
+      "320 random varlen problems of both contracts (chunk 64/128/256, bf16/fp16/fp32 inputs): "
+      "5531672 outputs and 10152138 stage intermediates compared, 0 differ; ssmv_prop_gpu "
+      "GpuProperty.ChunkScanEqualsTwin 1000 cases, 0 differ (and 10000 in a tenth of a campaign "
+      "at 06:33 UTC, on the kernels before the speed work)";
   return c;
 }
 

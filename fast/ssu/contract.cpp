@@ -36,10 +36,11 @@ Contract contract() {
   // measured so (gpu_twin_how_measured).
   c.gpu_twin_max_ulps = 0;
   c.gpu_twin_how_measured =
-      "H200, 2026-11-30 09:11 UTC (bench/NOTES.md, SSU call 7; per-item and streamed kernels): "
-      "ssu_gpu_test, 1200 random problems (every format, P and N from 1 to 256, pads, repeated read slots, "
-      "per-token states; 600237 y elements and every pool slot; the 107 the streamed kernel takes also on a "
-      "one-block grid) plus the streamed kernel's loops (640 items, 1 to 5 batches per warp, N = 64, 96, 128, 256), "
+      "H200, 2026-11-30 09:31 UTC (bench/NOTES.md, final device call of the third session; per-item and "
+      "streamed kernels): ssu_gpu_test, 1200 random problems (every format, P and N from 1 to 256, pads, "
+      "repeated read slots, per-token states; 600237 y elements and every pool slot; the 107 the streamed kernel "
+      "can take also on both kernels, the streamed one on a one-block grid) plus the streamed kernel's loops "
+      "(640 items, 1 to 5 batches per warp, N = 64, 96, 128, 256), "
       "the benchmark shapes and the unaligned-pool path: GPU = twin bit for bit, repeated runs identical; every "
       "variant of ssu_bench equal to its twin on a batch-8 problem of the benchmark shape";
   return c;
