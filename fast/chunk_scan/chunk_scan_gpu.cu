@@ -226,10 +226,10 @@ void launch_one(const ChunkScanParams& p, int stage, cudaStream_t stream, bool p
       break;
     case 2:
       if ((p.P * p.N) % 2 == 0) {
-        go(state_passing_pair_kernel<Op>, dim3(unsigned((per_seq + 511) / 512), unsigned(std::min(p.S, 65535))), 256,
+        go(state_passing_kernel<Op, 2>, dim3(unsigned((per_seq + 511) / 512), unsigned(std::min(p.S, 65535))), 256,
            0);
       } else {
-        go(state_passing_kernel<Op>, dim3(unsigned((per_seq + 255) / 256), unsigned(std::min(p.S, 65535))), 256, 0);
+        go(state_passing_kernel<Op, 1>, dim3(unsigned((per_seq + 255) / 256), unsigned(std::min(p.S, 65535))), 256, 0);
       }
       break;
     case 3:

@@ -213,93 +213,66 @@ __global__ void __launch_bounds__(kThreads) chunk_state_kernel(const ChunkScanPa
                [&](int row, int col, float v) { out[int64_t(row) * N + col] = v; });
 }
 
-// (c) grid (⌈H·P·N/256⌉, min(S, 65535)), one thread per (sequence, h, p, n): chunks of
-// the sequence in order (twin: the same loop). h_in = R(state);
-// state = fma(exp(cs_last), state, chunk_state).
-template <class Op>
+// (c) grid (⌈H·P·N/(256·E)⌉, min(S, 65535)), 256 threads; a thread owns E adjacent
+// elements (e, e + 1) of one (h, p) row (E = 2 needs P·N even: 8-byte loads of the chunk
+// states, one 4-byte store of a rounded 16-bit pair) and runs the chunks of each sequence
+// in order (twin: the same loop): h_in = R(state); state = fma(exp(cs_last), state,
+// chunk_state). The loads of 16/E chunks are issued before their sequential use.
+template <class Op, int E>
 __global__ void state_passing_kernel(const ChunkScanParams p) {
+  static_assert(E == 1 || E == 2, "one or two elements per thread");
+  constexpr int kAhead = 16 / E;
   allow_next_stage();
   wait_prior_stages();
   const int64_t per_seq = int64_t(p.H) * p.P * p.N;
-  const int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;  // (h, p, n)
+  const int64_t e = E * (int64_t(blockIdx.x) * blockDim.x + threadIdx.x);  // (h, p, n)
   if (e >= per_seq) return;
   const int h = int(e / (int64_t(p.P) * p.N));
   Op* state_in = static_cast<Op*>(p.state_in);
   for (int s = blockIdx.y; s < p.S; s += gridDim.y) {
     const int64_t idx = int64_t(s) * per_seq + e;
-    float state = p.has_initial_state ? load_fmt(p.initial_state, idx, p.state) : 0.0f;
-    // Chunks in order; the loads of 16 chunks are issued before their sequential use.
+    float state[E];
+#pragma unroll
+    for (int q = 0; q < E; ++q) state[q] = p.has_initial_state ? load_fmt(p.initial_state, idx + q, p.state) : 0.0f;
     const int c_begin = p.seq_first_chunk[s], c_end = p.seq_first_chunk[s + 1];
-    for (int c0 = c_begin; c0 < c_end; c0 += 16) {
-      float cs[16], decay[16];
+    for (int c0 = c_begin; c0 < c_end; c0 += kAhead) {
+      float cs[kAhead][E], decay[kAhead];
 #pragma unroll
-      for (int j = 0; j < 16; ++j) {
+      for (int j = 0; j < kAhead; ++j) {
         const int c = c0 + j;
-        cs[j] = c < c_end ? p.chunk_state[int64_t(c) * per_seq + e] : 0.0f;
-        decay[j] = c < c_end ? p.chunk_decay[int64_t(c) * p.H + h] : 0.0f;
-      }
-#pragma unroll
-      for (int j = 0; j < 16; ++j) {
-        const int c = c0 + j;
-        if (c >= c_end) break;
-        const int64_t i = int64_t(c) * per_seq + e;
-        state_in[i] = to_op<Op>(state);
-        state = ssmv::fm::fma_rn(decay[j], state, cs[j]);
-        if (p.want_boundary) store_fmt(p.boundary_states, i, p.state, state);
-      }
-    }
-    store_fmt(p.final_state, idx, p.state, state);
-  }
-}
-
-// (c) as state_passing_kernel, two adjacent elements (e, e+1) of one (h, p) row per thread
-// (needs P·N even): 8-byte loads of the chunk states, one 4-byte store of the rounded
-// pair. Grid (⌈H·P·N/512⌉, min(S, 65535)), 256 threads.
-template <class Op>
-__global__ void state_passing_pair_kernel(const ChunkScanParams p) {
-  allow_next_stage();
-  wait_prior_stages();
-  const int64_t per_seq = int64_t(p.H) * p.P * p.N;
-  const int64_t e = 2 * (int64_t(blockIdx.x) * blockDim.x + threadIdx.x);  // (h, p, n), n even
-  if (e >= per_seq) return;
-  const int h = int(e / (int64_t(p.P) * p.N));
-  Op* state_in = static_cast<Op*>(p.state_in);
-  for (int s = blockIdx.y; s < p.S; s += gridDim.y) {
-    const int64_t idx = int64_t(s) * per_seq + e;
-    float s0 = p.has_initial_state ? load_fmt(p.initial_state, idx, p.state) : 0.0f;
-    float s1 = p.has_initial_state ? load_fmt(p.initial_state, idx + 1, p.state) : 0.0f;
-    const int c_begin = p.seq_first_chunk[s], c_end = p.seq_first_chunk[s + 1];
-    for (int c0 = c_begin; c0 < c_end; c0 += 8) {
-      float2 cs[8];
-      float decay[8];
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const int c = c0 + j;
-        cs[j] = c < c_end ? *reinterpret_cast<const float2*>(p.chunk_state + int64_t(c) * per_seq + e)
-                          : make_float2(0.0f, 0.0f);
-        decay[j] = c < c_end ? p.chunk_decay[int64_t(c) * p.H + h] : 0.0f;
-      }
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const int c = c0 + j;
-        if (c >= c_end) break;
-        const int64_t i = int64_t(c) * per_seq + e;
-        if constexpr (sizeof(Op) == 2) {
-          Op pair[2] = {to_op<Op>(s0), to_op<Op>(s1)};
-          *reinterpret_cast<uint32_t*>(state_in + i) = *reinterpret_cast<const uint32_t*>(pair);
+        if constexpr (E == 2) {
+          const float2 v = c < c_end ? *reinterpret_cast<const float2*>(p.chunk_state + int64_t(c) * per_seq + e)
+                                     : make_float2(0.0f, 0.0f);
+          cs[j][0] = v.x;
+          cs[j][1] = v.y;
         } else {
-          *reinterpret_cast<float2*>(state_in + i) = make_float2(s0, s1);
+          cs[j][0] = c < c_end ? p.chunk_state[int64_t(c) * per_seq + e] : 0.0f;
         }
-        s0 = ssmv::fm::fma_rn(decay[j], s0, cs[j].x);
-        s1 = ssmv::fm::fma_rn(decay[j], s1, cs[j].y);
+        decay[j] = c < c_end ? p.chunk_decay[int64_t(c) * p.H + h] : 0.0f;
+      }
+#pragma unroll
+      for (int j = 0; j < kAhead; ++j) {
+        const int c = c0 + j;
+        if (c >= c_end) break;
+        const int64_t i = int64_t(c) * per_seq + e;
+        if constexpr (E == 2 && sizeof(Op) == 2) {
+          Op pair[2] = {to_op<Op>(state[0]), to_op<Op>(state[1])};
+          *reinterpret_cast<uint32_t*>(state_in + i) = *reinterpret_cast<const uint32_t*>(pair);
+        } else if constexpr (E == 2) {
+          *reinterpret_cast<float2*>(state_in + i) = make_float2(state[0], state[1]);
+        } else {
+          state_in[i] = to_op<Op>(state[0]);
+        }
+#pragma unroll
+        for (int q = 0; q < E; ++q) state[q] = ssmv::fm::fma_rn(decay[j], state[q], cs[j][q]);
         if (p.want_boundary) {
-          store_fmt(p.boundary_states, i, p.state, s0);
-          store_fmt(p.boundary_states, i + 1, p.state, s1);
+#pragma unroll
+          for (int q = 0; q < E; ++q) store_fmt(p.boundary_states, i + q, p.state, state[q]);
         }
       }
     }
-    store_fmt(p.final_state, idx, p.state, s0);
-    store_fmt(p.final_state, idx + 1, p.state, s1);
+#pragma unroll
+    for (int q = 0; q < E; ++q) store_fmt(p.final_state, idx + q, p.state, state[q]);
   }
 }
 
