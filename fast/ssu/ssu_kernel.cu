@@ -104,10 +104,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, SSMV_SSU_MIN_BLOCKS)
   if constexpr (G == 1) {
     advance_group<SF, V, J, L>(p, hd, pl, row0, vector);
   } else {
-#pragma unroll 1
-    for (int i = 0; i < G; ++i) {
-      if (row0 + i * kRowsPerWarp < p.P) advance_group_call<SF, V, J, L>(p, hd, pl, row0 + i * kRowsPerWarp, vector);
-    }
+    advance_groups_call<SF, V, J, L, G>(p, hd, pl, row0, vector);
   }
 }
 

@@ -28,18 +28,11 @@ struct ItemIndex {
   __device__ __forceinline__ bool streamed(const Params& p) const { return t1 - t0 == 1 && slot_in != p.pad_slot_id; }
 };
 
+// Item `item`'s indices (load_head's loads; the fields head_from_lane cannot derive).
 __device__ __forceinline__ ItemIndex load_index(const Params& p, int item, int tiles) {
-  ItemIndex ix;
-  ix.tile = item % tiles;
-  ix.h = (item / tiles) % p.H;
-  const int r = item / tiles / p.H;
-  ix.t0 = p.cu_seqlens[r];
-  ix.t1 = p.cu_seqlens[r + 1];
-  ix.slot_in = p.slot_in[r];
-  ix.slot_out = p.slot_out != nullptr ? p.slot_out[r] : ix.slot_in;
-  ix.dt_bias = p.dt_bias != nullptr ? p.dt_bias[ix.h] : 0.0f;
-  ix.A = p.A[ix.h];
-  return ix;
+  const int tile = item % tiles, h = (item / tiles) % p.H, r = item / tiles / p.H;
+  const Head hd = load_head(p, r, h);
+  return {h, tile, hd.t0, hd.t1, hd.slot_in, hd.slot_out, hd.dt_bias, hd.A};
 }
 
 // Lane k's item as a Head (every lane receives it), and its first row.
@@ -207,10 +200,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, SSMV_SSU_STREAM_MIN_BLO
     for (uint32_t rest = general; rest != 0; rest &= rest - 1) {
       int row0 = 0;
       const Head hd = head_from_lane(p, ix, __ffs(rest) - 1, row0, rows);
-#pragma unroll 1
-      for (int i = 0; i < G; ++i) {
-        if (row0 + i * kRowsPerWarp < p.P) advance_group_call<SF, V, J, L>(p, hd, pl, row0 + i * kRowsPerWarp, true);
-      }
+      advance_groups_call<SF, V, J, L, G>(p, hd, pl, row0, true);
     }
   }
 }

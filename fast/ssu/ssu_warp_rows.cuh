@@ -269,6 +269,17 @@ __device__ __noinline__ void advance_group_call(const Params& p, const Head& hd,
   advance_group<SF, V, J, L>(p, hd, pl, row0, vector);
 }
 
+// The G groups of kRowsPerWarp rows starting at row0 on the general path, one after the
+// other (the groups that exist: row < P).
+template <Format SF, int V, int J, int L, int G>
+__device__ __forceinline__ void advance_groups_call(const Params& p, const Head& hd, const Place<L>& pl, int row0,
+                                                    bool vector) {
+#pragma unroll 1
+  for (int i = 0; i < G; ++i) {
+    if (row0 + i * kRowsPerWarp < p.P) advance_group_call<SF, V, J, L>(p, hd, pl, row0 + i * kRowsPerWarp, vector);
+  }
+}
+
 // f(k, j, offset) for each state chunk of the lane's rows k < G·K (Place order) of the G
 // groups starting at row0 + i·kRowsPerWarp that exist (row < P, n < N): chunk j of row
 // `row` at offset row·state_stride_p + n from the start of a (slot, head) block.
