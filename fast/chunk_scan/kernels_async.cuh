@@ -8,18 +8,13 @@
 #pragma once
 
 #include "fast/chunk_scan/kernels_mma.cuh"
+#include "fast/common/cp_async.cuh"
 
 namespace ssmv::chunk_scan::gpu {
 
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-  const uint32_t s = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int Pending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
-}
+using ssmv::cuda::cp_async;
+using ssmv::cuda::cp_async_commit;
+using ssmv::cuda::cp_async_wait;
 
 // dst[0..8) = src[0..valid) and zeros: an asynchronous 16-byte copy when all 8 elements
 // exist and src is 16-byte aligned, else plain loads and one 16-byte shared store.
@@ -27,16 +22,10 @@ template <class T>
 __device__ __forceinline__ void copy8_async(T* dst, const T* src, int valid) {
   static_assert(sizeof(T) == 2, "16-bit operands only");
   if (valid >= 8 && (reinterpret_cast<uintptr_t>(src) & 15) == 0) {
-    cp_async16(dst, src);
+    cp_async<16>(dst, src);
   } else {
     *reinterpret_cast<uint4*>(dst) = valid > 0 ? load8_raw(src, valid) : make_uint4(0, 0, 0, 0);
   }
-}
-
-// 4-byte asynchronous copy (fp32 scalars whose addresses need not be 16-byte aligned).
-__device__ __forceinline__ void cp_async4(void* smem, const void* gmem) {
-  const uint32_t s = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(gmem));
 }
 
 // Rows [0, rows) of a tile of `vecs` 16-byte vectors (8 elements) per row: dst row r at
@@ -58,7 +47,7 @@ __device__ __forceinline__ void issue_tile(Op* dst, int dst_stride, const Op* sr
     const Op* s = src + r * src_stride + 8 * v;
     const int64_t d_step = int64_t(step) * dst_stride, s_step = step * src_stride;
     if (valid >= 8 && src_stride % 8 == 0 && (reinterpret_cast<uintptr_t>(s) & 15) == 0) {
-      for (const int r_end = min(rows, rows_valid); r < r_end; r += step, d += d_step, s += s_step) cp_async16(d, s);
+      for (const int r_end = min(rows, rows_valid); r < r_end; r += step, d += d_step, s += s_step) cp_async<16>(d, s);
     }
     for (; r < rows; r += step, d += d_step, s += s_step) copy8_async(d, s, r < rows_valid ? valid : 0);
   } else {
@@ -303,15 +292,15 @@ __global__ void __launch_bounds__(kThreads, 5) scan_async_kernel(const ChunkScan
   // tiles' copy group (4-byte copies: a chunk's start need not be 16-byte aligned).
   issue_rows64(sC, C, p.c_st, len - m0, p.N);
   for (int r = threadIdx.x; r < kTile; r += kThreads) {
-    if (p.has_D && p0 + r < p.P) cp_async4(s_D + r, p.D + (p.D_per_dim ? int64_t(h) * p.P + p0 + r : h));
+    if (p.has_D && p0 + r < p.P) cp_async<4>(s_D + r, p.D + (p.D_per_dim ? int64_t(h) * p.P + p0 + r : h));
     else s_D[r] = 0.0f;
   }
   wait_prior_stages();
   issue_rows64(sS, state_in + int64_t(p0) * p.N, p.N, p.P - p0, p.N);
   const int64_t base = int64_t(h) * p.T + t0;  // the chunk's first token in the [H, T] intermediates
   for (int j = threadIdx.x; j < len; j += kThreads) {
-    cp_async4(s_cs + j, p.cumsum + base + j);
-    cp_async4(s_delta + j, p.delta + base + j);
+    cp_async<4>(s_cs + j, p.cumsum + base + j);
+    cp_async<4>(s_delta + j, p.delta + base + j);
   }
   cp_async_commit();
 

@@ -9,9 +9,14 @@
 
 #include <cstdint>
 
+#include "fast/common/cp_async.cuh"
 #include "spec/format.h"
 
 namespace ssmv::ssu::state_bits {
+
+using ssmv::cuda::cp_async;
+using ssmv::cuda::cp_async_commit;
+using ssmv::cuda::cp_async_wait;
 
 // Format conversions in hardware: decoding is exact; encoding is cvt.rn (round to
 // nearest even), the same function as spec/format.h round_nearest_even for non-NaN values.
@@ -113,26 +118,6 @@ __device__ __forceinline__ Chunk<SF, V> pack(const float* in) {
 #pragma unroll
   for (int v = 0; v < V; ++v) u.e[v] = state_from_float<SF>(in[v]);
   return u.raw;
-}
-
-// An asynchronous copy of one chunk (4, 8 or 16 bytes, aligned) from global to shared
-// memory (cp.async, sm_80+; 16 bytes bypass L1). A thread's copies form a group at
-// cp_async_commit; cp_async_wait<n>: all but its n most recent groups are complete and
-// visible to it.
-template <int Bytes>
-__device__ __forceinline__ void cp_async(void* smem, const void* gmem) {
-  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
-  const uint32_t s = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-  if constexpr (Bytes == 16) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
-  } else {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(gmem), "n"(Bytes) : "memory");
-  }
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int Pending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
 }
 
 // Loads V elements [n, n+V) of a state row into out[0..V): one access when `vector`

@@ -78,8 +78,10 @@ __device__ __forceinline__ TokenBits16<V, J, G> load_token16(const Params& p, co
                                                              const Place<L>& pl, int row0) {
   using Ch = typename Raw<2 * V>::T;
   const LaneLayout lay{V, J, L};
-  const uint16_t* const B = static_cast<const uint16_t*>(p.B) + int64_t(t) * p.B_stride_token + int64_t(hd.g) * p.B_stride_group;
-  const uint16_t* const C = static_cast<const uint16_t*>(p.C) + int64_t(t) * p.C_stride_token + int64_t(hd.g) * p.C_stride_group;
+  const uint16_t* const B =
+      static_cast<const uint16_t*>(p.B) + int64_t(t) * p.B_stride_token + int64_t(hd.g) * p.B_stride_group;
+  const uint16_t* const C =
+      static_cast<const uint16_t*>(p.C) + int64_t(t) * p.C_stride_token + int64_t(hd.g) * p.C_stride_group;
   TokenBits16<V, J, G> in;
   in.dt = static_cast<const uint16_t*>(p.dt)[int64_t(t) * p.dt_stride_token + hd.h];
 #pragma unroll
