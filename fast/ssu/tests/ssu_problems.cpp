@@ -38,7 +38,8 @@ GeneratedProblem make_problem(const ProblemConfig& c, uint64_t seed) {
   Rng len_rng = tensor_rng(seed, 1);
   s.cu_seqlens = {0};
   for (int64_t r = 0; r < c.requests; ++r) {
-    s.cu_seqlens.push_back(s.cu_seqlens.back() + std::uniform_int_distribution<int64_t>(c.min_tokens, c.max_tokens)(len_rng));
+    const int64_t tokens = std::uniform_int_distribution<int64_t>(c.min_tokens, c.max_tokens)(len_rng);
+    s.cu_seqlens.push_back(s.cu_seqlens.back() + tokens);
   }
   const int64_t T = s.num_tokens(), H = c.H, P = c.P, N = c.N, R = c.requests;
   RealisticOptions options;
