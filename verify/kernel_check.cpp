@@ -9,6 +9,7 @@
 #include "reference/reference.h"
 #include "verify/bound/chunked_bound.h"
 #include "verify/bound/sequential_bound.h"
+#include "verify/handoff.h"
 #include "verify/problem_slice.h"
 #ifdef SSMV_HAVE_CUDA
 #include "fast/chunk_scan/chunk_scan_gpu.h"
@@ -20,12 +21,6 @@ namespace {
 
 const std::vector<std::string> kYCoords{"sequence", "token", "head", "dim"};
 const std::vector<std::string> kStateCoords{"sequence", "head", "dim", "state"};
-
-std::vector<Bits> to_bits(Format f, const std::vector<float>& v) {
-  std::vector<Bits> b(v.size());
-  for (size_t i = 0; i < v.size(); ++i) b[i] = round_nearest_even(f, v[i]);
-  return b;
-}
 
 chunk_scan::Result run_chunk_scan(const Problem& p, const chunk_scan::Config& cfg, Device device) {
   if (device == Device::twin) return chunk_scan::run_twin(p, cfg);
@@ -149,9 +144,9 @@ KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, in
 
   KernelCheck kc{"chunk_scan", contract.name, std::string(device_name(device)), {}};
   const Format st = p.formats.state;
-  kc.tensors.push_back(judge_tensor("y", p.formats.output, to_bits(p.formats.output, got.y), exact.y,
+  kc.tensors.push_back(judge_tensor("y", p.formats.output, format_bits(p.formats.output, got.y), exact.y,
                                     b.y, p, y_coords, kYCoords));
-  kc.tensors.push_back(judge_tensor("final_state", st, to_bits(st, got.final_state), exact.final_state,
+  kc.tensors.push_back(judge_tensor("final_state", st, format_bits(st, got.final_state), exact.final_state,
                                     b.final_state, p, state_coords, kStateCoords));
   if (boundary_states) {
     // One report over all chunk boundaries: [chunks, H, P, N], the chunk as first coordinate.
@@ -163,7 +158,7 @@ KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, in
       all.certified_error.insert(all.certified_error.end(), sa.state.certified_error.begin(),
                                  sa.state.certified_error.end());
     }
-    kc.tensors.push_back(judge_tensor("boundary_states", st, to_bits(st, got.boundary_states), all,
+    kc.tensors.push_back(judge_tensor("boundary_states", st, format_bits(st, got.boundary_states), all,
                                       b.boundary_state, p, state_coords, {"chunk", "head", "dim", "state"}));
   }
   return kc;
@@ -172,7 +167,7 @@ KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, in
 KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractKind kind, int64_t L,
                           Device device) {
   const Shape& s = p.shape;
-  const int64_t S = s.num_sequences(), H = s.H, P = s.P, N = s.N, per = H * P * N;
+  const int64_t S = s.num_sequences(), H = s.H, P = s.P, per = H * P * s.N;
   validate(p);
   for (int64_t q = 0; q < S; ++q) {
     if (split < 0 || split > s.seq_len(q)) {
@@ -182,95 +177,51 @@ KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractK
   }
   const Contract chunked = chunk_scan::contract(kind, L);
   const Contract sequential = ssu::contract();
-
-  // The exact [0, T), with the exact state at the split of every sequence.
-  ref::Options ro;
-  if (split > 0) {
-    for (int64_t q = 0; q < S; ++q) ro.state_positions.push_back(s.cu_seqlens[q] + split);
-  }
-  const ref::ExactResult exact = ref::compute(p, ro);
+  const std::vector<int64_t> prefill(S, split);
+  const ref::ExactResult exact = ref::compute(p, handoff_reference_options(p, prefill));
+  // SSU decodes each request's tokens in one launch: the state stays fp32 between them.
+  const HandoffBounds bounds = handoff_bounds(p, prefill, chunked, sequential, /*decode_stores_every_token=*/false,
+                                              exact);
 
   std::vector<Bits> y_bits(exact.y.size(), 0);
-  std::vector<double> y_bound(exact.y.size(), 0.0);
   std::vector<Bits> final_bits(S * per, 0);
-  std::vector<double> final_bound(S * per, 0.0);
-
-  // Prefill [0, split): chunk_scan, judged by the chunked bound of that prefix.
+  // Prefill [0, split): chunk_scan.
   std::vector<float> handed(S * per, 0.0f);  // the state each sequence hands over
-  std::vector<double> handed_error(S * per, 0.0);
   if (split > 0) {
-    const Problem pre = slice_tokens(p, std::vector<int64_t>(S, 0), std::vector<int64_t>(S, split));
-    const ref::ExactResult pre_exact = ref::compute(pre);
+    const Problem pre = slice_tokens(p, std::vector<int64_t>(S, 0), prefill);
     const chunk_scan::Result got = run_chunk_scan(pre, chunk_config(kind, L, false), device);
-    const bound::ChunkedBounds b = chunked_bounds_for(pre, chunked, pre_exact);
     for (int64_t q = 0; q < S; ++q) {
       for (int64_t j = 0; j < split; ++j) {
         for (int64_t i = 0; i < H * P; ++i) {
-          const int64_t from = (q * split + j) * H * P + i, to = (s.cu_seqlens[q] + j) * H * P + i;
-          y_bits[to] = round_nearest_even(p.formats.output, got.y[from]);
-          y_bound[to] = b.y[from];
+          y_bits[(s.cu_seqlens[q] + j) * H * P + i] =
+              round_nearest_even(p.formats.output, got.y[(q * split + j) * H * P + i]);
         }
       }
     }
     handed = got.final_state;
-    handed_error = b.final_state;
-    for (int64_t i = 0; i < S * per; ++i) {
-      final_bits[i] = round_nearest_even(p.formats.state, handed[i]);
-      final_bound[i] = handed_error[i];
-    }
+    for (int64_t i = 0; i < S * per; ++i) final_bits[i] = round_nearest_even(p.formats.state, handed[i]);
   } else if (p.has_initial_state()) {
     handed = p.initial_state;
   }
 
   // Decode [split, len): SSU, one launch, request q reading and writing slot q.
   std::vector<int64_t> kept;
-  std::vector<int64_t> begin(S, split), end(S);
+  std::vector<int64_t> end(S);
   for (int64_t q = 0; q < S; ++q) end[q] = s.seq_len(q);
   DecodeProblem d;
-  d.problem = slice_tokens(p, begin, end, &kept);
+  d.problem = slice_tokens(p, prefill, end, &kept);
   if (!kept.empty()) {
     d.problem.initial_state.clear();
     d.slots = S;
     d.state_pool = handed;
     d.slot_in = kept;
     const ssu::Result got = run_ssu(d, device);
-
-    // The bound starts from the exact state at the split and the prefill's error in it.
-    Problem view = d.problem;
-    bound::SequentialInput in;
-    in.problem = &view;
-    in.contract = &sequential;
-    std::vector<double> delta, decay;
-    for (int64_t q : kept) {
-      for (int64_t t = s.cu_seqlens[q] + split; t < s.cu_seqlens[q + 1]; ++t) {
-        for (int64_t h = 0; h < H; ++h) {
-          delta.push_back(exact.delta[p.dt_index(t, h)]);
-          decay.push_back(exact.decay[p.dt_index(t, h)]);
-        }
-      }
-      for (int64_t i = 0; i < per; ++i) {
-        const double start = split > 0 ? exact.states_at[q].state.nearest[i]
-                             : p.has_initial_state() ? double(p.initial_state[q * per + i]) : 0.0;
-        in.initial_state.push_back(start);
-        in.initial_error.push_back(handed_error[q * per + i]);
-      }
-    }
-    in.delta = &delta;
-    in.decay = &decay;
-    const bound::SequentialBounds b = bound::sequential_bounds(in);
     int64_t t_dec = 0;
-    for (size_t r = 0; r < kept.size(); ++r) {
-      const int64_t q = kept[r];
+    for (const int64_t q : kept) {
       for (int64_t t = s.cu_seqlens[q] + split; t < s.cu_seqlens[q + 1]; ++t, ++t_dec) {
-        for (int64_t i = 0; i < H * P; ++i) {
-          y_bits[t * H * P + i] = got.y[t_dec * H * P + i];
-          y_bound[t * H * P + i] = b.y[t_dec * H * P + i];
-        }
+        for (int64_t i = 0; i < H * P; ++i) y_bits[t * H * P + i] = got.y[t_dec * H * P + i];
       }
-      for (int64_t i = 0; i < per; ++i) {
-        final_bits[q * per + i] = got.state_pool[q * per + i];
-        final_bound[q * per + i] = b.stored_state[int64_t(r) * per + i];
-      }
+      for (int64_t i = 0; i < per; ++i) final_bits[q * per + i] = got.state_pool[q * per + i];
     }
   }
 
@@ -279,15 +230,16 @@ KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractK
   KernelCheck kc{"chunk_scan+ssu", chunked.name + "+" + sequential.name, std::string(device_name(device)), {}};
   if (split == 0) kc = KernelCheck{"ssu", sequential.name, std::string(device_name(device)), {}};
   if (kept.empty()) kc = KernelCheck{"chunk_scan", chunked.name, std::string(device_name(device)), {}};
-  kc.tensors.push_back(judge_tensor("y", p.formats.output, y_bits, exact.y, y_bound, p, y_coords, kYCoords));
+  kc.tensors.push_back(judge_tensor("y", p.formats.output, y_bits, exact.y, bounds.y, p, y_coords, kYCoords));
   kc.tensors.push_back(judge_tensor("final_state", p.formats.state, final_bits, exact.final_state,
-                                    final_bound, p, state_coords, kStateCoords));
+                                    bounds.final_state, p, state_coords, kStateCoords));
   return kc;
 }
 
-KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
-                          const std::vector<float>& y, const std::vector<float>& final_states) {
-  validate(p);
+namespace {
+
+// y [T, H, P] and final_states [S, H, P, N] (or empty) must fit the problem.
+void check_output_sizes(const Problem& p, const std::vector<float>& y, const std::vector<float>& final_states) {
   const Shape& s = p.shape;
   if (int64_t(y.size()) != s.num_tokens() * s.H * s.P) {
     throw ProblemError("outputs: y has " + std::to_string(y.size()) + " elements, the problem needs " +
@@ -297,6 +249,26 @@ KernelCheck check_outputs(const Problem& p, const Contract& contract, const std:
     throw ProblemError("outputs: final_states has " + std::to_string(final_states.size()) +
                        " elements, the problem needs " + std::to_string(s.num_sequences() * s.H * s.P * s.N));
   }
+}
+
+KernelCheck judge_outputs(const Problem& p, KernelCheck kc, const ref::ExactResult& exact, const std::vector<float>& y,
+                          const std::vector<double>& y_bound, const std::vector<float>& final_states,
+                          const std::vector<double>& state_bound) {
+  kc.tensors.push_back(judge_tensor("y", p.formats.output, format_bits(p.formats.output, y), exact.y, y_bound, p,
+                                    y_coords, kYCoords));
+  if (!final_states.empty()) {
+    kc.tensors.push_back(judge_tensor("final_state", p.formats.state, format_bits(p.formats.state, final_states),
+                                      exact.final_state, state_bound, p, state_coords, kStateCoords));
+  }
+  return kc;
+}
+
+}  // namespace
+
+KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
+                          const std::vector<float>& y, const std::vector<float>& final_states) {
+  validate(p);
+  check_output_sizes(p, y, final_states);
   const ref::ExactResult exact = ref::compute(p);
   std::vector<double> y_bound, state_bound;
   if (contract.family == Family::sequential) {
@@ -314,14 +286,19 @@ KernelCheck check_outputs(const Problem& p, const Contract& contract, const std:
     y_bound = std::move(b.y);
     state_bound = std::move(b.final_state);
   }
-  KernelCheck kc{kernel, contract.name, "external", {}};
-  kc.tensors.push_back(judge_tensor("y", p.formats.output, to_bits(p.formats.output, y), exact.y, y_bound, p,
-                                    y_coords, kYCoords));
-  if (!final_states.empty()) {
-    kc.tensors.push_back(judge_tensor("final_state", p.formats.state, to_bits(p.formats.state, final_states),
-                                      exact.final_state, state_bound, p, state_coords, kStateCoords));
-  }
-  return kc;
+  return judge_outputs(p, KernelCheck{kernel, contract.name, "external", {}}, exact, y, y_bound, final_states,
+                       state_bound);
+}
+
+KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
+                                  const Contract& decode, const std::string& kernel, const std::vector<float>& y,
+                                  const std::vector<float>& final_states) {
+  validate(p);
+  check_output_sizes(p, y, final_states);
+  const ref::ExactResult exact = ref::compute(p, handoff_reference_options(p, prefill));
+  const HandoffBounds b = handoff_bounds(p, prefill, chunked, decode, /*decode_stores_every_token=*/true, exact);
+  return judge_outputs(p, KernelCheck{kernel, chunked.name + "+" + decode.name, "external", {}}, exact, y, b.y,
+                       final_states, b.final_state);
 }
 
 }  // namespace ssmv::verify

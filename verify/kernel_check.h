@@ -65,4 +65,12 @@ KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractK
 KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                           const std::vector<float>& y, const std::vector<float>& final_states);
 
+// An external prefill/decode hand-off's outputs: the first prefill[s] tokens of sequence s
+// through a chunked kernel under `chunked`, the rest through a decode kernel launched once
+// per token under `decode`, starting from the state the chunked kernel stored in the
+// state format. y [T, H, P] of both parts; final_states (may be empty) after the last token.
+KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
+                                  const Contract& decode, const std::string& kernel, const std::vector<float>& y,
+                                  const std::vector<float>& final_states);
+
 }  // namespace ssmv::verify

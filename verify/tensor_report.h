@@ -61,6 +61,10 @@ using CoordFn = std::vector<int64_t> (*)(const Problem&, int64_t index);
 std::vector<int64_t> y_coords(const Problem& p, int64_t index);      // sequence, token (in sequence), head, dim
 std::vector<int64_t> state_coords(const Problem& p, int64_t index);  // sequence, head, dim, state
 
+// The bit patterns of `values` in `f` (values of the format, NaN and Inf included, encode
+// exactly; round-to-nearest-even is the encoding).
+std::vector<Bits> format_bits(Format f, const std::vector<float>& values);
+
 // Judges every element of `computed` (bit patterns in `format`) against `exact` with
 // per-element `bounds`.
 TensorReport judge_tensor(const std::string& name, Format format, const std::vector<Bits>& computed,

@@ -8,6 +8,8 @@
 #include "spec/problem.h"
 #include "verify/cli/args.h"
 #include "verify/cli/check_command.h"
+#include "verify/cli/compare_command.h"
+#include "verify/cli/contract_command.h"
 #include "verify/cli/reference_command.h"
 #include "verify/cli/replay_command.h"
 #include "verify/cli/run_command.h"
@@ -27,6 +29,8 @@ void usage() {
       "  run         run the bundled kernels on the built-in default suite and print the\n"
       "              verdict table (the default command)\n"
       "  check       verify an external kernel's dump (tensor files) against its contract\n"
+      "  compare     two dumps of the same problem (e.g. chunk_scan and SSU) side by side\n"
+      "  contract    list the contract presets, or show one as editable JSON\n"
       "  replay      re-run a counterexample file written by the property suites\n"
       "  reference   compute and print the certified reference of a built-in problem\n"
       "options:\n"
@@ -56,6 +60,8 @@ int main(int argc, char** argv) {
     }
     if (command == "run") return ssmv::cli::run_command(args);
     if (command == "check") return ssmv::cli::check_command(args);
+    if (command == "compare") return ssmv::cli::compare_command(args);
+    if (command == "contract") return ssmv::cli::contract_command(args);
     if (command == "replay") return ssmv::cli::replay_command(args);
     if (command == "reference") return ssmv::cli::reference_command(args);
     throw ssmv::cli::UsageError("unknown command '" + command + "' (try ssmv --help)");

@@ -1,5 +1,6 @@
 #include "verify/tensor_file/problem_file.h"
 
+#include <optional>
 #include <set>
 
 #include "verify/tensor_file/tensor_file.h"
@@ -7,7 +8,8 @@
 namespace ssmv::tensor_file {
 namespace {
 
-const std::set<std::string> kProblemNames = {"x", "dt", "A", "B", "C", "D", "z", "dt_bias", "initial_states", "cu_seqlens"};
+const std::set<std::string> kProblemNames = {"x", "dt", "A", "B", "C", "D", "z", "dt_bias", "initial_states", "cu_seqlens",
+                                             "prefill_tokens"};
 const std::set<std::string> kOutputNames = {"y", "final_states"};
 
 // One expected dimension: its name and its value, or kFree when any value is accepted.
@@ -57,7 +59,7 @@ void check_names(const TensorMap& m, const std::string& file) {
     }
     if (!kProblemNames.count(name) && !kOutputNames.count(name)) {
       Where{file, name}.fail("name", "not a problem or output tensor (expected x, dt, A, B, C and optionally D, z, "
-                                     "dt_bias, initial_states, cu_seqlens; y, final_states)");
+                                     "dt_bias, initial_states, cu_seqlens, prefill_tokens; y, final_states)");
     }
   }
 }
@@ -237,6 +239,24 @@ KernelOutputs outputs_from_tensors(const TensorMap& m, const std::string& file, 
     out.final_states = values(*f, file, p.formats.state);
   }
   return out;
+}
+
+std::optional<std::vector<int64_t>> prefill_tokens_from_tensors(const TensorMap& m, const std::string& file,
+                                                                const Problem& p) {
+  const Tensor* t = find(m, "prefill_tokens");
+  if (t == nullptr) return std::nullopt;
+  const Tensor tl = labelled(*t, file);
+  const int64_t S = p.shape.num_sequences();
+  expect_shape(tl, {{"S", S}}, "one prefix length per sequence of the problem");
+  std::vector<int64_t> k = to_int64(tl);
+  for (int64_t q = 0; q < S; ++q) {
+    if (k[q] < 0 || k[q] > p.shape.seq_len(q)) {
+      tl.where().fail("values", "element " + std::to_string(q) + " = " + std::to_string(k[q]) +
+                                    " is outside [0, " + std::to_string(p.shape.seq_len(q)) + "], the length of sequence " +
+                                    std::to_string(q));
+    }
+  }
+  return k;
 }
 
 KernelOutputs load_outputs_file(const std::string& path, const Problem& problem) {

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,12 @@ struct KernelOutputs {
 // problem's output / state formats; NaN and Inf are accepted (INVALID is a verdict).
 KernelOutputs outputs_from_tensors(const TensorMap& tensors, const std::string& file, const Problem& problem);
 KernelOutputs load_outputs_file(const std::string& path, const Problem& problem);
+
+// The hand-off prefix of each sequence, the optional integer tensor prefill_tokens [S]
+// (tokens of sequence s done by the chunked kernel; the rest by the decode kernel), checked
+// against the sequences' lengths; nullopt when the file has none.
+std::optional<std::vector<int64_t>> prefill_tokens_from_tensors(const TensorMap& tensors, const std::string& file,
+                                                                const Problem& problem);
 
 // The inverse mappings, for counterexample and report files: the packed layout, each tensor
 // in its format's dtype (F32, BF16 or F16; .npz stores bf16 as uint16 bit patterns, which

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "verify/json/json.h"
 #include "verify/tensor_file/npy.h"
 #include "verify/tensor_file/safetensors.h"
 #include "verify/tensor_file/zip.h"
@@ -27,6 +28,32 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 std::string errno_text() { return std::strerror(errno); }
 
+constexpr const char* kMetadataEntry = "__metadata__";
+
+// An .npz's metadata entry: a 1-D uint8 (or int8) array of the UTF-8 bytes of a JSON
+// object whose values are strings.
+std::map<std::string, std::string> npz_metadata(const Tensor& t) {
+  const Where w = t.where();
+  if ((t.dtype != DType::u8 && t.dtype != DType::i8) || t.shape.size() != 1) {
+    w.fail("metadata", "expected a 1-D uint8 array of JSON text, got dtype " + std::string(dtype_name(t.dtype)) +
+                           " shape " + shape_string(t.shape));
+  }
+  const std::string text(t.data.begin(), t.data.end());
+  json::Value v;
+  try {
+    v = json::parse(text);
+  } catch (const json::ParseError& e) {
+    w.fail("metadata", std::string("JSON: ") + e.what());
+  }
+  if (!v.is_object()) w.fail("metadata", "is not a JSON object");
+  std::map<std::string, std::string> out;
+  for (const auto& [k, value] : v.as_object()) {
+    if (!value.is_string()) w.fail("metadata", "value of '" + k + "' is not a string");
+    out[k] = value.as_string();
+  }
+  return out;
+}
+
 }  // namespace
 
 FileKind detect_kind(const std::string& path, std::span<const uint8_t> head) {
@@ -38,7 +65,8 @@ FileKind detect_kind(const std::string& path, std::span<const uint8_t> head) {
   return FileKind::safetensors;
 }
 
-TensorMap parse_tensor_bytes(std::span<const uint8_t> bytes, FileKind kind, const std::string& label) {
+TensorMap parse_tensor_bytes(std::span<const uint8_t> bytes, FileKind kind, const std::string& label,
+                             std::map<std::string, std::string>* metadata) {
   const Where where{label, ""};
   TensorMap out;
   switch (kind) {
@@ -56,17 +84,22 @@ TensorMap parse_tensor_bytes(std::span<const uint8_t> bytes, FileKind kind, cons
         }
         const std::string name = e.name.substr(0, e.name.size() - 4);
         Tensor t = parse_npy(e.data, where.with_tensor(name));
+        if (name == kMetadataEntry) {
+          std::map<std::string, std::string> m = npz_metadata(t);
+          if (metadata) *metadata = std::move(m);
+          continue;
+        }
         // read_zip rejects duplicate entry names, and names map one-to-one to tensor names.
         out.emplace(name, std::move(t));
       }
       return out;
     }
-    case FileKind::safetensors: return parse_safetensors(bytes, where);
+    case FileKind::safetensors: return parse_safetensors(bytes, where, metadata);
   }
   return out;
 }
 
-TensorMap load_tensor_file(const std::string& path) {
+TensorMap load_tensor_file(const std::string& path, std::map<std::string, std::string>* metadata) {
   const Where where{path, ""};
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) where.fail("open", errno_text());
@@ -88,7 +121,7 @@ TensorMap load_tensor_file(const std::string& path) {
     got += size_t(r);
   }
   ::close(fd);
-  return parse_tensor_bytes(bytes, detect_kind(path, bytes), path);
+  return parse_tensor_bytes(bytes, detect_kind(path, bytes), path, metadata);
 }
 
 void write_file_atomically(const std::string& path, std::span<const uint8_t> bytes) {
@@ -155,12 +188,24 @@ void save_npy(const std::string& path, const Tensor& t) {
   with_path(path, [&] { write_file_atomically(path, write_npy(t)); });
 }
 
-void save_npz(const std::string& path, const TensorMap& tensors) {
+void save_npz(const std::string& path, const TensorMap& tensors, const std::map<std::string, std::string>& metadata) {
   with_path(path, [&] {
     std::vector<ZipEntry> entries;
     for (const auto& [name, t] : tensors) {
       if (name.empty()) Where{path, name}.fail("name", "tensor names must not be empty");
+      if (name == kMetadataEntry) Where{path, name}.fail("name", "reserved for the file's metadata");
       entries.push_back(ZipEntry{name + ".npy", write_npy(t)});
+    }
+    if (!metadata.empty()) {
+      std::vector<json::Value::Member> members;
+      for (const auto& [k, v] : metadata) members.emplace_back(k, json::Value::from_string(v));
+      const std::string text = json::dump(json::Value::object(std::move(members)));
+      Tensor m;
+      m.name = kMetadataEntry;
+      m.dtype = DType::u8;
+      m.shape = {int64_t(text.size())};
+      m.data.assign(text.begin(), text.end());
+      entries.push_back(ZipEntry{std::string(kMetadataEntry) + ".npy", write_npy(m)});
     }
     write_file_atomically(path, write_zip_stored(entries, Where{path, ""}));
   });

@@ -28,17 +28,24 @@ FileKind detect_kind(const std::string& path, std::span<const uint8_t> head);
 // Parses an in-memory file image; `label` is the file name used in messages (for a .npy
 // image, its stem also names the tensor). .npz entries not ending in ".npy" and entries
 // with an empty name are errors; duplicate names are errors.
-TensorMap parse_tensor_bytes(std::span<const uint8_t> bytes, FileKind kind, const std::string& label);
+// The file's metadata (docs/tensor-files.md "Self-describing dumps"): a safetensors
+// header's "__metadata__" strings, or an .npz entry "__metadata__.npy" (1-D uint8: the
+// UTF-8 bytes of a JSON object of strings), goes to *metadata when given; that entry is never
+// a tensor of the map.
+TensorMap parse_tensor_bytes(std::span<const uint8_t> bytes, FileKind kind, const std::string& label,
+                             std::map<std::string, std::string>* metadata = nullptr);
 
 // Reads and parses a file. The file's size is taken before reading, so a file that is
 // not regular or cannot be read is an error, not a partial map.
-TensorMap load_tensor_file(const std::string& path);
+TensorMap load_tensor_file(const std::string& path, std::map<std::string, std::string>* metadata = nullptr);
 
 // Writers. Each writes a temporary file in the destination's directory and renames it
 // over the destination, so a reader never sees a partial file and a failure leaves the
 // destination as it was.
 void save_npy(const std::string& path, const Tensor& t);
-void save_npz(const std::string& path, const TensorMap& tensors);  // stored entries "<name>.npy"
+// Stored entries "<name>.npy", and "__metadata__.npy" when `metadata` is not empty.
+void save_npz(const std::string& path, const TensorMap& tensors,
+              const std::map<std::string, std::string>& metadata = {});
 void save_safetensors(const std::string& path, const TensorMap& tensors,
                       const std::map<std::string, std::string>& metadata = {});
 

@@ -130,7 +130,7 @@ TEST(ProblemFile, MismatchesNameFileTensorAndField) {
   m = small_problem(false);
   m["initial_state"] = m["initial_states"];
   EXPECT_EQ(err(m), "problem.npz: tensor 'initial_state': name: not a problem or output tensor (expected x, dt, A, B, "
-                    "C and optionally D, z, dt_bias, initial_states, cu_seqlens; y, final_states)");
+                    "C and optionally D, z, dt_bias, initial_states, cu_seqlens, prefill_tokens; y, final_states)");
   m = small_problem(true);
   m["cu_seqlens"] = make_tensor("cu_seqlens", DType::i32, {3}, {0, 3, 6});
   EXPECT_EQ(err(m), "problem.npz: tensor 'cu_seqlens': given with the batched layout x [2, 3, 2, 2] (batch > 1 means "

@@ -1,0 +1,113 @@
+"""Shared helpers of the scripts in scripts/triton/ (imported by them, not run).
+
+* load_mamba_triton(src): imports mamba_ssm's Triton modules from an exported copy of the
+  mamba_ssm source (default .triton_src/, see README.md) without running the package
+  __init__ files, which import CUDA extensions that are not built on the device machine.
+* environment(): mamba_ssm commit, torch/triton versions, GPU name and the UTC date, for
+  every output.
+* np_array / save_fixture: the dump format of docs/tensor-files.md (bf16 as int16 bit
+  patterns, a __metadata__ entry holding the UTF-8 bytes of a JSON object of strings).
+"""
+
+import datetime
+import importlib
+import json
+import os
+import sys
+import types
+
+import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEFAULT_MAMBA_SRC = os.path.join(REPO, ".triton_src")
+
+
+def mamba_commit(src=DEFAULT_MAMBA_SRC):
+    """The commit recorded next to the exported source (.triton_src/MAMBA_COMMIT)."""
+    path = os.path.join(src, "MAMBA_COMMIT")
+    if os.path.exists(path):
+        with open(path) as f:
+            return f.read().strip()
+    return "unknown"
+
+
+def load_mamba_triton(src=DEFAULT_MAMBA_SRC, modules=("softplus",)):
+    """Import mamba_ssm.ops.triton.<m> for each m in modules, skipping the __init__ files.
+
+    The packages mamba_ssm, mamba_ssm.ops, mamba_ssm.ops.triton and mamba_ssm.utils are
+    created as empty module objects whose __path__ points into src, so that their
+    submodules import normally and nothing else of mamba_ssm runs."""
+    root = os.path.join(os.path.abspath(src), "mamba_ssm")
+    if not os.path.isdir(root):
+        raise SystemExit(f"mamba_ssm source not found at {root} (see scripts/triton/README.md)")
+    for name, sub in (("mamba_ssm", ""), ("mamba_ssm.ops", "ops"),
+                      ("mamba_ssm.ops.triton", os.path.join("ops", "triton")),
+                      ("mamba_ssm.utils", "utils")):
+        if name not in sys.modules:
+            mod = types.ModuleType(name)
+            mod.__path__ = [os.path.join(root, sub)]
+            sys.modules[name] = mod
+    return {m: importlib.import_module("mamba_ssm.ops.triton." + m) for m in modules}
+
+
+def environment(src=DEFAULT_MAMBA_SRC):
+    """What every output records: versions, GPU and date."""
+    env = {"mamba_ssm_commit": mamba_commit(src),
+           "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    try:
+        import torch
+        env["torch"] = torch.__version__
+        env["gpu"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none (CPU)"
+        env["cuda"] = str(torch.version.cuda)
+    except ImportError:
+        env["torch"] = "none"
+        env["gpu"] = "none"
+    try:
+        import triton
+        env["triton"] = triton.__version__
+    except ImportError:
+        env["triton"] = "none"
+    return env
+
+
+def env_line(env):
+    return (f"{env['gpu']}, {env['date_utc']}, torch {env['torch']}, triton {env['triton']}, "
+            f"mamba_ssm {env['mamba_ssm_commit']}")
+
+
+def np_array(t):
+    """A CPU NumPy array of a torch tensor; bf16 as int16 bit patterns (NumPy has no bf16)."""
+    import torch
+    t = t.detach().contiguous().cpu()
+    return t.view(torch.int16).numpy() if t.dtype == torch.bfloat16 else t.numpy()
+
+
+def save_fixture(path, tensors, metadata):
+    """np.savez (stored entries, fixed timestamps) of the tensors plus __metadata__.
+
+    tensors: name -> numpy array (already converted by np_array). metadata: str -> str."""
+    for k, v in metadata.items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise TypeError(f"metadata {k!r}: keys and values must be strings")
+    meta = np.frombuffer(json.dumps(metadata, sort_keys=True).encode("utf-8"), dtype=np.uint8)
+    arrays = dict(tensors)
+    arrays["__metadata__"] = meta.copy()
+    np.savez(path, **arrays)
+
+
+def load_fixture(path):
+    """(tensors, metadata) of a file written by save_fixture."""
+    with np.load(path) as z:
+        tensors = {k: z[k] for k in z.files if k != "__metadata__"}
+        metadata = json.loads(bytes(z["__metadata__"]).decode("utf-8"))
+    return tensors, metadata
+
+
+def hex_limit(v):
+    """A dt_limit part as ssmv reads it: the fp32 value as a C99 hex float, or +-inf."""
+    v = float(np.float32(v))
+    if v == float("inf"):
+        return "inf"
+    if v == float("-inf"):
+        return "-inf"
+    return v.hex()

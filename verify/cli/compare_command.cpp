@@ -1,0 +1,168 @@
+// ssmv compare: two dumps of the same problem (typically one from a chunked prefill, one
+// from a token-by-token decode), each judged against the exact value, and every element
+// where they differ classified identical / explained (within bound_a + bound_b) /
+// unexplained — the side-by-side report of `ssmv run`, for kernels written elsewhere.
+#include "verify/cli/compare_command.h"
+
+#include <bit>
+#include <cstdio>
+#include <string>
+
+#include "verify/cli/args.h"
+#include "verify/cli/dump_options.h"
+#include "verify/cli/verdict_table.h"
+#include "verify/external_check.h"
+#include "verify/side_by_side.h"
+
+namespace ssmv::cli {
+namespace {
+
+using tensor_file::DumpOptions;
+
+// The options that describe the problem (shared by both sides), without the kernel's.
+DumpOptions problem_part(const DumpOptions& o) {
+  DumpOptions p;
+  p.input_format = o.input_format;
+  p.state_format = o.state_format;
+  p.output_format = o.output_format;
+  p.dt_softplus = o.dt_softplus;
+  p.dt_limit = o.dt_limit;
+  return p;
+}
+
+// The first difference between two problems' inputs, "" when they are the same problem.
+std::string first_difference(const Problem& a, const Problem& b) {
+  const Shape &sa = a.shape, &sb = b.shape;
+  if (sa.cu_seqlens != sb.cu_seqlens) return "cu_seqlens (the sequences) differ";
+  if (sa.H != sb.H || sa.P != sb.P || sa.N != sb.N || sa.G != sb.G) {
+    return "shapes differ: H, P, N, G = " + std::to_string(sa.H) + ", " + std::to_string(sa.P) + ", " +
+           std::to_string(sa.N) + ", " + std::to_string(sa.G) + " vs " + std::to_string(sb.H) + ", " +
+           std::to_string(sb.P) + ", " + std::to_string(sb.N) + ", " + std::to_string(sb.G);
+  }
+  const std::pair<const char*, const std::vector<float> Problem::*> tensors[] = {
+      {"x", &Problem::x},   {"dt", &Problem::dt},           {"A", &Problem::A},
+      {"B", &Problem::B},   {"C", &Problem::C},             {"z", &Problem::z},
+      {"dt_bias", &Problem::dt_bias}, {"D", &Problem::D},   {"initial_states", &Problem::initial_state}};
+  for (const auto& [name, member] : tensors) {
+    const std::vector<float>&va = a.*member, &vb = b.*member;
+    if (va.size() != vb.size()) {
+      return "tensor '" + std::string(name) + "': " + std::to_string(va.size()) + " vs " + std::to_string(vb.size()) +
+             " elements";
+    }
+    for (size_t i = 0; i < va.size(); ++i) {
+      if (std::bit_cast<uint32_t>(va[i]) != std::bit_cast<uint32_t>(vb[i])) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "element %zu: %a vs %a", i, double(va[i]), double(vb[i]));
+        return "tensor '" + std::string(name) + "' " + buf;
+      }
+    }
+  }
+  return "";
+}
+
+bool has_problem_tensors(const LoadedFile& f) { return f.tensors.count("x") != 0; }
+
+struct Side {
+  LoadedFile file;
+  DumpOptions flags;  // --a-... / --b-...
+};
+
+verify::KernelCheck check_side(const std::string& label, Side& side, const LoadedFile& problem_file,
+                               const DumpOptions& problem_options, const Problem& problem) {
+  DumpOptions base = side.flags;
+  const DumpOptions shared = problem_part(problem_options);
+  base.input_format = shared.input_format;
+  base.state_format = shared.state_format;
+  base.output_format = shared.output_format;
+  base.dt_softplus = shared.dt_softplus;
+  base.dt_limit = shared.dt_limit;
+  const DumpOptions o = merge_declared(base, "option or " + problem_file.path + " metadata", side.file);
+  // The same problem on both sides: a dump that holds inputs must hold these inputs.
+  if (has_problem_tensors(side.file) && side.file.path != problem_file.path) {
+    const std::string diff = first_difference(problem, problem_of(side.file, o));
+    if (!diff.empty()) {
+      throw UsageError("ssmv compare: " + side.file.path + " (side " + label + ") is a dump of another problem than " +
+                       problem_file.path + ": " + diff);
+    }
+  }
+  const LoadedFile& prefill_source =
+      side.file.tensors.count("prefill_tokens") ? side.file : problem_file;
+  const verify::ExternalKernel kernel = kernel_of(o, prefill_source, problem, label + "-");
+  const tensor_file::KernelOutputs outputs = tensor_file::outputs_from_tensors(side.file.tensors, side.file.path, problem);
+  verify::KernelCheck kc = verify::check_external(problem, kernel, outputs.y, outputs.final_states);
+  kc.kernel = label + ": " + kc.kernel;
+  return kc;
+}
+
+}  // namespace
+
+void compare_usage() {
+  std::printf(
+      "usage: ssmv compare [--problem FILE] --a FILE --b FILE\n"
+      "                    [--a-kernel K] [--a-contract C] [--a-decode-contract C] [--a-chunk-size L]\n"
+      "                    [--a-chunk-layout sequence|global] [--a-prefill-tokens K]  (and --b-...)\n"
+      "                    [--input-format F] [--state-format F] [--output-format F]\n"
+      "                    [--dt-softplus | --no-dt-softplus] [--dt-limit LO,HI] [--round-dt-limit]\n"
+      "                    [--json FILE] [--markdown FILE]\n"
+      "  Two kernels' outputs on the same problem, side by side (e.g. a chunk_scan prefill and a\n"
+      "  token-by-token SSU decode of the same prompt): each against the exact value under its\n"
+      "  own contract, then every element where they differ: identical, explained (|a - b| <=\n"
+      "  bound_a + bound_b: both may be honest rounding paths) or unexplained (at least one of\n"
+      "  them is outside its contract).\n"
+      "  --problem FILE  the inputs (default: the --a file); a side's file that holds inputs too\n"
+      "                  must hold the same ones\n"
+      "  --a / --b FILE  each side's outputs (y, optional final_states), with optional metadata\n"
+      "  --a-... / --b-...  each side's kernel options, as `ssmv check`'s (ssmv check --help)\n"
+      "  problem options as `ssmv check`'s, shared by both sides\n"
+      "exit codes: 0 every divergence explained and no VIOLATION/INVALID, 1 otherwise, 2 bad input\n");
+}
+
+int compare_command(const std::vector<std::string>& args) {
+  std::string problem_path, json_path, markdown_path;
+  DeclaredOptions common;
+  Side a, b;
+  std::string a_path, b_path;
+  ArgReader reader(args);
+  while (reader.more()) {
+    const std::string flag = reader.next();
+    if (read_problem_flag(reader, flag, common) || read_kernel_flag(reader, flag, "a-", a.flags) ||
+        read_kernel_flag(reader, flag, "b-", b.flags)) {
+      continue;
+    }
+    if (flag == "--problem") problem_path = reader.value(flag);
+    else if (flag == "--a") a_path = reader.value(flag);
+    else if (flag == "--b") b_path = reader.value(flag);
+    else if (flag == "--json") json_path = reader.value(flag);
+    else if (flag == "--markdown") markdown_path = reader.value(flag);
+    else if (flag == "--help" || flag == "-h") { compare_usage(); return 0; }
+    else throw UsageError("ssmv compare: unknown option '" + flag + "'");
+  }
+  if (a_path.empty() || b_path.empty()) throw UsageError("ssmv compare: --a FILE and --b FILE are required");
+  check_writable("--json", json_path);
+  check_writable("--markdown", markdown_path);
+
+  a.file = load_dump_file(a_path);
+  b.file = load_dump_file(b_path);
+  const LoadedFile problem_file = problem_path.empty() ? a.file : load_dump_file(problem_path);
+  if (!has_problem_tensors(problem_file)) {
+    throw UsageError("ssmv compare: " + problem_file.path + " holds no inputs (x, dt, A, B, C): give --problem FILE");
+  }
+  const DumpOptions problem_options =
+      problem_part(merge_declared(resolve_declared(common), "option", problem_file));
+  const Problem problem = problem_of(problem_file, problem_options);
+
+  const verify::KernelCheck ka = check_side("a", a, problem_file, problem_options, problem);
+  const verify::KernelCheck kb = check_side("b", b, problem_file, problem_options, problem);
+  VerdictTable table("ssmv compare");
+  table.add(verify::report_entry(a_path, ka, problem));
+  table.add(verify::report_entry(b_path, kb, problem));
+  table.add(verify::side_by_side("a = " + a_path + " vs b = " + b_path, ka, kb, problem));
+  table.print(stdout);
+  table.print_comparisons(stdout);
+  table.write_files(json_path, markdown_path);
+  std::printf("\n%s\n", table.ok() ? "no VIOLATION, no INVALID, every divergence explained"
+                                   : "FOUND VIOLATION, INVALID or an unexplained divergence");
+  return table.ok() ? 0 : 1;
+}
+
+}  // namespace ssmv::cli

@@ -1,0 +1,208 @@
+#include "verify/cli/dump_options.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "verify/contract_json.h"
+#include "verify/tensor_file/tensor_file.h"
+
+namespace ssmv::cli {
+namespace {
+
+using tensor_file::DumpOptions;
+
+Format format_value(const std::string& flag, const std::string& text) {
+  Format f;
+  if (!parse_format(text, f)) throw UsageError("option '" + flag + "' = '" + text + "': expected fp32, bf16 or fp16");
+  return f;
+}
+
+std::string text_of(const std::string& v) { return v; }
+std::string text_of(Format f) { return std::string(format_name(f)); }
+std::string text_of(bool b) { return b ? "true" : "false"; }
+std::string text_of(int64_t n) { return std::to_string(n); }
+std::string text_of(std::pair<float, float> l) { return tensor_file::dt_limit_text(l); }
+
+// One field of the merge: the file's value fills an unset field; a different value is an error.
+template <typename T>
+void merge_field(std::optional<T>& into, const std::optional<T>& from, const char* key, const std::string& what,
+                 const std::string& file) {
+  if (!from) return;
+  if (into && !(*into == *from)) {
+    throw UsageError(what + " '" + key + "' = '" + text_of(*into) + "' contradicts " + file + " metadata 'ssmv." +
+                     key + "' = '" + text_of(*from) + "'");
+  }
+  into = from;
+}
+
+}  // namespace
+
+bool read_problem_flag(ArgReader& reader, const std::string& flag, DeclaredOptions& o) {
+  DumpOptions& d = o.dump;
+  if (flag == "--input-format") d.input_format = format_value(flag, reader.value(flag));
+  else if (flag == "--state-format") d.state_format = format_value(flag, reader.value(flag));
+  else if (flag == "--output-format") d.output_format = format_value(flag, reader.value(flag));
+  else if (flag == "--dt-softplus") d.dt_softplus = true;
+  else if (flag == "--no-dt-softplus") d.dt_softplus = false;
+  else if (flag == "--round-dt-limit") o.round_dt_limit = true;
+  else if (flag == "--dt-limit") o.dt_limit_text = reader.value(flag);
+  else return false;
+  return true;
+}
+
+DumpOptions resolve_declared(const DeclaredOptions& o) {
+  DumpOptions d = o.dump;
+  if (o.dt_limit_text) {
+    std::pair<float, float> limit;
+    std::string why;
+    bool rounded = false;
+    if (!tensor_file::parse_dt_limit(*o.dt_limit_text, o.round_dt_limit, limit, &why, &rounded)) {
+      throw UsageError("option '--dt-limit' = '" + *o.dt_limit_text + "': " + why +
+                       (o.round_dt_limit ? "" : " (--round-dt-limit rounds it)"));
+    }
+    if (rounded) {
+      std::fprintf(stderr, "ssmv: --dt-limit %s rounded to fp32: %s\n", o.dt_limit_text->c_str(),
+                   tensor_file::dt_limit_text(limit).c_str());
+    }
+    d.dt_limit = limit;
+  }
+  return d;
+}
+
+bool read_kernel_flag(ArgReader& reader, const std::string& flag, const std::string& prefix, DumpOptions& o) {
+  const auto is = [&](const char* name) { return flag == "--" + prefix + name; };
+  if (is("kernel")) {
+    const std::string k = reader.value(flag);
+    if (k != "ssu" && k != "chunk_scan" && k != "handoff") {
+      throw UsageError("option '" + flag + "' = '" + k + "': expected " + tensor_file::kDumpKernels);
+    }
+    o.kernel = k;
+  } else if (is("contract")) {
+    o.contract = reader.value(flag);
+  } else if (is("decode-contract")) {
+    o.decode_contract = reader.value(flag);
+  } else if (is("chunk-size")) {
+    o.chunk_size = reader.value_int(flag, 1, 1 << 20);
+  } else if (is("chunk-layout")) {
+    const std::string v = reader.value(flag);
+    if (v != "sequence" && v != "global") throw UsageError("option '" + flag + "' = '" + v + "': expected sequence or global");
+    o.chunk_layout = v;
+  } else if (is("prefill-tokens")) {
+    o.prefill_tokens = reader.value_int(flag, 0, kMaxTokens);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+LoadedFile load_dump_file(const std::string& path) {
+  LoadedFile f;
+  f.path = path;
+  std::map<std::string, std::string> metadata;
+  f.tensors = tensor_file::load_tensor_file(path, &metadata);
+  f.declared = tensor_file::dump_options_from_metadata(metadata, path);
+  return f;
+}
+
+DumpOptions merge_declared(const DumpOptions& declared, const std::string& what, const LoadedFile& file) {
+  DumpOptions o = declared;
+  const DumpOptions& f = file.declared;
+  merge_field(o.kernel, f.kernel, "kernel", what, file.path);
+  merge_field(o.input_format, f.input_format, "input_format", what, file.path);
+  merge_field(o.state_format, f.state_format, "state_format", what, file.path);
+  merge_field(o.output_format, f.output_format, "output_format", what, file.path);
+  merge_field(o.dt_softplus, f.dt_softplus, "dt_softplus", what, file.path);
+  merge_field(o.dt_limit, f.dt_limit, "dt_limit", what, file.path);
+  merge_field(o.chunk_size, f.chunk_size, "chunk_size", what, file.path);
+  merge_field(o.chunk_layout, f.chunk_layout, "chunk_layout", what, file.path);
+  merge_field(o.prefill_tokens, f.prefill_tokens, "prefill_tokens", what, file.path);
+  merge_field(o.contract, f.contract, "contract", what, file.path);
+  merge_field(o.decode_contract, f.decode_contract, "decode_contract", what, file.path);
+  if (!o.source) o.source = f.source;  // free text: not an option, never a contradiction
+  return o;
+}
+
+Problem problem_of(const LoadedFile& file, const DumpOptions& o) {
+  tensor_file::ProblemFileOptions po;
+  if (o.input_format) po.formats.input = *o.input_format;
+  if (o.state_format) po.formats.state = *o.state_format;
+  if (o.output_format) po.formats.output = *o.output_format;
+  po.dt_softplus = o.dt_softplus.value_or(false);
+  if (o.dt_limit) {
+    po.dt_limit_lo = o.dt_limit->first;
+    po.dt_limit_hi = o.dt_limit->second;
+  }
+  return tensor_file::problem_from_tensors(file.tensors, file.path, po);
+}
+
+verify::ExternalKernel kernel_of(const DumpOptions& o, const LoadedFile& problem_file, const Problem& problem,
+                                 const std::string& prefix) {
+  if (!o.kernel) {
+    throw UsageError("no kernel: give --" + prefix + "kernel ssu|chunk_scan|handoff, or store 'ssmv.kernel' in " +
+                     problem_file.path + " (docs/tensor-files.md)");
+  }
+  verify::ExternalKernel k;
+  k.family = *o.kernel;
+  const bool chunked = k.family != "ssu";
+  if (!chunked && (o.chunk_size || o.chunk_layout)) {
+    throw UsageError("option '--" + prefix + (o.chunk_size ? "chunk-size" : "chunk-layout") +
+                     "' given for kernel 'ssu', which has no chunks");
+  }
+  if (k.family != "handoff" && o.decode_contract) {
+    throw UsageError("option '--" + prefix + "decode-contract' = '" + *o.decode_contract + "' given for kernel '" +
+                     k.family + "': only a hand-off has a decode part");
+  }
+  const int64_t L = o.chunk_size.value_or(256);
+  const std::string contract = o.contract.value_or(chunked ? "chunk_scan.production" : "ssu");
+  k.contract = verify::load_contract(contract, chunked ? L : 0);
+  // CHUNK_LAYOUT_HOOK
+  if (k.family == "handoff") k.decode_contract = verify::load_contract(o.decode_contract.value_or("ssu"), 0);
+
+  const std::optional<std::vector<int64_t>> tensor =
+      tensor_file::prefill_tokens_from_tensors(problem_file.tensors, problem_file.path, problem);
+  if (k.family != "handoff") {
+    if (tensor || o.prefill_tokens) {
+      throw UsageError(std::string(tensor ? "tensor 'prefill_tokens' in " + problem_file.path
+                                          : "option '--" + prefix + "prefill-tokens'") +
+                       " given for kernel '" + k.family +
+                       "': prefill tokens describe a hand-off (--" + prefix + "kernel handoff)");
+    }
+  } else if (tensor && o.prefill_tokens) {
+    for (size_t q = 0; q < tensor->size(); ++q) {
+      if ((*tensor)[q] != *o.prefill_tokens) {
+        throw UsageError("prefill tokens: " + std::to_string(*o.prefill_tokens) + " (option or metadata) contradicts " +
+                         problem_file.path + " tensor 'prefill_tokens'[" + std::to_string(q) + "] = " +
+                         std::to_string((*tensor)[q]));
+      }
+    }
+    k.prefill_tokens = *tensor;
+  } else if (tensor) {
+    k.prefill_tokens = *tensor;
+  } else if (o.prefill_tokens) {
+    k.prefill_tokens.assign(problem.shape.num_sequences(), *o.prefill_tokens);
+  } else {
+    throw UsageError("kernel 'handoff' needs the prefix: --" + prefix + "prefill-tokens K, metadata " +
+                     "'ssmv.prefill_tokens', or a tensor prefill_tokens [S] in " + problem_file.path);
+  }
+  verify::validate_external(problem, k);
+  return k;
+}
+
+void check_writable(const std::string& option, const std::string& path) {
+  if (path.empty()) return;
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  std::error_code ec;
+  if (fs::is_directory(p, ec)) throw UsageError("option '" + option + "' = '" + path + "': is a folder");
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) {
+    throw UsageError("option '" + option + "' = '" + path + "': folder '" + dir.string() + "' does not exist");
+  }
+  if (::access(dir.c_str(), W_OK) != 0) {
+    throw UsageError("option '" + option + "' = '" + path + "': folder '" + dir.string() + "' is not writable");
+  }
+}
+
+}  // namespace ssmv::cli

@@ -1,0 +1,65 @@
+// What `ssmv check` and `ssmv compare` need to judge a dump: the options that change the
+// mathematics, from the command line and from the dump's own metadata
+// (verify/tensor_file/dump_metadata.h), merged — a flag that contradicts a file, or two
+// files that contradict each other, is a usage error naming both values.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "spec/problem.h"
+#include "verify/cli/args.h"
+#include "verify/external_check.h"
+#include "verify/tensor_file/dump_metadata.h"
+#include "verify/tensor_file/problem_file.h"
+
+namespace ssmv::cli {
+
+// Options from the command line; `round_dt_limit` lets --dt-limit values that are not fp32
+// be rounded to the nearest fp32 (the default refuses them).
+struct DeclaredOptions {
+  tensor_file::DumpOptions dump;        // everything but dt_limit
+  std::optional<std::string> dt_limit_text;
+  bool round_dt_limit = false;
+};
+// The options with dt_limit parsed (refused unless fp32, or rounded with a note on stderr).
+tensor_file::DumpOptions resolve_declared(const DeclaredOptions& o);
+
+// Reads `flag` (with its value) into `o` when it is one of the problem options
+// (--input-format, --state-format, --output-format, --dt-softplus, --no-dt-softplus,
+// --dt-limit, --round-dt-limit); false when it is not.
+bool read_problem_flag(ArgReader& reader, const std::string& flag, DeclaredOptions& o);
+// The kernel options --<prefix>kernel, --<prefix>contract, --<prefix>decode-contract,
+// --<prefix>chunk-size, --<prefix>chunk-layout, --<prefix>prefill-tokens (prefix "" for
+// check, "a-" / "b-" for compare's two sides); false when `flag` is none of them.
+bool read_kernel_flag(ArgReader& reader, const std::string& flag, const std::string& prefix,
+                      tensor_file::DumpOptions& o);
+
+// A file's tensors and metadata, loaded once.
+struct LoadedFile {
+  std::string path;
+  tensor_file::TensorMap tensors;
+  tensor_file::DumpOptions declared;  // from its metadata
+};
+LoadedFile load_dump_file(const std::string& path);
+
+// `declared` with every option of `file` added; an option both set differently is a
+// UsageError: "<what> = '<a>' contradicts <file> metadata 'ssmv.<key>' = '<b>'".
+tensor_file::DumpOptions merge_declared(const tensor_file::DumpOptions& declared, const std::string& what,
+                                        const LoadedFile& file);
+
+// The problem of `file` under the merged options (defaults: bf16 inputs, fp32 state, bf16
+// output, no softplus, no limit).
+Problem problem_of(const LoadedFile& file, const tensor_file::DumpOptions& options);
+
+// The kernel that made a dump, from the merged options and the problem file (its optional
+// prefill_tokens tensor): defaults chunk size 256, contracts ssu / chunk_scan.production.
+// `flag_prefix` names the flags in messages ("" or "a-"/"b-").
+verify::ExternalKernel kernel_of(const tensor_file::DumpOptions& options, const LoadedFile& problem_file,
+                                 const Problem& problem, const std::string& flag_prefix);
+
+// Every output path must be writable before anything is computed: a UsageError naming the
+// option and the path when its folder is missing or not writable, or the path is a folder.
+void check_writable(const std::string& option, const std::string& path);
+
+}  // namespace ssmv::cli

@@ -1,0 +1,40 @@
+// Judging a kernel written elsewhere from its dumped outputs: a decode (sequential family),
+// a chunked prefill, or a prefill/decode hand-off of the two. No kernel runs here; the
+// outputs are judged against the certified reference and the contract's bound.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "spec/contract.h"
+#include "spec/problem.h"
+#include "verify/kernel_check.h"
+
+namespace ssmv::verify {
+
+// What produced a dump. family "ssu": a decode kernel launched once per token (the state
+// stored in the state format after every token) under `contract` (sequential family);
+// "chunk_scan": a chunked prefill under `contract` (chunked family); "handoff": the first
+// prefill_tokens[s] tokens of sequence s through the chunked kernel under `contract`, its
+// final state stored in the state format and continued by the decode kernel under
+// `decode_contract`, one launch per token.
+struct ExternalKernel {
+  std::string family;                   // "ssu", "chunk_scan", "handoff"
+  std::string name;                     // printed as the report's kernel (default: family)
+  Contract contract;
+  Contract decode_contract;             // handoff only
+  std::vector<int64_t> prefill_tokens;  // handoff only: [S]
+};
+
+// Throws ProblemError naming the field and value: an unknown family, a contract of the
+// wrong family for its part, prefill tokens missing / outside a sequence / given to a
+// family other than handoff, outputs whose sizes disagree with the problem.
+void validate_external(const Problem& p, const ExternalKernel& k);
+
+// y [T, H, P] (output format) and final_states [S, H, P, N] (state format, may be empty);
+// NaN and Inf are judged INVALID.
+KernelCheck check_external(const Problem& p, const ExternalKernel& k, const std::vector<float>& y,
+                           const std::vector<float>& final_states);
+
+}  // namespace ssmv::verify
