@@ -85,9 +85,9 @@ verify::KernelCheck check_side(const std::string& label, Side& side, const Loade
                        problem_file.path + ": " + diff);
     }
   }
-  const LoadedFile& prefill_source =
-      side.file.tensors.count("prefill_tokens") ? side.file : problem_file;
-  const verify::ExternalKernel kernel = kernel_of(o, prefill_source, problem, label + "-");
+  // A hand-off's per-sequence prefix belongs to its side: the tensor prefill_tokens of the
+  // side's own file (the other side of a compare is usually no hand-off).
+  const verify::ExternalKernel kernel = kernel_of(o, side.file, problem, label + "-");
   const tensor_file::KernelOutputs outputs = tensor_file::outputs_from_tensors(side.file.tensors, side.file.path, problem);
   verify::KernelCheck kc = verify::check_external(problem, kernel, outputs.y, outputs.final_states);
   kc.kernel = label + ": " + kc.kernel;
@@ -111,7 +111,8 @@ void compare_usage() {
       "  them is outside its contract).\n"
       "  --problem FILE  the inputs (default: the --a file); a side's file that holds inputs too\n"
       "                  must hold the same ones\n"
-      "  --a / --b FILE  each side's outputs (y, optional final_states), with optional metadata\n"
+      "  --a / --b FILE  each side's outputs (y, optional final_states, a hand-off's prefill_tokens),\n"
+      "                  with optional metadata\n"
       "  --a-... / --b-...  each side's kernel options, as `ssmv check`'s (ssmv check --help)\n"
       "  problem options as `ssmv check`'s, shared by both sides\n"
       "exit codes: 0 every divergence explained and no VIOLATION/INVALID, 1 otherwise, 2 bad input\n");

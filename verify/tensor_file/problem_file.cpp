@@ -245,7 +245,8 @@ std::optional<std::vector<int64_t>> prefill_tokens_from_tensors(const TensorMap&
                                                                 const Problem& p) {
   const Tensor* t = find(m, "prefill_tokens");
   if (t == nullptr) return std::nullopt;
-  const Tensor tl = labelled(*t, file);
+  Tensor tl = labelled(*t, file);
+  tl.data = t->data;
   const int64_t S = p.shape.num_sequences();
   expect_shape(tl, {{"S", S}}, "one prefix length per sequence of the problem");
   std::vector<int64_t> k = to_int64(tl);

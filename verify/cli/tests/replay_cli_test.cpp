@@ -10,37 +10,19 @@
 #include <fstream>
 #include <string>
 
+#include "verify/cli/tests/run_ssmv.h"
 #include "verify/counterexample.h"
 #include "spec/realistic_problem.h"
 
 namespace ssmv::verify {
 namespace {
 
-struct Outcome {
-  int code = -1;
-  std::string output;
-};
+using cli::testing::Outcome;
+using cli::testing::run_ssmv;
 
-Outcome run_ssmv(const std::string& args) {
-  Outcome o;
-  const std::string cmd = std::string(SSMV_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return o;
-  std::array<char, 4096> buf;
-  while (fgets(buf.data(), int(buf.size()), pipe)) o.output += buf.data();
-  const int status = pclose(pipe);
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
-
-class ReplayCli : public ::testing::Test {
+class ReplayCli : public cli::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("ssmv_replay_cli_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
+  ReplayCli() : TempDirTest("ssmv_replay_cli_") {}
 };
 
 TEST_F(ReplayCli, ChunkScanAndHandoffFilesReplayWithinContract) {

@@ -1,0 +1,167 @@
+// `ssmv check` and `ssmv compare` end to end on dumps written the way a Python user writes
+// them (problem and outputs in one .npz or .safetensors, with ssmv.* metadata): a
+// self-describing dump needs no flags; contradicting flags, non-fp32 dt limits, prefill
+// tokens on a decode dump, a prefix longer than a sequence, a compare of two problems and an
+// unwritable report path are usage errors (exit 2) naming the field and value.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "spec/realistic_problem.h"
+#include "verify/cli/tests/run_ssmv.h"
+#include "verify/tensor_file/dump_metadata.h"
+#include "verify/tensor_file/problem_file.h"
+#include "verify/tensor_file/tensor_file.h"
+#include "verify/tests/handoff_run.h"
+
+namespace ssmv::cli {
+namespace {
+
+using testing::run_ssmv;
+using tensor_file::DumpOptions;
+
+// Two sequences of 100 and 80 tokens, bf16 in and out, fp32 state, softplus, bias, D, z,
+// initial states.
+Problem problem(uint64_t seed = 91) {
+  return realistic_problem(Shape{{0, 100, 180}, 2, 4, 16, 1}, Formats{Format::bf16, Format::fp32, Format::bf16},
+                           seed);
+}
+
+class CheckCli : public testing::TempDirTest {
+ protected:
+  CheckCli() : TempDirTest("ssmv_check_cli_") {}
+
+  // The hand-off of `p` with prefix `prefill` (0 everywhere: SSU alone), saved as one file.
+  std::string dump(const std::string& name, const Problem& p, const std::vector<int64_t>& prefill,
+                   const DumpOptions& meta, bool prefill_tensor) {
+    const verify::testing::HandoffRun run = verify::testing::run_handoff(p, prefill, 64);
+    tensor_file::TensorMap m = tensor_file::problem_tensors(p);
+    for (auto& [k, t] : tensor_file::output_tensors({run.y, run.final_states}, p)) m[k] = t;
+    if (prefill_tensor) {
+      m["prefill_tokens"] = tensor_file::make_tensor("prefill_tokens", tensor_file::DType::i64,
+                                                     {int64_t(prefill.size())},
+                                                     std::vector<double>(prefill.begin(), prefill.end()));
+    }
+    const std::string path = (dir_ / name).string();
+    const auto metadata = tensor_file::metadata_from_dump_options(meta);
+    if (name.ends_with(".safetensors")) tensor_file::save_safetensors(path, m, metadata);
+    else tensor_file::save_npz(path, m, metadata);
+    return path;
+  }
+
+  // The metadata of a dump made by run_handoff: bf16/fp32/bf16, softplus, chunk 64.
+  static DumpOptions described(const std::string& kernel) {
+    DumpOptions o;
+    o.kernel = kernel;
+    o.input_format = Format::bf16;
+    o.state_format = Format::fp32;
+    o.output_format = Format::bf16;
+    o.dt_softplus = true;
+    if (kernel != "ssu") o.chunk_size = 64;
+    o.source = "check_cli_test: bundled twins";
+    return o;
+  }
+};
+
+TEST_F(CheckCli, SelfDescribingHandoffDumpNeedsNoFlags) {
+  const std::string f = dump("handoff.npz", problem(), {70, 45}, described("handoff"), /*prefill_tensor=*/true);
+  const testing::Outcome o = run_ssmv("check " + f);
+  EXPECT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("chunk_scan.production+ssu"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("no VIOLATION, no INVALID"), std::string::npos) << o.output;
+}
+
+TEST_F(CheckCli, SafetensorsMetadataAndAUniformPrefixWork) {
+  DumpOptions meta = described("handoff");
+  meta.prefill_tokens = 60;
+  const std::string f = dump("handoff.safetensors", problem(), {60, 60}, meta, /*prefill_tensor=*/false);
+  const testing::Outcome o = run_ssmv("check " + f);
+  EXPECT_EQ(o.code, 0) << o.output;
+}
+
+TEST_F(CheckCli, AFlagThatContradictsTheFileIsAnErrorNamingBoth) {
+  const std::string f = dump("handoff.npz", problem(), {70, 45}, described("handoff"), true);
+  const testing::Outcome o = run_ssmv("check " + f + " --no-dt-softplus");
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("option 'dt_softplus' = 'false' contradicts " + f + " metadata 'ssmv.dt_softplus' = 'true'"),
+            std::string::npos)
+      << o.output;
+  const testing::Outcome k = run_ssmv("check " + f + " --kernel ssu");
+  EXPECT_EQ(k.code, 2) << k.output;
+  EXPECT_NE(k.output.find("'ssmv.kernel' = 'handoff'"), std::string::npos) << k.output;
+}
+
+TEST_F(CheckCli, ADtLimitThatIsNotFp32IsRefusedUnlessRoundingIsAsked) {
+  const std::string f = dump("handoff.npz", problem(), {70, 45}, described("handoff"), true);
+  const testing::Outcome o = run_ssmv("check " + f + " --dt-limit 0,0.1");
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("'0.1' is not an fp32 value"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("0x1.99999ap-4"), std::string::npos) << o.output;
+  // Rounded on request, with a note: the limit then clamps δ (≤ 0.1f), which these data
+  // (δ up to about 0.3) exceed, so the verdict may be anything but a usage error.
+  const testing::Outcome r = run_ssmv("check " + f + " --dt-limit 0,0.1 --round-dt-limit");
+  EXPECT_NE(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("rounded to fp32: 0x0p+0,0x1.99999ap-4"), std::string::npos) << r.output;
+}
+
+TEST_F(CheckCli, PrefillTokensOnADecodeDumpAreRefused) {
+  const std::string f = dump("ssu.npz", problem(), {0, 0}, described("ssu"), false);
+  EXPECT_EQ(run_ssmv("check " + f).code, 0);
+  const testing::Outcome o = run_ssmv("check " + f + " --prefill-tokens 3");
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("option '--prefill-tokens' given for kernel 'ssu'"), std::string::npos) << o.output;
+}
+
+TEST_F(CheckCli, APrefixLongerThanASequenceIsRefused) {
+  DumpOptions meta = described("handoff");
+  const std::string f = dump("handoff.npz", problem(), {70, 45}, meta, false);
+  const testing::Outcome o = run_ssmv("check " + f + " --prefill-tokens 90");
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("prefill_tokens[1] = 90 is outside [0, 80]"), std::string::npos) << o.output;
+}
+
+TEST_F(CheckCli, AnUnknownSsmvMetadataKeyIsRefused) {
+  DumpOptions meta = described("ssu");
+  std::map<std::string, std::string> m = tensor_file::metadata_from_dump_options(meta);
+  m["ssmv.dt_sofplus"] = "true";
+  const Problem p = problem();
+  const verify::testing::HandoffRun run = verify::testing::run_handoff(p, {0, 0}, 64);
+  tensor_file::TensorMap t = tensor_file::problem_tensors(p);
+  for (auto& [k, v] : tensor_file::output_tensors({run.y, run.final_states}, p)) t[k] = v;
+  const std::string f = (dir_ / "typo.npz").string();
+  tensor_file::save_npz(f, t, m);
+  const testing::Outcome o = run_ssmv("check " + f);
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("metadata 'ssmv.dt_sofplus': unknown key"), std::string::npos) << o.output;
+}
+
+TEST_F(CheckCli, AnUnwritableReportPathIsFoundBeforeTheCheck) {
+  const std::string f = dump("ssu.npz", problem(), {0, 0}, described("ssu"), false);
+  const testing::Outcome o = run_ssmv("check " + f + " --json " + (dir_ / "missing" / "r.json").string());
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("does not exist"), std::string::npos) << o.output;
+  EXPECT_EQ(o.output.find("ssmv check"), std::string::npos) << "nothing was computed: " << o.output;
+}
+
+TEST_F(CheckCli, CompareExplainsAHandoffAgainstAPureDecode) {
+  const Problem p = problem();
+  const std::string a = dump("handoff.npz", p, {70, 45}, described("handoff"), true);
+  const std::string b = dump("ssu.npz", p, {0, 0}, described("ssu"), false);
+  const testing::Outcome o = run_ssmv("compare --a " + a + " --b " + b);
+  EXPECT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("every divergence is within bound_a + bound_b"), std::string::npos) << o.output;
+}
+
+TEST_F(CheckCli, CompareRefusesDumpsOfDifferentProblems) {
+  const std::string a = dump("a.npz", problem(91), {70, 45}, described("handoff"), true);
+  const std::string b = dump("b.npz", problem(92), {0, 0}, described("ssu"), false);
+  const testing::Outcome o = run_ssmv("compare --a " + a + " --b " + b);
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("is a dump of another problem than " + a + ": tensor 'x' element"), std::string::npos)
+      << o.output;
+}
+
+}  // namespace
+}  // namespace ssmv::cli
