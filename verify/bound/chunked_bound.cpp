@@ -31,14 +31,6 @@ Coarse coarse_rounding(const Contract& c, Point point, const Formats& f) {
   return {};
 }
 
-// The contract's reduction whose description starts with `prefix`; sequential when absent.
-Reduction reduction(const Contract& c, const std::string& prefix) {
-  for (const Reduction& r : c.reductions) {
-    if (r.what.rfind(prefix, 0) == 0) return r;
-  }
-  return Reduction{prefix, ReductionOrder::sequential_fma, 1, "not declared: sequential assumed"};
-}
-
 // [3.1] Error of a chained sum, fed the magnitudes of its terms in the kernel's order,
 // starting from an accumulator of magnitude acc0. Sequential FMA: each term one rounding
 // at the running magnitude. Tensor-core steps of 16 (DESIGN.md §4): per step, 17
@@ -47,13 +39,20 @@ Reduction reduction(const Contract& c, const std::string& prefix) {
 // Absolute floors: the rounding below 2^-149 = 2η in fp32's subnormal range, and the
 // truncation grid, which never falls below 2^-158 (mma_model.h): 17·2^-158 more.
 // For a reduction declared mma_m16n8k16 both models are evaluated and the larger kept
-// (the kernel falls back to sequential FMA for fp32 operands).
+// (the kernel falls back to sequential FMA for fp32 operands). A tree or any_order sum:
+// every term passes at most k roundings (its product, the additions, and one more to
+// add the sum to a nonzero accumulator), γ_k·(acc0 + Σ|terms|), and each of the
+// 2·len + 1 roundings at most η below the normal range.
 class Chain {
  public:
-  Chain(bool mma, double u, double eta, double acc0)
-      : mma_(mma), u_(u), eta_(eta), seq_acc_(acc0), mma_acc_(acc0) {}
+  Chain(const Reduction& r, double u, double eta, double acc0)
+      : mma_(r.order == ReductionOrder::mma_m16n8k16),
+        assoc_(r.order == ReductionOrder::tree || r.order == ReductionOrder::any_order),
+        red_(r), u_(u), eta_(eta), acc0_(acc0), seq_acc_(acc0), mma_acc_(acc0) {}
   void add(double abs_term, int64_t k) {
     seq_acc_ += abs_term;
+    ++len_;
+    if (assoc_) return;
     seq_err_ += u_ * seq_acc_ + eta_;
     if (!mma_) return;
     if (k / 16 != step_ && in_step_) flush();
@@ -62,6 +61,11 @@ class Chain {
     step_sum_ += abs_term;
   }
   double error() {
+    if (assoc_) {
+      if (len_ == 0) return 0;
+      const int64_t k = product_sum_roundings(red_, len_) + (acc0_ > 0 ? 1 : 0);
+      return gamma(k, u_) * seq_acc_ + double(2 * len_ + 1) * eta_;
+    }
     if (in_step_) flush();
     return mma_ ? std::max(seq_err_, mma_err_) : seq_err_;
   }
@@ -75,11 +79,12 @@ class Chain {
     step_sum_ = 0;
     in_step_ = false;
   }
-  bool mma_;
-  double u_, eta_;
+  bool mma_, assoc_;
+  Reduction red_;
+  double u_, eta_, acc0_;
   double seq_acc_, seq_err_ = 0;
   double mma_acc_, mma_err_ = 0, step_sum_ = 0;
-  int64_t step_ = -1;
+  int64_t step_ = -1, len_ = 0;
   bool in_step_ = false;
 };
 
@@ -117,10 +122,11 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
   const TranscendentalBudget& b_exp = budget(c, "exp");
   const TranscendentalBudget* b_sp = pr.dt_softplus ? &budget(c, "softplus") : nullptr;
   const TranscendentalBudget* b_sig = pr.has_z() ? &budget(c, "sigmoid") : nullptr;
-  const Reduction red_cs = reduction(c, "cumsum"), red_st = reduction(c, "chunk state"),
-                  red_cb = reduction(c, "C·Bᵀ"), red_y = reduction(c, "y");
+  // The sums, selected by Sum; an undeclared one is one sequential chain (reduction_of).
+  const Reduction red_cs = reduction_of(c, Sum::cumsum), red_st = reduction_of(c, Sum::chunk_state),
+                  red_sp = reduction_of(c, Sum::state_passing), red_cb = reduction_of(c, Sum::cb),
+                  red_y = reduction_of(c, Sum::y);
   const bool cs_running = red_cs.order == ReductionOrder::sequential_fma && red_cs.partials <= 1;
-  const auto is_mma = [](const Reduction& r) { return r.order == ReductionOrder::mma_m16n8k16; };
   const double g2 = gamma(2, u);
 
   ChunkedBounds out;
@@ -200,7 +206,7 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
         st.assign(P * N, 0); dst.assign(P * N, 0);
         for (int64_t p = 0; p < P; ++p) {
           for (int64_t n = 0; n < N; ++n) {
-            Chain chain(is_mma(red_st), u, eta, 0.0);
+            Chain chain(red_st, u, eta, 0.0);
             double v = 0, carried = 0;
             for (int64_t k = 0; k < Lc; ++k) {
               const double x = pr.x[pr.x_index(t0 + k, h, p)];
@@ -216,7 +222,7 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
         CB.assign(Lc * Lc, 0); dCB.assign(Lc * Lc, 0); CBmag.assign(Lc * Lc, 0);
         for (int64_t m = 0; m < Lc; ++m) {
           for (int64_t k = 0; k <= m; ++k) {
-            Chain chain(is_mma(red_cb), u, eta, 0.0);
+            Chain chain(red_cb, u, eta, 0.0);
             double v = 0, mag = 0;
             for (int64_t n = 0; n < N; ++n) {
               const double term = double(pr.C[pr.bc_index(t0 + m, g, n)]) * pr.B[pr.bc_index(t0 + k, g, n)];
@@ -250,7 +256,7 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
           }
           for (int64_t p = 0; p < P; ++p) {
             // inter: q = Σ_n C_m[n]·R(h)[p,n], then fl(q·exp(cs_m))
-            Chain qchain(is_mma(red_y), u, eta, 0.0);
+            Chain qchain(red_y, u, eta, 0.0);
             double q_mag = 0, dq = 0;
             for (int64_t n = 0; n < N; ++n) {
               const double Cn = std::fabs(double(pr.C[pr.bc_index(t, g, n)]));
@@ -265,7 +271,7 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
             const double inter_mag = q_mag * em;
             double err = q_mag * dem + em * dq + u * (q_mag + dq) * (em + dem) + eta;
             // intra, chained on the accumulator holding the inter term
-            Chain ychain(is_mma(red_y), u, eta, inter_mag + err);
+            Chain ychain(red_y, u, eta, inter_mag + err);
             for (int64_t k = 0; k <= m; ++k) {
               const double x = std::fabs(double(pr.x[pr.x_index(t0 + k, h, p)]));
               err += x * dw[k];
@@ -297,7 +303,11 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
         for (int64_t i = 0; i < P * N; ++i) {
           const double h_ub = std::fabs(hd[i]) + 0x1p-30 * habs[i];
           const double st_mag = std::fabs(st[i]) + dst[i];
-          E[i] = (a + da) * E[i] + da * h_ub + dst[i] + u * ((a + da) * (h_ub + E[i]) + st_mag) + eta;
+          // The state-passing sum: one product term on an accumulator holding the chunk state
+          // (sequential fma: u·((a + Δa)(|h| + E) + |st|) + η, one rounding).
+          Chain sp(red_sp, u, eta, st_mag);
+          sp.add((a + da) * (h_ub + E[i]), 0);
+          E[i] = (a + da) * E[i] + da * h_ub + dst[i] + sp.error();
           hd[i] = a * hd[i] + st[i];
           habs[i] = a * habs[i] + st_mag;
           const double out_ub = std::fabs(hd[i]) + 0x1p-30 * habs[i];
