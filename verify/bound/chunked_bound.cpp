@@ -88,6 +88,23 @@ class Chain {
   bool in_step_ = false;
 };
 
+// One sequence's share of a chunk: packed tokens [start, start + len) of the chunk that
+// begins at chunk_start (= start unless the layout is global and the sequence starts
+// mid-chunk: then chunk_start = start rounded down to a multiple of the chunk size).
+struct Piece {
+  int64_t start, len, chunk_start;
+};
+std::vector<Piece> pieces(int64_t begin, int64_t end, int64_t L, ChunkLayout layout) {
+  std::vector<Piece> out;
+  for (int64_t t = begin; t < end;) {
+    const int64_t c0 = layout == ChunkLayout::global ? t / L * L : t;
+    const int64_t stop = std::min(end, c0 + L);
+    out.push_back({t, stop - t, c0});
+    t = stop;
+  }
+  return out;
+}
+
 // Error of exp at exact argument w computed from an argument off by at most dw.
 double exp_error(const TranscendentalBudget& b, double w, double dw) {
   const double e = std::exp(w);
@@ -119,6 +136,7 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
   const Coarse r_B = coarse_rounding(c, Point::dt_scaled_B, pr.formats);
   const Coarse r_CB = coarse_rounding(c, Point::decayed_CB, pr.formats);
   const Coarse r_h = coarse_rounding(c, Point::incoming_state, pr.formats);
+  const Coarse r_fin = coarse_rounding(c, Point::final_incoming_state, pr.formats);
   const TranscendentalBudget& b_exp = budget(c, "exp");
   const TranscendentalBudget* b_sp = pr.dt_softplus ? &budget(c, "softplus") : nullptr;
   const TranscendentalBudget* b_sig = pr.has_z() ? &budget(c, "sigmoid") : nullptr;
@@ -133,20 +151,26 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
   out.y.assign(s.num_tokens() * H * P, 0.0);
   out.final_state.assign(S * H * P * N, 0.0);
   out.final_state_fp32.assign(S * H * P * N, 0.0);
+  std::vector<std::vector<Piece>> seq_pieces(S);
   int64_t chunks_total = 0;
-  for (int64_t seq = 0; seq < S; ++seq) chunks_total += (s.seq_len(seq) + L - 1) / L;
+  for (int64_t seq = 0; seq < S; ++seq) {
+    seq_pieces[seq] = pieces(s.cu_seqlens[seq], s.cu_seqlens[seq + 1], L, c.chunk_layout);
+    chunks_total += int64_t(seq_pieces[seq].size());
+  }
   out.boundary_state.assign(chunks_total * H * P * N, 0.0);
 
   // Per (sequence, head): the running state in double (h), its magnitude recurrence (habs)
   // and the kernel's error bound (E), all [P, N].
   std::vector<double> hd(P * N), habs(P * N), E(P * N);
+  std::vector<double> E_fin(P * N);  // [3.11] the final state's error (final_incoming_state)
   std::vector<double> dl, ddl, cs, dcs;                 // per chunk token: δ, Δδ, cs, Δcs
   std::vector<double> CB, dCB, CBmag;                   // [Lc, Lc]
   std::vector<double> Bt, dBt;                          // [Lc, N] scaled B and its error
   std::vector<double> st, dst;                          // [P, N] chunk state and its error
   int64_t chunk_index = 0;
   for (int64_t seq = 0; seq < S; ++seq) {
-    const int64_t seq_chunks = (s.seq_len(seq) + L - 1) / L;
+    const std::vector<Piece>& seq_chunks = seq_pieces[seq];
+    const int64_t n_pieces = int64_t(seq_chunks.size());
     for (int64_t h = 0; h < H; ++h) {
       const int64_t g = s.group_of(h);
       const double A = pr.A[h];
@@ -154,35 +178,58 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
         hd[i] = pr.has_initial_state() ? pr.initial_state[pr.state_index(seq, h, 0, 0) + i] : 0.0;
         habs[i] = std::fabs(hd[i]);
         E[i] = 0;
+        E_fin[i] = 0;
       }
-      for (int64_t cj = 0; cj < seq_chunks; ++cj) {
-        const int64_t t0 = s.cu_seqlens[seq] + cj * L;
-        const int64_t Lc = std::min(L, s.cu_seqlens[seq + 1] - t0);
-        // [3.2] δ and its error, as in the sequential family [2.1–2.2].
+      for (int64_t cj = 0; cj < n_pieces; ++cj) {
+        const int64_t t0 = seq_chunks[cj].start, Lc = seq_chunks[cj].len;
+        const int64_t c0 = seq_chunks[cj].chunk_start;  // < t0: global layout, mid-chunk start
+        // [3.2] δ and its error, as in the sequential family [2.1–2.2]; [3.3] the cumulative
+        // sum from the chunk's first token c0, through the earlier sequences' tokens [c0, t0)
+        // of the same chunk and head (global layout) before this piece's.
         dl.assign(Lc, 0); ddl.assign(Lc, 0); cs.assign(Lc, 0); dcs.assign(Lc, 0);
         double cs_run = 0, dcs_run = 0, abs_dA = 0, sum_ddA = 0;
-        for (int64_t k = 0; k < Lc; ++k) {
-          const int64_t t = t0 + k;
+        double base_cs[2] = {0, 0};  // cs and Δcs after the chunk's tokens before t0
+        for (int64_t t = c0; t < t0 + Lc; ++t) {
+          const int64_t k = t - t0, j = t - c0;  // k < 0: a token of an earlier sequence
+          if (k == 0) {
+            base_cs[0] = cs_run;
+            base_cs[1] = dcs_run;
+          }
           const double v = pr.dt[pr.dt_index(t, h)] + (pr.has_dt_bias() ? pr.dt_bias[h] : 0.0);
           const double dv = pr.has_dt_bias() ? u * std::fabs(v) + eta : 0.0;
           double dd = dv;
           if (b_sp) dd = sigmoid(v + dv) * dv + transcendental_error(*b_sp, v, softplus(v + dv));
-          dl[k] = (*in.delta)[pr.dt_index(t, h)];
-          ddl[k] = dd;
+          const double delta = (*in.delta)[pr.dt_index(t, h)];
           // [3.3] cumulative sum: dA_k = fl(δ̂_k·A), then the sum in the contract's order.
-          const double dA = dl[k] * A;
-          const double ddA = std::fabs(A) * dd + u * std::fabs(A) * (std::fabs(dl[k]) + dd) + eta;
+          const double dA = delta * A;
+          const double ddA = std::fabs(A) * dd + u * std::fabs(A) * (std::fabs(delta) + dd) + eta;
           cs_run += dA;
           abs_dA += std::fabs(dA);
           sum_ddA += ddA;
           if (cs_running) {
             dcs_run = dcs_run + ddA + u * (std::fabs(cs_run) + dcs_run + ddA) + eta;
           } else {
-            dcs_run = sum_ddA + gamma(reduction_depth(red_cs, k + 1), u) * abs_dA + (k + 1) * eta;
+            dcs_run = sum_ddA + gamma(reduction_depth(red_cs, j + 1), u) * abs_dA + (j + 1) * eta;
           }
+          if (k < 0) continue;
+          dl[k] = delta;
+          ddl[k] = dd;
           cs[k] = cs_run;
           dcs[k] = dcs_run;
         }
+        // The piece's decays from its start: exp(cs_m) when it starts its chunk, else
+        // exp(cs_m − cs_b) with b = t0 − 1, the chunk's last token before the piece: the
+        // difference errs by Δcs_m + Δcs_b plus its own rounding [3.3g].
+        const double cs_b = base_cs[0], dcs_b = base_cs[1];
+        const auto piece_decay = [&](int64_t m, double& err) {
+          if (c0 == t0) {
+            err = exp_error(b_exp, cs[m], dcs[m]);
+            return std::exp(cs[m]);
+          }
+          const double d = std::min(cs[m] - cs_b, 0.0);
+          err = exp_error(b_exp, d, dcs[m] + dcs_b + u * std::fabs(d) + eta);
+          return std::exp(d);
+        };
         // [3.4] segment decays exp(min(cs_m − cs_k, 0)): the difference adds one rounding.
         const auto seg_decay = [&](int64_t m, int64_t k, double& err) {
           const double d = std::min(cs[m] - cs[k], 0.0);
@@ -239,8 +286,8 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
         // terms on the same accumulator, then D·x and the gate.
         for (int64_t m = 0; m < Lc; ++m) {
           const int64_t t = t0 + m;
-          const double em = std::exp(cs[m]);
-          const double dem = exp_error(b_exp, cs[m], dcs[m]);
+          double dem;
+          const double em = piece_decay(m, dem);
           // weights w_mk = R(fl(fl(CB·decay)·δ_k)) and their errors
           std::vector<double> w(m + 1), dw(m + 1);
           for (int64_t k = 0; k <= m; ++k) {
@@ -298,11 +345,19 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
           }
         }
         // [3.10] stage (c): h_out = fma(exp(cs_last), h_in, chunk_state), kept in fp32.
-        const double a = std::exp(cs[Lc - 1]);
-        const double da = exp_error(b_exp, cs[Lc - 1], dcs[Lc - 1]);
+        double da;
+        const double a = piece_decay(Lc - 1, da);
+        const bool last_piece = cj == n_pieces - 1;
         for (int64_t i = 0; i < P * N; ++i) {
           const double h_ub = std::fabs(hd[i]) + 0x1p-30 * habs[i];
           const double st_mag = std::fabs(st[i]) + dst[i];
+          if (last_piece) {
+            // [3.11] the final state from R(h_in): E_in + u_R(|h_in| + E_in) + η_R in place of E_in.
+            const double e_in = E[i] + r_fin.u * (h_ub + E[i]) + r_fin.eta;
+            Chain sp(red_sp, u, eta, st_mag);
+            sp.add((a + da) * (h_ub + e_in), 0);
+            E_fin[i] = (a + da) * e_in + da * h_ub + dst[i] + sp.error();
+          }
           // The state-passing sum: one product term on an accumulator holding the chunk state
           // (sequential fma: u·((a + Δa)(|h| + E) + |st|) + η, one rounding).
           Chain sp(red_sp, u, eta, st_mag);
@@ -318,14 +373,13 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
       for (int64_t i = 0; i < P * N; ++i) {
         const int64_t si = pr.state_index(seq, h, 0, 0) + i;
         const double ub = std::fabs(hd[i]) + 0x1p-30 * habs[i];
-        out.final_state_fp32[si] = E[i] * kSafetyFactor;
-        out.final_state[si] = (E[i] + half_ulp_at_most(pr.formats.state, ub + E[i])) * kSafetyFactor;
+        const double e = n_pieces > 0 ? E_fin[i] : E[i];
+        out.final_state_fp32[si] = e * kSafetyFactor;
+        out.final_state[si] = (e + half_ulp_at_most(pr.formats.state, ub + e)) * kSafetyFactor;
       }
     }
-    for (int64_t cj = 0; cj < seq_chunks; ++cj) {
-      out.boundary_positions.push_back(std::min(s.cu_seqlens[seq] + (cj + 1) * L, s.cu_seqlens[seq + 1]));
-    }
-    chunk_index += seq_chunks;
+    for (const Piece& pc : seq_chunks) out.boundary_positions.push_back(pc.start + pc.len);
+    chunk_index += n_pieces;
   }
   return out;
 }
