@@ -9,6 +9,7 @@ std::string_view point_name(Point p) {
     case Point::incoming_state: return "incoming_state";
     case Point::stored_state: return "stored_state";
     case Point::output: return "output";
+    case Point::final_incoming_state: return "final_incoming_state";
   }
   return "?";
 }
@@ -23,6 +24,67 @@ std::string_view format_ref_name(FormatRef f) {
     case FormatRef::fp16: return "fp16";
   }
   return "?";
+}
+
+std::string_view sum_name(Sum s) {
+  switch (s) {
+    case Sum::cumsum: return "cumsum";
+    case Sum::chunk_state: return "chunk_state";
+    case Sum::state_passing: return "state_passing";
+    case Sum::cb: return "CB";
+    case Sum::y: return "y";
+  }
+  return "?";
+}
+
+std::string_view chunk_layout_name(ChunkLayout l) { return l == ChunkLayout::global ? "global" : "sequence"; }
+
+bool parse_sum(std::string_view text, Sum& out) {
+  for (Sum s : {Sum::cumsum, Sum::chunk_state, Sum::state_passing, Sum::cb, Sum::y}) {
+    if (sum_name(s) == text) {
+      out = s;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool parse_chunk_layout(std::string_view text, ChunkLayout& out) {
+  for (ChunkLayout l : {ChunkLayout::sequence, ChunkLayout::global}) {
+    if (chunk_layout_name(l) == text) {
+      out = l;
+      return true;
+    }
+  }
+  return false;
+}
+
+const std::vector<Sum>& family_sums(Family f) {
+  static const std::vector<Sum> sequential{Sum::y};
+  static const std::vector<Sum> chunked{Sum::cumsum, Sum::chunk_state, Sum::state_passing, Sum::cb, Sum::y};
+  return f == Family::sequential ? sequential : chunked;
+}
+
+const Reduction* find_reduction(const Contract& c, Sum s) {
+  for (const Reduction& r : c.reductions) {
+    if (r.sum == s) return &r;
+  }
+  return nullptr;
+}
+
+Reduction undeclared_reduction(Sum s) {
+  Reduction r;
+  r.sum = s;
+  r.what = std::string(sum_name(s)) + ": not declared by the contract";
+  r.order = ReductionOrder::sequential_fma;
+  r.partials = 1;
+  r.detail = "not declared: bounded as one sequential chain of fused multiply-adds (partials 1, the deepest order)";
+  return r;
+}
+
+Reduction reduction_of(const Contract& c, Sum s) {
+  const Reduction* r = find_reduction(c, s);
+  return r != nullptr ? *r : undeclared_reduction(s);
 }
 
 namespace {
@@ -42,6 +104,7 @@ int64_t reduction_depth(const Reduction& r, int64_t length) {
     }
     case ReductionOrder::tree: return ceil_log2(length);
     case ReductionOrder::mma_m16n8k16: return (length + 15) / 16;
+    case ReductionOrder::any_order: return length;
   }
   return length;
 }

@@ -2,7 +2,8 @@
 // budgets of its transcendentals, how it reduces, and any documented difference between
 // the GPU and its host twin. fast/ declares the bundled kernels' contracts with these
 // types (fast/ must not depend on verify/); verify/ reads them (and JSON files of the same
-// shape) to build per-element error bounds. See ../shared/BOUNDS.md.
+// shape) to build per-element error bounds. Fields and JSON names: docs/contracts.md;
+// the bounds: docs/bounds.md.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,9 @@ enum class Point : uint8_t {
   incoming_state,           // chunked: the state entering a chunk, before C·S (inter-chunk term)
   stored_state,             // the state stored between launches / chunks / decode steps
   output,                   // y stored in the output format
+  final_incoming_state,     // chunked: the state entering a sequence's last chunk (piece), before
+                            // exp(cs_last)·h + chunk state forms the final state (mamba_ssm's
+                            // chunk_state_varlen reads the inter-chunk states in C's dtype)
 };
 
 struct Rounding {
@@ -54,10 +58,23 @@ enum class ReductionOrder : uint8_t {
   sequential_fma,   // s = fma(a_i, b_i, s), i = 0..len-1
   tree,             // pairwise, depth ceil(log2 len)
   mma_m16n8k16,     // tensor-core steps of 16 products, truncating sum (DESIGN.md §4)
+  any_order,        // products rounded separately, the terms summed in any association
+                    // (Triton's tl.sum / tl.cumsum: the order is the compiler's)
+};
+
+// Which sum of the algorithm a Reduction describes (JSON names in sum_name). The sequential
+// family has only y; the chunked family all five (docs/bounds.md §2.5, §3.3–3.10).
+enum class Sum : uint8_t {
+  cumsum,         // chunked: cs_m = Σ_{k≤m} δ_k·A within a chunk
+  chunk_state,    // chunked: Σ_k x_k[p]·B̃_k[n] over a chunk
+  state_passing,  // chunked: h = exp(cs_last)·h + chunk state, once per chunk
+  cb,             // chunked: C·Bᵀ, Σ_n C_m[n]·B_k[n]
+  y,              // both: the output sum (Σ_n C·S + D·x; chunked: inter + intra terms)
 };
 
 struct Reduction {
-  std::string what;  // "y = Σ_n C·S", "C·Bᵀ", "chunk state", ...
+  Sum sum = Sum::y;  // which sum: how the bounds select it
+  std::string what;  // human description only: "y = Σ_n C·S", "C·Bᵀ", "chunk state", ...
   ReductionOrder order = ReductionOrder::sequential_fma;
   // sequential_fma only: the terms are split into `partials` interleaved partial sums,
   // each accumulated sequentially, then combined by a pairwise tree (1: purely sequential).
@@ -67,14 +84,25 @@ struct Reduction {
 
 // The most roundings any one term of a `length`-term sum passes through under `r`
 // (the k of the γ_k that bounds the sum): sequential ceil(length/partials) +
-// ceil(log2 partials); tree ceil(log2 length); mma_m16n8k16 one per 16-wide step.
+// ceil(log2 partials); tree ceil(log2 length) (the additions; a product rounded before the
+// tree is one more); mma_m16n8k16 one per 16-wide step; any_order length (at most
+// length − 1 additions in any association plus the rounding of the term's own product).
 int64_t reduction_depth(const Reduction& r, int64_t length);
+
+// The layout of the chunks of a chunked kernel on the packed token axis.
+enum class ChunkLayout : uint8_t {
+  sequence,  // chunks restart at every sequence (chunk j of sequence s: cu[s] + j·L)
+  global,    // chunk boundaries at multiples of chunk_size on the packed axis (mamba_ssm
+             // varlen with seq_idx): a chunk may hold the tail of one sequence and the head
+             // of the next; the cumulative sum runs from the chunk's first token
+};
 
 struct Contract {
   std::string name;      // "ssu", "chunk_scan.production", "chunk_scan.fp32", ...
   std::string kernel;    // "ssu", "chunk_scan", or an external kernel's name
   Family family = Family::sequential;
   int64_t chunk_size = 0;            // chunked family only
+  ChunkLayout chunk_layout = ChunkLayout::sequence;  // chunked; sequence for the sequential family
   Format accumulation = Format::fp32;
   std::vector<Rounding> roundings;   // every intermediate rounding below fp32
   std::vector<TranscendentalBudget> transcendentals;
@@ -89,6 +117,22 @@ struct Contract {
 
 std::string_view point_name(Point p);
 std::string_view format_ref_name(FormatRef f);
+std::string_view sum_name(Sum s);                  // "cumsum", "chunk_state", "state_passing", "CB", "y"
+std::string_view chunk_layout_name(ChunkLayout l); // "sequence", "global"
+// The Sum named `text` (sum_name's names); false when there is none.
+bool parse_sum(std::string_view text, Sum& out);
+bool parse_chunk_layout(std::string_view text, ChunkLayout& out);
+
+// The sums a family evaluates: sequential {y}; chunked {cumsum, chunk_state,
+// state_passing, cb, y}, in that order.
+const std::vector<Sum>& family_sums(Family f);
+// The contract's reduction of `s`, or nullptr when it declares none.
+const Reduction* find_reduction(const Contract& c, Sum s);
+// What the bounds assume for a sum the contract does not declare: one sequential chain of
+// fused multiply-adds (partials 1: the deepest order), `what` and `detail` saying so.
+Reduction undeclared_reduction(Sum s);
+// find_reduction, else undeclared_reduction.
+Reduction reduction_of(const Contract& c, Sum s);
 // The concrete format of a FormatRef for a problem's formats.
 Format resolve(FormatRef ref, Format input, Format state, Format output);
 

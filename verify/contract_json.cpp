@@ -1,5 +1,6 @@
 #include "verify/contract_json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -15,12 +16,14 @@ namespace {
 
 using json::Value;
 
-constexpr Point kPoints[] = {Point::dt_scaled_B, Point::decayed_CB, Point::incoming_state,
-                             Point::stored_state, Point::output};
+constexpr Point kPoints[] = {Point::dt_scaled_B,  Point::decayed_CB, Point::incoming_state,
+                             Point::stored_state, Point::output,     Point::final_incoming_state};
 constexpr FormatRef kFormatRefs[] = {FormatRef::input, FormatRef::state, FormatRef::output,
                                      FormatRef::fp32,  FormatRef::bf16,  FormatRef::fp16};
 constexpr ReductionOrder kOrders[] = {ReductionOrder::sequential_fma, ReductionOrder::tree,
-                                      ReductionOrder::mma_m16n8k16};
+                                      ReductionOrder::mma_m16n8k16, ReductionOrder::any_order};
+constexpr Sum kSums[] = {Sum::cumsum, Sum::chunk_state, Sum::state_passing, Sum::cb, Sum::y};
+constexpr ChunkLayout kLayouts[] = {ChunkLayout::sequence, ChunkLayout::global};
 constexpr Family kFamilies[] = {Family::sequential, Family::chunked};
 // The functions the bounds evaluate (verify/bound/error_model.h budget()).
 const std::vector<std::string> kFunctions{"exp", "softplus", "sigmoid", "log1p"};
@@ -90,8 +93,9 @@ TranscendentalBudget parse_budget(const Field& f) {
 }
 
 Reduction parse_reduction(const Field& f) {
-  const ObjectFields o(f, {"what", "order", "partials", "detail"});
+  const ObjectFields o(f, {"sum", "what", "order", "partials", "detail"});
   Reduction r;
+  r.sum = parse_enum(o.get("sum"), kSums, sum_name, "sum");
   r.what = o.get("what").as_string();
   r.order = parse_enum(o.get("order"), kOrders, reduction_order_name, "order");
   const Field partials = o.get("partials");
@@ -114,6 +118,7 @@ std::string_view reduction_order_name(ReductionOrder o) {
     case ReductionOrder::sequential_fma: return "sequential_fma";
     case ReductionOrder::tree: return "tree";
     case ReductionOrder::mma_m16n8k16: return "mma_m16n8k16";
+    case ReductionOrder::any_order: return "any_order";
   }
   return "?";
 }
@@ -124,6 +129,7 @@ json::Value contract_to_json(const Contract& c) {
   v.add("kernel", Value::from_string(c.kernel));
   v.add("family", Value::from_string(std::string(family_name(c.family))));
   v.add("chunk_size", Value::from_int(c.chunk_size));
+  v.add("chunk_layout", Value::from_string(std::string(chunk_layout_name(c.chunk_layout))));
   v.add("accumulation", Value::from_string(std::string(format_name(c.accumulation))));
   Value roundings = Value::array();
   for (const Rounding& r : c.roundings) {
@@ -145,7 +151,8 @@ json::Value contract_to_json(const Contract& c) {
   Value reductions = Value::array();
   for (const Reduction& r : c.reductions) {
     reductions.items.push_back(
-        Value::object({{"what", Value::from_string(r.what)},
+        Value::object({{"sum", Value::from_string(std::string(sum_name(r.sum)))},
+                       {"what", Value::from_string(r.what)},
                        {"order", Value::from_string(std::string(reduction_order_name(r.order)))},
                        {"partials", Value::from_int(r.partials)},
                        {"detail", Value::from_string(r.detail)}}));
@@ -160,7 +167,8 @@ json::Value contract_to_json(const Contract& c) {
 
 Contract contract_from_json(const json::Value& v, const std::string& file) {
   const ObjectFields o(Field(v, file),
-                       {"name", "kernel", "family", "chunk_size", "accumulation", "roundings", "transcendentals",
+                       {"name", "kernel", "family", "chunk_size", "chunk_layout", "accumulation", "roundings",
+                        "transcendentals",
                         "reductions", "flush_to_zero", "softplus_shortcut", "gpu_twin_max_ulps",
                         "gpu_twin_how_measured"});
   Contract c;
@@ -176,6 +184,11 @@ Contract contract_from_json(const json::Value& v, const std::string& file) {
   }
   if (c.family == Family::sequential && c.chunk_size != 0) {
     chunk.fail("must be 0 for the sequential family, found " + std::to_string(c.chunk_size));
+  }
+  const Field layout = o.get("chunk_layout");
+  c.chunk_layout = parse_enum(layout, kLayouts, chunk_layout_name, "chunk layout");
+  if (c.family == Family::sequential && c.chunk_layout != ChunkLayout::sequence) {
+    layout.fail("must be 'sequence' for the sequential family, found '" + layout.as_string() + "'");
   }
   c.accumulation = parse_accumulation(o.get("accumulation"));
   std::set<Point> rounded;
@@ -193,7 +206,26 @@ Contract contract_from_json(const json::Value& v, const std::string& file) {
       f.member("function").fail("function '" + c.transcendentals.back().function + "' is listed twice");
     }
   }
-  for (const Field& f : o.get("reductions").items()) c.reductions.push_back(parse_reduction(f));
+  const std::vector<Sum>& used = family_sums(c.family);
+  std::set<Sum> sums;
+  for (const Field& f : o.get("reductions").items()) {
+    c.reductions.push_back(parse_reduction(f));
+    const Sum s = c.reductions.back().sum;
+    if (std::find(used.begin(), used.end(), s) == used.end()) {
+      std::string expected;
+      for (Sum u : used) expected += (expected.empty() ? "" : ", ") + std::string(sum_name(u));
+      f.member("sum").fail("sum '" + std::string(sum_name(s)) + "' is not used by the " +
+                           std::string(family_name(c.family)) + " family (expected " + expected + ")");
+    }
+    if (!sums.insert(s).second) {
+      f.member("sum").fail("sum '" + std::string(sum_name(s)) + "' is listed twice");
+    }
+  }
+  // A sum the file does not declare is bounded as one sequential chain (the deepest order);
+  // the contract says so explicitly (docs/contracts.md).
+  for (Sum s : used) {
+    if (sums.count(s) == 0) c.reductions.push_back(undeclared_reduction(s));
+  }
   c.flush_to_zero = o.get("flush_to_zero").as_bool();
   c.softplus_shortcut = o.get("softplus_shortcut").as_bool();
   c.gpu_twin_max_ulps = non_negative(o.get("gpu_twin_max_ulps"));

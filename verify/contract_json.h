@@ -1,6 +1,6 @@
 // Precision contracts (spec/contract.h) as JSON files, and the bundled contracts as named
 // presets. A kernel author describes their own kernel in a file of this shape; the format,
-// every field and a complete example are in ../docs/contracts.md.
+// every field and a complete example are in docs/contracts.md.
 //
 // Reading is strict: an unknown, missing or mistyped field, an unknown enum name, or a
 // value outside its domain (negative budget, arg_lo > arg_hi, a point rounded twice, ...)
@@ -21,7 +21,7 @@
 namespace ssmv::verify {
 
 std::string_view family_name(Family f);                  // "sequential", "chunked"
-std::string_view reduction_order_name(ReductionOrder o); // "sequential_fma", "tree", "mma_m16n8k16"
+std::string_view reduction_order_name(ReductionOrder o); // "sequential_fma", "tree", "mma_m16n8k16", "any_order"
 
 // Every field of the contract; ±Inf argument limits as the strings "inf" / "-inf".
 json::Value contract_to_json(const Contract& c);

@@ -13,22 +13,23 @@ std::vector<Reduction> reductions(ContractKind kind) {
             "increasing j, one accumulator chained through them (DESIGN.md §4 model); "
             "sequential fmaf instead when the input format is fp32"
           : "sequential fmaf in increasing k, one fp32 accumulator";
-  auto r = [](std::string what, ReductionOrder o, std::string detail) {
+  auto r = [](Sum sum, std::string what, ReductionOrder o, std::string detail) {
     Reduction x;
+    x.sum = sum;
     x.what = std::move(what);
     x.order = o;
     x.detail = std::move(detail);
     return x;
   };
   return {
-      r("cumsum: cs_m = Σ_{k≤m} δ_k·A", ReductionOrder::sequential_fma,
+      r(Sum::cumsum, "cumsum: cs_m = Σ_{k≤m} δ_k·A", ReductionOrder::sequential_fma,
        "sequential fp32 in increasing k: dA_k = fl(δ_k·A), cs_k = fl(cs_{k−1} + dA_k) (product "
        "rounded before the add, no fma)"),
-      r("chunk state: Σ_k x_k[p]·R(B_k[n]·scale_k), k < chunk length", order, steps),
-      r("state passing: h = fma(exp(cs_last), h, chunk_state)", ReductionOrder::sequential_fma,
+      r(Sum::chunk_state, "chunk state: Σ_k x_k[p]·R(B_k[n]·scale_k), k < chunk length", order, steps),
+      r(Sum::state_passing, "state passing: h = fma(exp(cs_last), h, chunk_state)", ReductionOrder::sequential_fma,
        "one fmaf per chunk, chunks in order, fp32 between chunks"),
-      r("C·Bᵀ: Σ_n C_m[n]·B_k[n]", order, steps),
-      r("y: (Σ_n C_m[n]·R(h_in)[p,n])·exp(cs_m) then + Σ_{k≤m} R(w_mk)·x_k[p] on the same "
+      r(Sum::cb, "C·Bᵀ: Σ_n C_m[n]·B_k[n]", order, steps),
+      r(Sum::y, "y: (Σ_n C_m[n]·R(h_in)[p,n])·exp(cs_m) then + Σ_{k≤m} R(w_mk)·x_k[p] on the same "
        "accumulator, then fma(D, x, ·)",
        order, steps + "; k-steps entirely above the causal diagonal are skipped (exact: a step "
                       "of zero products leaves the accumulator unchanged)"),
@@ -59,6 +60,7 @@ Contract contract(ContractKind kind, int64_t chunk_size) {
   c.kernel = "chunk_scan";
   c.family = Family::chunked;
   c.chunk_size = chunk_size;
+  c.chunk_layout = ChunkLayout::sequence;  // chunks restart at every sequence (plan_chunks)
   c.accumulation = Format::fp32;
   if (kind == ContractKind::production) {
     c.roundings.push_back({Point::dt_scaled_B, FormatRef::input});

@@ -20,7 +20,7 @@ Contract contract() {
   // of fast/common/fast_math.h, valid for every argument (fast_math_budgets.h).
   c.transcendentals = fm::fast_math_budgets();
   c.reductions.push_back(
-      {"y = Σ_n C·S", ReductionOrder::sequential_fma, 16,
+      {Sum::y, "y = Σ_n C·S", ReductionOrder::sequential_fma, 16,
        "the row's L lanes (L = 16 when N = 16·V for V in {2, 4, 8} with V·bytes(state) <= 16, else 32) each "
        "accumulate acc = fma(C[n], S[n], acc) from acc = +0 over their n = (j·L + u)·V + v (u < L the lane; "
        "j < J, v < V, n < N; for L = 32: V = widest of 8/4/2/1 with V·bytes(state) <= 16 and 32·V <= N, "

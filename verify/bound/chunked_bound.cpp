@@ -31,14 +31,6 @@ Coarse coarse_rounding(const Contract& c, Point point, const Formats& f) {
   return {};
 }
 
-// The contract's reduction whose description starts with `prefix`; sequential when absent.
-Reduction reduction(const Contract& c, const std::string& prefix) {
-  for (const Reduction& r : c.reductions) {
-    if (r.what.rfind(prefix, 0) == 0) return r;
-  }
-  return Reduction{prefix, ReductionOrder::sequential_fma, 1, "not declared: sequential assumed"};
-}
-
 // [3.1] Error of a chained sum, fed the magnitudes of its terms in the kernel's order,
 // starting from an accumulator of magnitude acc0. Sequential FMA: each term one rounding
 // at the running magnitude. Tensor-core steps of 16 (DESIGN.md §4): per step, 17
@@ -47,13 +39,20 @@ Reduction reduction(const Contract& c, const std::string& prefix) {
 // Absolute floors: the rounding below 2^-149 = 2η in fp32's subnormal range, and the
 // truncation grid, which never falls below 2^-158 (mma_model.h): 17·2^-158 more.
 // For a reduction declared mma_m16n8k16 both models are evaluated and the larger kept
-// (the kernel falls back to sequential FMA for fp32 operands).
+// (the kernel falls back to sequential FMA for fp32 operands). A tree or any_order sum:
+// every term passes at most k roundings (its product, the additions, and one more to
+// add the sum to a nonzero accumulator), γ_k·(acc0 + Σ|terms|), and each of the
+// 2·len + 1 roundings at most η below the normal range.
 class Chain {
  public:
-  Chain(bool mma, double u, double eta, double acc0)
-      : mma_(mma), u_(u), eta_(eta), seq_acc_(acc0), mma_acc_(acc0) {}
+  Chain(const Reduction& r, double u, double eta, double acc0)
+      : mma_(r.order == ReductionOrder::mma_m16n8k16),
+        assoc_(r.order == ReductionOrder::tree || r.order == ReductionOrder::any_order),
+        red_(r), u_(u), eta_(eta), acc0_(acc0), seq_acc_(acc0), mma_acc_(acc0) {}
   void add(double abs_term, int64_t k) {
     seq_acc_ += abs_term;
+    ++len_;
+    if (assoc_) return;
     seq_err_ += u_ * seq_acc_ + eta_;
     if (!mma_) return;
     if (k / 16 != step_ && in_step_) flush();
@@ -62,6 +61,11 @@ class Chain {
     step_sum_ += abs_term;
   }
   double error() {
+    if (assoc_) {
+      if (len_ == 0) return 0;
+      const int64_t k = product_sum_roundings(red_, len_) + (acc0_ > 0 ? 1 : 0);
+      return gamma(k, u_) * seq_acc_ + double(2 * len_ + 1) * eta_;
+    }
     if (in_step_) flush();
     return mma_ ? std::max(seq_err_, mma_err_) : seq_err_;
   }
@@ -75,13 +79,31 @@ class Chain {
     step_sum_ = 0;
     in_step_ = false;
   }
-  bool mma_;
-  double u_, eta_;
+  bool mma_, assoc_;
+  Reduction red_;
+  double u_, eta_, acc0_;
   double seq_acc_, seq_err_ = 0;
   double mma_acc_, mma_err_ = 0, step_sum_ = 0;
-  int64_t step_ = -1;
+  int64_t step_ = -1, len_ = 0;
   bool in_step_ = false;
 };
+
+// One sequence's share of a chunk: packed tokens [start, start + len) of the chunk that
+// begins at chunk_start (= start unless the layout is global and the sequence starts
+// mid-chunk: then chunk_start = start rounded down to a multiple of the chunk size).
+struct Piece {
+  int64_t start, len, chunk_start;
+};
+std::vector<Piece> pieces(int64_t begin, int64_t end, int64_t L, ChunkLayout layout) {
+  std::vector<Piece> out;
+  for (int64_t t = begin; t < end;) {
+    const int64_t c0 = layout == ChunkLayout::global ? t / L * L : t;
+    const int64_t stop = std::min(end, c0 + L);
+    out.push_back({t, stop - t, c0});
+    t = stop;
+  }
+  return out;
+}
 
 // Error of exp at exact argument w computed from an argument off by at most dw.
 double exp_error(const TranscendentalBudget& b, double w, double dw) {
@@ -114,33 +136,41 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
   const Coarse r_B = coarse_rounding(c, Point::dt_scaled_B, pr.formats);
   const Coarse r_CB = coarse_rounding(c, Point::decayed_CB, pr.formats);
   const Coarse r_h = coarse_rounding(c, Point::incoming_state, pr.formats);
+  const Coarse r_fin = coarse_rounding(c, Point::final_incoming_state, pr.formats);
   const TranscendentalBudget& b_exp = budget(c, "exp");
   const TranscendentalBudget* b_sp = pr.dt_softplus ? &budget(c, "softplus") : nullptr;
   const TranscendentalBudget* b_sig = pr.has_z() ? &budget(c, "sigmoid") : nullptr;
-  const Reduction red_cs = reduction(c, "cumsum"), red_st = reduction(c, "chunk state"),
-                  red_cb = reduction(c, "C·Bᵀ"), red_y = reduction(c, "y");
+  // The sums, selected by Sum; an undeclared one is one sequential chain (reduction_of).
+  const Reduction red_cs = reduction_of(c, Sum::cumsum), red_st = reduction_of(c, Sum::chunk_state),
+                  red_sp = reduction_of(c, Sum::state_passing), red_cb = reduction_of(c, Sum::cb),
+                  red_y = reduction_of(c, Sum::y);
   const bool cs_running = red_cs.order == ReductionOrder::sequential_fma && red_cs.partials <= 1;
-  const auto is_mma = [](const Reduction& r) { return r.order == ReductionOrder::mma_m16n8k16; };
   const double g2 = gamma(2, u);
 
   ChunkedBounds out;
   out.y.assign(s.num_tokens() * H * P, 0.0);
   out.final_state.assign(S * H * P * N, 0.0);
   out.final_state_fp32.assign(S * H * P * N, 0.0);
+  std::vector<std::vector<Piece>> seq_pieces(S);
   int64_t chunks_total = 0;
-  for (int64_t seq = 0; seq < S; ++seq) chunks_total += (s.seq_len(seq) + L - 1) / L;
+  for (int64_t seq = 0; seq < S; ++seq) {
+    seq_pieces[seq] = pieces(s.cu_seqlens[seq], s.cu_seqlens[seq + 1], L, c.chunk_layout);
+    chunks_total += int64_t(seq_pieces[seq].size());
+  }
   out.boundary_state.assign(chunks_total * H * P * N, 0.0);
 
   // Per (sequence, head): the running state in double (h), its magnitude recurrence (habs)
   // and the kernel's error bound (E), all [P, N].
   std::vector<double> hd(P * N), habs(P * N), E(P * N);
+  std::vector<double> E_fin(P * N);  // [3.11] the final state's error (final_incoming_state)
   std::vector<double> dl, ddl, cs, dcs;                 // per chunk token: δ, Δδ, cs, Δcs
   std::vector<double> CB, dCB, CBmag;                   // [Lc, Lc]
   std::vector<double> Bt, dBt;                          // [Lc, N] scaled B and its error
   std::vector<double> st, dst;                          // [P, N] chunk state and its error
   int64_t chunk_index = 0;
   for (int64_t seq = 0; seq < S; ++seq) {
-    const int64_t seq_chunks = (s.seq_len(seq) + L - 1) / L;
+    const std::vector<Piece>& seq_chunks = seq_pieces[seq];
+    const int64_t n_pieces = int64_t(seq_chunks.size());
     for (int64_t h = 0; h < H; ++h) {
       const int64_t g = s.group_of(h);
       const double A = pr.A[h];
@@ -148,35 +178,58 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
         hd[i] = pr.has_initial_state() ? pr.initial_state[pr.state_index(seq, h, 0, 0) + i] : 0.0;
         habs[i] = std::fabs(hd[i]);
         E[i] = 0;
+        E_fin[i] = 0;
       }
-      for (int64_t cj = 0; cj < seq_chunks; ++cj) {
-        const int64_t t0 = s.cu_seqlens[seq] + cj * L;
-        const int64_t Lc = std::min(L, s.cu_seqlens[seq + 1] - t0);
-        // [3.2] δ and its error, as in the sequential family [2.1–2.2].
+      for (int64_t cj = 0; cj < n_pieces; ++cj) {
+        const int64_t t0 = seq_chunks[cj].start, Lc = seq_chunks[cj].len;
+        const int64_t c0 = seq_chunks[cj].chunk_start;  // < t0: global layout, mid-chunk start
+        // [3.2] δ and its error, as in the sequential family [2.1–2.2]; [3.3] the cumulative
+        // sum from the chunk's first token c0, through the earlier sequences' tokens [c0, t0)
+        // of the same chunk and head (global layout) before this piece's.
         dl.assign(Lc, 0); ddl.assign(Lc, 0); cs.assign(Lc, 0); dcs.assign(Lc, 0);
         double cs_run = 0, dcs_run = 0, abs_dA = 0, sum_ddA = 0;
-        for (int64_t k = 0; k < Lc; ++k) {
-          const int64_t t = t0 + k;
+        double base_cs[2] = {0, 0};  // cs and Δcs after the chunk's tokens before t0
+        for (int64_t t = c0; t < t0 + Lc; ++t) {
+          const int64_t k = t - t0, j = t - c0;  // k < 0: a token of an earlier sequence
+          if (k == 0) {
+            base_cs[0] = cs_run;
+            base_cs[1] = dcs_run;
+          }
           const double v = pr.dt[pr.dt_index(t, h)] + (pr.has_dt_bias() ? pr.dt_bias[h] : 0.0);
           const double dv = pr.has_dt_bias() ? u * std::fabs(v) + eta : 0.0;
           double dd = dv;
           if (b_sp) dd = sigmoid(v + dv) * dv + transcendental_error(*b_sp, v, softplus(v + dv));
-          dl[k] = (*in.delta)[pr.dt_index(t, h)];
-          ddl[k] = dd;
+          const double delta = (*in.delta)[pr.dt_index(t, h)];
           // [3.3] cumulative sum: dA_k = fl(δ̂_k·A), then the sum in the contract's order.
-          const double dA = dl[k] * A;
-          const double ddA = std::fabs(A) * dd + u * std::fabs(A) * (std::fabs(dl[k]) + dd) + eta;
+          const double dA = delta * A;
+          const double ddA = std::fabs(A) * dd + u * std::fabs(A) * (std::fabs(delta) + dd) + eta;
           cs_run += dA;
           abs_dA += std::fabs(dA);
           sum_ddA += ddA;
           if (cs_running) {
             dcs_run = dcs_run + ddA + u * (std::fabs(cs_run) + dcs_run + ddA) + eta;
           } else {
-            dcs_run = sum_ddA + gamma(reduction_depth(red_cs, k + 1), u) * abs_dA + (k + 1) * eta;
+            dcs_run = sum_ddA + gamma(reduction_depth(red_cs, j + 1), u) * abs_dA + (j + 1) * eta;
           }
+          if (k < 0) continue;
+          dl[k] = delta;
+          ddl[k] = dd;
           cs[k] = cs_run;
           dcs[k] = dcs_run;
         }
+        // The piece's decays from its start: exp(cs_m) when it starts its chunk, else
+        // exp(cs_m − cs_b) with b = t0 − 1, the chunk's last token before the piece: the
+        // difference errs by Δcs_m + Δcs_b plus its own rounding [3.3g].
+        const double cs_b = base_cs[0], dcs_b = base_cs[1];
+        const auto piece_decay = [&](int64_t m, double& err) {
+          if (c0 == t0) {
+            err = exp_error(b_exp, cs[m], dcs[m]);
+            return std::exp(cs[m]);
+          }
+          const double d = std::min(cs[m] - cs_b, 0.0);
+          err = exp_error(b_exp, d, dcs[m] + dcs_b + u * std::fabs(d) + eta);
+          return std::exp(d);
+        };
         // [3.4] segment decays exp(min(cs_m − cs_k, 0)): the difference adds one rounding.
         const auto seg_decay = [&](int64_t m, int64_t k, double& err) {
           const double d = std::min(cs[m] - cs[k], 0.0);
@@ -200,7 +253,7 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
         st.assign(P * N, 0); dst.assign(P * N, 0);
         for (int64_t p = 0; p < P; ++p) {
           for (int64_t n = 0; n < N; ++n) {
-            Chain chain(is_mma(red_st), u, eta, 0.0);
+            Chain chain(red_st, u, eta, 0.0);
             double v = 0, carried = 0;
             for (int64_t k = 0; k < Lc; ++k) {
               const double x = pr.x[pr.x_index(t0 + k, h, p)];
@@ -216,7 +269,7 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
         CB.assign(Lc * Lc, 0); dCB.assign(Lc * Lc, 0); CBmag.assign(Lc * Lc, 0);
         for (int64_t m = 0; m < Lc; ++m) {
           for (int64_t k = 0; k <= m; ++k) {
-            Chain chain(is_mma(red_cb), u, eta, 0.0);
+            Chain chain(red_cb, u, eta, 0.0);
             double v = 0, mag = 0;
             for (int64_t n = 0; n < N; ++n) {
               const double term = double(pr.C[pr.bc_index(t0 + m, g, n)]) * pr.B[pr.bc_index(t0 + k, g, n)];
@@ -233,8 +286,8 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
         // terms on the same accumulator, then D·x and the gate.
         for (int64_t m = 0; m < Lc; ++m) {
           const int64_t t = t0 + m;
-          const double em = std::exp(cs[m]);
-          const double dem = exp_error(b_exp, cs[m], dcs[m]);
+          double dem;
+          const double em = piece_decay(m, dem);
           // weights w_mk = R(fl(fl(CB·decay)·δ_k)) and their errors
           std::vector<double> w(m + 1), dw(m + 1);
           for (int64_t k = 0; k <= m; ++k) {
@@ -250,7 +303,7 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
           }
           for (int64_t p = 0; p < P; ++p) {
             // inter: q = Σ_n C_m[n]·R(h)[p,n], then fl(q·exp(cs_m))
-            Chain qchain(is_mma(red_y), u, eta, 0.0);
+            Chain qchain(red_y, u, eta, 0.0);
             double q_mag = 0, dq = 0;
             for (int64_t n = 0; n < N; ++n) {
               const double Cn = std::fabs(double(pr.C[pr.bc_index(t, g, n)]));
@@ -265,7 +318,7 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
             const double inter_mag = q_mag * em;
             double err = q_mag * dem + em * dq + u * (q_mag + dq) * (em + dem) + eta;
             // intra, chained on the accumulator holding the inter term
-            Chain ychain(is_mma(red_y), u, eta, inter_mag + err);
+            Chain ychain(red_y, u, eta, inter_mag + err);
             for (int64_t k = 0; k <= m; ++k) {
               const double x = std::fabs(double(pr.x[pr.x_index(t0 + k, h, p)]));
               err += x * dw[k];
@@ -292,12 +345,24 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
           }
         }
         // [3.10] stage (c): h_out = fma(exp(cs_last), h_in, chunk_state), kept in fp32.
-        const double a = std::exp(cs[Lc - 1]);
-        const double da = exp_error(b_exp, cs[Lc - 1], dcs[Lc - 1]);
+        double da;
+        const double a = piece_decay(Lc - 1, da);
+        const bool last_piece = cj == n_pieces - 1;
         for (int64_t i = 0; i < P * N; ++i) {
           const double h_ub = std::fabs(hd[i]) + 0x1p-30 * habs[i];
           const double st_mag = std::fabs(st[i]) + dst[i];
-          E[i] = (a + da) * E[i] + da * h_ub + dst[i] + u * ((a + da) * (h_ub + E[i]) + st_mag) + eta;
+          if (last_piece) {
+            // [3.11] the final state from R(h_in): E_in + u_R(|h_in| + E_in) + η_R in place of E_in.
+            const double e_in = E[i] + r_fin.u * (h_ub + E[i]) + r_fin.eta;
+            Chain sp(red_sp, u, eta, st_mag);
+            sp.add((a + da) * (h_ub + e_in), 0);
+            E_fin[i] = (a + da) * e_in + da * h_ub + dst[i] + sp.error();
+          }
+          // The state-passing sum: one product term on an accumulator holding the chunk state
+          // (sequential fma: u·((a + Δa)(|h| + E) + |st|) + η, one rounding).
+          Chain sp(red_sp, u, eta, st_mag);
+          sp.add((a + da) * (h_ub + E[i]), 0);
+          E[i] = (a + da) * E[i] + da * h_ub + dst[i] + sp.error();
           hd[i] = a * hd[i] + st[i];
           habs[i] = a * habs[i] + st_mag;
           const double out_ub = std::fabs(hd[i]) + 0x1p-30 * habs[i];
@@ -308,14 +373,13 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
       for (int64_t i = 0; i < P * N; ++i) {
         const int64_t si = pr.state_index(seq, h, 0, 0) + i;
         const double ub = std::fabs(hd[i]) + 0x1p-30 * habs[i];
-        out.final_state_fp32[si] = E[i] * kSafetyFactor;
-        out.final_state[si] = (E[i] + half_ulp_at_most(pr.formats.state, ub + E[i])) * kSafetyFactor;
+        const double e = n_pieces > 0 ? E_fin[i] : E[i];
+        out.final_state_fp32[si] = e * kSafetyFactor;
+        out.final_state[si] = (e + half_ulp_at_most(pr.formats.state, ub + e)) * kSafetyFactor;
       }
     }
-    for (int64_t cj = 0; cj < seq_chunks; ++cj) {
-      out.boundary_positions.push_back(std::min(s.cu_seqlens[seq] + (cj + 1) * L, s.cu_seqlens[seq + 1]));
-    }
-    chunk_index += seq_chunks;
+    for (const Piece& pc : seq_chunks) out.boundary_positions.push_back(pc.start + pc.len);
+    chunk_index += n_pieces;
   }
   return out;
 }

@@ -1,5 +1,5 @@
 // Per-element error bounds for the chunked family (chunk_scan: the chunked SSD prefill).
-// Derivation: docs/bounds.md §3.
+// Derivation: docs/bounds.md §3 (both chunk layouts of spec/contract.h ChunkLayout).
 #pragma once
 
 #include <vector>
@@ -19,8 +19,10 @@ struct ChunkedInput {
 
 struct ChunkedBounds {
   std::vector<double> y;                // [T, H, P] on |ŷ − y| in the output format
-  std::vector<double> boundary_state;   // [chunks, H, P, N] on the state after each chunk, stored
-  std::vector<int64_t> boundary_positions;  // [chunks] packed position q ending each chunk
+  // [pieces, H, P, N] on the state after each piece (a sequence's share of a chunk; with
+  // chunk_layout sequence the chunks themselves), stored; sequences in order.
+  std::vector<double> boundary_state;
+  std::vector<int64_t> boundary_positions;  // [pieces] packed position q ending each piece
   std::vector<double> final_state;      // [S, H, P, N] on the stored final state
   std::vector<double> final_state_fp32; // [S, H, P, N] on the fp32 state before the store
 };

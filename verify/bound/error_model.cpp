@@ -15,6 +15,10 @@ double gamma(int64_t k, double u) {
   return ku / (1.0 - ku);
 }
 
+int64_t product_sum_roundings(const Reduction& r, int64_t length) {
+  return reduction_depth(r, length) + (r.order == ReductionOrder::tree && length >= 1 ? 1 : 0);
+}
+
 double underflow_floor(Format accumulation, bool flush_to_zero) {
   const FormatInfo& fi = format_info(accumulation);
   return flush_to_zero ? std::ldexp(1.0, fi.emin) : 0.5 * fi.min_subnormal;

@@ -19,6 +19,12 @@ inline constexpr double kSafetyFactor = 1.0 + 0x1p-10;
 // γ_k = k·u / (1 − k·u): the relative error of k successive roundings of unit roundoff u.
 double gamma(int64_t k, double u);
 
+// Roundings any product term of a `length`-term sum of products passes under `r`: the
+// reduction's depth (spec/contract.h reduction_depth), plus one for a tree, whose products
+// are rounded before the first addition (sequential fma fuses it, mma's products are exact,
+// any_order's depth counts it).
+int64_t product_sum_roundings(const Reduction& r, int64_t length);
+
 // Largest absolute error one rounding of a tiny result can add on top of the relative
 // part: half the subnormal spacing (2^-150 in fp32), or the whole normal range below the
 // smallest normal (2^-126 in fp32) when subnormals are flushed to zero.

@@ -69,13 +69,11 @@ SequentialBounds sequential_bounds(const SequentialInput& in) {
   const double u = format_info(c.accumulation).unit_roundoff;
   const double eta = underflow_floor(c.accumulation, c.flush_to_zero);
   const Format state_fmt = pr.formats.state, out_fmt = pr.formats.output;
-  // [2.5] The reduction Σ_n C_n·Ŝ_n + D·x: each term passes through at most `depth`
-  // roundings in the contract's order, one more for adding D·x.
-  Reduction red;  // default sequential if the contract does not say
-  for (const Reduction& r : c.reductions) {
-    if (r.what.rfind("y", 0) == 0) red = r;
-  }
-  const double g_red = gamma(reduction_depth(red, N) + 1, u);
+  // [2.5] The reduction Σ_n C_n·Ŝ_n + D·x: each term passes through at most
+  // product_sum_roundings roundings in the contract's order, one more for adding D·x. An
+  // undeclared y sum is one sequential chain (reduction_of).
+  const Reduction red = reduction_of(c, Sum::y);
+  const double g_red = gamma(product_sum_roundings(red, N) + 1, u);
   const double g2 = gamma(2, u);
   const TranscendentalBudget* sig = pr.has_z() ? &budget(c, "sigmoid") : nullptr;
 

@@ -26,6 +26,7 @@ void expect_same(const Contract& a, const Contract& b) {
   EXPECT_EQ(a.kernel, b.kernel);
   EXPECT_EQ(a.family, b.family);
   EXPECT_EQ(a.chunk_size, b.chunk_size);
+  EXPECT_EQ(a.chunk_layout, b.chunk_layout);
   EXPECT_EQ(a.accumulation, b.accumulation);
   ASSERT_EQ(a.roundings.size(), b.roundings.size());
   for (size_t i = 0; i < a.roundings.size(); ++i) {
@@ -46,6 +47,7 @@ void expect_same(const Contract& a, const Contract& b) {
   }
   ASSERT_EQ(a.reductions.size(), b.reductions.size());
   for (size_t i = 0; i < a.reductions.size(); ++i) {
+    EXPECT_EQ(a.reductions[i].sum, b.reductions[i].sum);
     EXPECT_EQ(a.reductions[i].what, b.reductions[i].what);
     EXPECT_EQ(a.reductions[i].order, b.reductions[i].order);
     EXPECT_EQ(a.reductions[i].partials, b.reductions[i].partials);
@@ -127,8 +129,8 @@ TEST(ContractJson, DocumentedExampleLoads) {
 // The example drives the sequential bound like a preset does: on a decode problem with a
 // bf16 state every bound is finite and positive, and at least the ssu preset's: its
 // transcendental budgets are larger everywhere (exp 2 + 0.7|x| ULP against 1; softplus
-// 4 + 0.7|x| plus 2^-24 against 1.6; sigmoid 3 + 0.7|x| against 2.5), which outweighs its
-// one level shallower y sum at N = 32 (tree depth 5 against ssu's 32/16 + log2 16 = 6).
+// 4 + 0.7|x| plus 2^-24 against 1.6; sigmoid 3 + 0.7|x| against 2.5), and its any_order y
+// sum is deeper at N = 32 (32 roundings against ssu's 32/16 + log2 16 = 6).
 TEST(ContractJson, DocumentedExampleBoundsADecodeProblem) {
   const Contract triton = load_contract(kExample.string(), 0);
   const Contract ssu = contract_preset("ssu", 0);
@@ -181,7 +183,7 @@ TEST(ContractJsonErrors, UnknownFieldListsTheExpectedOnes) {
   v.add("rounding_points", json::Value::array());
   EXPECT_EQ(error_of([&] { parse_contract(json::dump(v), "k.json"); }),
             "k.json: field 'rounding_points': unknown field (expected name, kernel, family, chunk_size, "
-            "accumulation, roundings, transcendentals, reductions, flush_to_zero, softplus_shortcut, "
+            "chunk_layout, accumulation, roundings, transcendentals, reductions, flush_to_zero, softplus_shortcut, "
             "gpu_twin_max_ulps, gpu_twin_how_measured)");
 }
 
@@ -218,11 +220,70 @@ TEST(ContractJsonErrors, WrongTypesAndValues) {
             }),
             "k.json: field 'roundings'[1].'point': point 'output' is listed twice");
   EXPECT_EQ(error_of([] {
-              parse_contract(example_with("reductions", R"([{"what": "y", "order": "tree", "partials": 4,
+              parse_contract(example_with("reductions", R"([{"sum": "y", "what": "y", "order": "tree", "partials": 4,
                                                             "detail": ""}])"),
                              "k.json");
             }),
             "k.json: field 'reductions'[0].'partials': must be 1 for order 'tree', found 4");
+  EXPECT_EQ(error_of([] {
+              parse_contract(example_with("reductions", R"([{"sum": "y", "what": "y", "order": "any_order",
+                                                            "partials": 2, "detail": ""}])"),
+                             "k.json");
+            }),
+            "k.json: field 'reductions'[0].'partials': must be 1 for order 'any_order', found 2");
+  EXPECT_EQ(error_of([] { parse_contract(example_with("chunk_layout", R"("global")"), "k.json"); }),
+            "k.json: field 'chunk_layout': must be 'sequence' for the sequential family, found 'global'");
+  EXPECT_EQ(error_of([] { parse_contract(example_with("chunk_layout", R"("packed")"), "k.json"); }),
+            "k.json: field 'chunk_layout': unknown chunk layout 'packed' (expected sequence, global)");
+  EXPECT_EQ(error_of([] { parse_contract(example_with("chunk_layout", ""), "k.json"); }),
+            "k.json: field 'chunk_layout': missing");
+}
+
+// Reductions are selected by their typed `sum`, never by the text of `what`.
+TEST(ContractJsonErrors, ReductionSums) {
+  auto with_reductions = [](const std::string& r) {
+    return error_of([&] { parse_contract(example_with("reductions", r), "k.json"); });
+  };
+  EXPECT_EQ(with_reductions(R"([{"sum": "yy", "what": "y", "order": "tree", "partials": 1, "detail": ""}])"),
+            "k.json: field 'reductions'[0].'sum': unknown sum 'yy' (expected cumsum, chunk_state, state_passing, "
+            "CB, y)");
+  EXPECT_EQ(with_reductions(R"([{"what": "y", "order": "tree", "partials": 1, "detail": ""}])"),
+            "k.json: field 'reductions'[0].'sum': missing");
+  EXPECT_EQ(with_reductions(R"([{"sum": "y", "what": "a", "order": "tree", "partials": 1, "detail": ""},
+                                {"sum": "y", "what": "b", "order": "tree", "partials": 1, "detail": ""}])"),
+            "k.json: field 'reductions'[1].'sum': sum 'y' is listed twice");
+  EXPECT_EQ(with_reductions(R"([{"sum": "cumsum", "what": "y", "order": "tree", "partials": 1, "detail": ""}])"),
+            "k.json: field 'reductions'[0].'sum': sum 'cumsum' is not used by the sequential family (expected y)");
+}
+
+// A sum the file does not declare is filled in explicitly: one sequential chain, saying so.
+TEST(ContractJson, UndeclaredSumIsFilledInAsOneSequentialChain) {
+  const Contract seq = parse_contract(example_with("reductions", "[]"), "k.json");
+  ASSERT_EQ(seq.reductions.size(), 1u);
+  EXPECT_EQ(seq.reductions[0].sum, Sum::y);
+  EXPECT_EQ(seq.reductions[0].order, ReductionOrder::sequential_fma);
+  EXPECT_EQ(seq.reductions[0].partials, 1);
+  EXPECT_EQ(seq.reductions[0].what, "y: not declared by the contract");
+  // A chunked contract without its cumsum: the other four as written, cumsum appended.
+  json::Value v = contract_to_json(contract_preset("chunk_scan.fp32", 64));
+  for (auto& [key, member] : v.members) {
+    if (key == "reductions") member.items.erase(member.items.begin());
+  }
+  const Contract ch = parse_contract(json::dump(v), "k.json");
+  ASSERT_EQ(ch.reductions.size(), 5u);
+  EXPECT_EQ(ch.reductions.back().sum, Sum::cumsum);
+  EXPECT_EQ(ch.reductions.back().detail.rfind("not declared", 0), 0u);
+  EXPECT_EQ(reduction_of(ch, Sum::cb).what, "C·Bᵀ: Σ_n C_m[n]·B_k[n]");
+}
+
+TEST(ContractReductions, AnyOrderDepthIsTheLength) {
+  Reduction r;
+  r.order = ReductionOrder::any_order;
+  EXPECT_EQ(reduction_depth(r, 1), 1);
+  EXPECT_EQ(reduction_depth(r, 32), 32);
+  EXPECT_EQ(reduction_depth(r, 257), 257);
+  r.order = ReductionOrder::tree;
+  EXPECT_EQ(reduction_depth(r, 32), 5);
 }
 
 TEST(ContractJsonErrors, TruncatedFile) {
