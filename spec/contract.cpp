@@ -1,5 +1,7 @@
 #include "spec/contract.h"
 
+#include <algorithm>
+
 namespace ssmv {
 
 std::string_view point_name(Point p) {
@@ -107,6 +109,10 @@ int64_t reduction_depth(const Reduction& r, int64_t length) {
     case ReductionOrder::any_order: return length;
   }
   return length;
+}
+
+bool describes_input_format(const Contract& c, Format input) {
+  return c.input_formats.empty() || std::find(c.input_formats.begin(), c.input_formats.end(), input) != c.input_formats.end();
 }
 
 Format resolve(FormatRef ref, Format input, Format state, Format output) {

@@ -104,6 +104,10 @@ struct Contract {
   int64_t chunk_size = 0;            // chunked family only
   ChunkLayout chunk_layout = ChunkLayout::sequence;  // chunked; sequence for the sequential family
   Format accumulation = Format::fp32;
+  // The input formats (x, dt, B, C, z) the contract describes; empty: every format. A kernel
+  // whose arithmetic changes with the input format in a way no rounding point names (Triton's
+  // tl.dot rounds fp32 operands to tf32) lists the formats it was written for.
+  std::vector<Format> input_formats;
   std::vector<Rounding> roundings;   // every intermediate rounding below fp32
   std::vector<TranscendentalBudget> transcendentals;
   std::vector<Reduction> reductions;
@@ -133,6 +137,9 @@ const Reduction* find_reduction(const Contract& c, Sum s);
 Reduction undeclared_reduction(Sum s);
 // find_reduction, else undeclared_reduction.
 Reduction reduction_of(const Contract& c, Sum s);
+// True when the contract describes problems with inputs in `input` (input_formats empty or
+// holding it).
+bool describes_input_format(const Contract& c, Format input);
 // The concrete format of a FormatRef for a problem's formats.
 Format resolve(FormatRef ref, Format input, Format state, Format output);
 

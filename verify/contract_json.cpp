@@ -131,6 +131,9 @@ json::Value contract_to_json(const Contract& c) {
   v.add("chunk_size", Value::from_int(c.chunk_size));
   v.add("chunk_layout", Value::from_string(std::string(chunk_layout_name(c.chunk_layout))));
   v.add("accumulation", Value::from_string(std::string(format_name(c.accumulation))));
+  Value inputs = Value::array();
+  for (Format f : c.input_formats) inputs.items.push_back(Value::from_string(std::string(format_name(f))));
+  v.add("input_formats", std::move(inputs));
   Value roundings = Value::array();
   for (const Rounding& r : c.roundings) {
     roundings.items.push_back(Value::object({{"point", Value::from_string(std::string(point_name(r.point)))},
@@ -167,7 +170,7 @@ json::Value contract_to_json(const Contract& c) {
 
 Contract contract_from_json(const json::Value& v, const std::string& file) {
   const ObjectFields o(Field(v, file),
-                       {"name", "kernel", "family", "chunk_size", "chunk_layout", "accumulation", "roundings",
+                       {"name", "kernel", "family", "chunk_size", "chunk_layout", "accumulation", "input_formats", "roundings",
                         "transcendentals",
                         "reductions", "flush_to_zero", "softplus_shortcut", "gpu_twin_max_ulps",
                         "gpu_twin_how_measured"});
@@ -191,6 +194,12 @@ Contract contract_from_json(const json::Value& v, const std::string& file) {
     layout.fail("must be 'sequence' for the sequential family, found '" + layout.as_string() + "'");
   }
   c.accumulation = parse_accumulation(o.get("accumulation"));
+  for (const Field& f : o.get("input_formats").items()) {
+    Format fmt;
+    if (!parse_format(f.as_string(), fmt)) f.fail("unknown format '" + f.as_string() + "' (expected fp32, bf16, fp16)");
+    if (describes_input_format(c, fmt) && !c.input_formats.empty()) f.fail("format '" + f.as_string() + "' is listed twice");
+    c.input_formats.push_back(fmt);
+  }
   std::set<Point> rounded;
   for (const Field& f : o.get("roundings").items()) {
     c.roundings.push_back(parse_rounding(f));

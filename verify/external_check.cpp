@@ -12,6 +12,15 @@ void expect_family(const Contract& c, Family want, const std::string& role, cons
                      kernel + "' needs the " + std::string(family_name(want)) + " family there");
 }
 
+// The contract must describe the problem's input format.
+void expect_inputs(const Contract& c, const Problem& p) {
+  if (describes_input_format(c, p.formats.input)) return;
+  std::string list;
+  for (Format f : c.input_formats) list += (list.empty() ? "" : ", ") + std::string(format_name(f));
+  throw ProblemError("input format " + std::string(format_name(p.formats.input)) + ": contract '" + c.name +
+                     "' describes inputs in " + list + " only (its input_formats)");
+}
+
 }  // namespace
 
 void validate_external(const Problem& p, const ExternalKernel& k) {
@@ -23,10 +32,13 @@ void validate_external(const Problem& p, const ExternalKernel& k) {
     expect_family(k.contract, Family::chunked, "contract (the chunked prefill's)", k.family);
     expect_family(k.decode_contract, Family::sequential, "decode contract", k.family);
     validate_prefill(p, k.prefill_tokens);
+    expect_inputs(k.contract, p);
+    expect_inputs(k.decode_contract, p);
     return;
   } else {
     throw ProblemError("kernel '" + k.family + "': expected ssu, chunk_scan or handoff");
   }
+  expect_inputs(k.contract, p);
   if (!k.prefill_tokens.empty()) {
     throw ProblemError("prefill_tokens given for kernel '" + k.family +
                        "': only a hand-off (kernel handoff) has a prefill prefix");

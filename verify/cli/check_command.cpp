@@ -70,23 +70,11 @@ int check_command(const std::vector<std::string>& args) {
   check_writable("--json", json_path);
   check_writable("--markdown", markdown_path);
 
-  const LoadedFile problem_file = load_dump_file(problem_path);
-  tensor_file::DumpOptions options = merge_declared(resolve_declared(declared), "option", problem_file);
-  LoadedFile outputs_file;
-  const bool separate_outputs = !outputs_path.empty() && outputs_path != problem_path;
-  if (separate_outputs) {
-    outputs_file = load_dump_file(outputs_path);
-    options = merge_declared(options, "option or " + problem_path + " metadata", outputs_file);
-  }
-  const Problem problem = problem_of(problem_file, options);
-  const verify::ExternalKernel kernel = kernel_of(options, problem_file, problem, "");
-  const tensor_file::KernelOutputs outputs =
-      tensor_file::outputs_from_tensors(separate_outputs ? outputs_file.tensors : problem_file.tensors,
-                                        separate_outputs ? outputs_path : problem_path, problem);
-
-  const verify::KernelCheck kc = verify::check_external(problem, kernel, outputs.y, outputs.final_states);
+  const ResolvedDump dump = resolve_dump(problem_path, outputs_path, declared);
+  const verify::KernelCheck kc =
+      verify::check_external(dump.problem, dump.kernel, dump.outputs.y, dump.outputs.final_states);
   VerdictTable table("ssmv check");
-  table.add(verify::report_entry(problem_path, kc, problem));
+  table.add(verify::report_entry(problem_path, kc, dump.problem));
   table.print(stdout);
   table.write_files(json_path, markdown_path);
   std::printf("\n%s\n", table.ok() ? "no VIOLATION, no INVALID" : "FOUND VIOLATION or INVALID");

@@ -157,7 +157,7 @@ verify::ExternalKernel kernel_of(const DumpOptions& o, const LoadedFile& problem
   const int64_t L = o.chunk_size.value_or(256);
   const std::string contract = o.contract.value_or(chunked ? "chunk_scan.production" : "ssu");
   k.contract = verify::load_contract(contract, chunked ? L : 0);
-  // CHUNK_LAYOUT_HOOK
+  if (chunked && o.chunk_layout) parse_chunk_layout(*o.chunk_layout, k.contract.chunk_layout);  // validated when read
   if (k.family == "handoff") k.decode_contract = verify::load_contract(o.decode_contract.value_or("ssu"), 0);
 
   const std::optional<std::vector<int64_t>> tensor =
@@ -188,6 +188,24 @@ verify::ExternalKernel kernel_of(const DumpOptions& o, const LoadedFile& problem
   }
   verify::validate_external(problem, k);
   return k;
+}
+
+ResolvedDump resolve_dump(const std::string& problem_path, const std::string& outputs_path,
+                          const DeclaredOptions& declared) {
+  const LoadedFile problem_file = load_dump_file(problem_path);
+  DumpOptions options = merge_declared(resolve_declared(declared), "option", problem_file);
+  LoadedFile outputs_file;
+  const bool separate_outputs = !outputs_path.empty() && outputs_path != problem_path;
+  if (separate_outputs) {
+    outputs_file = load_dump_file(outputs_path);
+    options = merge_declared(options, "option or " + problem_path + " metadata", outputs_file);
+  }
+  ResolvedDump d;
+  d.problem = problem_of(problem_file, options);
+  d.kernel = kernel_of(options, problem_file, d.problem, "");
+  const LoadedFile& outputs = separate_outputs ? outputs_file : problem_file;
+  d.outputs = tensor_file::outputs_from_tensors(outputs.tensors, outputs.path, d.problem);
+  return d;
 }
 
 void check_writable(const std::string& option, const std::string& path) {

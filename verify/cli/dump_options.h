@@ -58,6 +58,16 @@ Problem problem_of(const LoadedFile& file, const tensor_file::DumpOptions& optio
 verify::ExternalKernel kernel_of(const tensor_file::DumpOptions& options, const LoadedFile& problem_file,
                                  const Problem& problem, const std::string& flag_prefix);
 
+// A dump resolved as `ssmv check` resolves it: the problem file (and a separate outputs
+// file, "" or the same path: none) with their metadata, merged with the flags.
+struct ResolvedDump {
+  Problem problem;
+  verify::ExternalKernel kernel;
+  tensor_file::KernelOutputs outputs;
+};
+ResolvedDump resolve_dump(const std::string& problem_path, const std::string& outputs_path,
+                          const DeclaredOptions& declared);
+
 // Every output path must be writable before anything is computed: a UsageError naming the
 // option and the path when its folder is missing or not writable, or the path is a folder.
 void check_writable(const std::string& option, const std::string& path);

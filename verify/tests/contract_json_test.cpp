@@ -183,7 +183,7 @@ TEST(ContractJsonErrors, UnknownFieldListsTheExpectedOnes) {
   v.add("rounding_points", json::Value::array());
   EXPECT_EQ(error_of([&] { parse_contract(json::dump(v), "k.json"); }),
             "k.json: field 'rounding_points': unknown field (expected name, kernel, family, chunk_size, "
-            "chunk_layout, accumulation, roundings, transcendentals, reductions, flush_to_zero, softplus_shortcut, "
+            "chunk_layout, accumulation, input_formats, roundings, transcendentals, reductions, flush_to_zero, softplus_shortcut, "
             "gpu_twin_max_ulps, gpu_twin_how_measured)");
 }
 
