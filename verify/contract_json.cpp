@@ -10,6 +10,7 @@
 #include "fast/chunk_scan/contract.h"
 #include "fast/ssu/contract.h"
 #include "verify/tensor_file/tensor_file.h"
+#include "verify/triton_presets.h"
 
 namespace ssmv::verify {
 namespace {
@@ -255,12 +256,17 @@ void write_contract_file(const std::string& path, const Contract& c) {
 }
 
 const std::vector<std::string>& contract_preset_names() {
-  static const std::vector<std::string> names{"ssu", "chunk_scan.production", "chunk_scan.fp32"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n{"ssu", "chunk_scan.production", "chunk_scan.fp32"};
+    for (std::string_view t : triton_preset_names()) n.emplace_back(t);
+    return n;
+  }();
   return names;
 }
 
 Contract contract_preset(std::string_view name, int64_t chunk_size) {
   if (name == "ssu") return ssu::contract();
+  if (is_triton_preset(name)) return triton_preset(name, chunk_size);
   chunk_scan::ContractKind kind;
   if (name.starts_with("chunk_scan.") &&
       chunk_scan::parse_contract_kind(name.substr(std::string_view("chunk_scan.").size()), kind)) {

@@ -32,7 +32,8 @@ Contract read_contract_file(const std::string& path);
 // Pretty-printed JSON, written atomically (temporary file + rename).
 void write_contract_file(const std::string& path, const Contract& c);
 
-// The bundled kernels' contracts: "ssu", "chunk_scan.production", "chunk_scan.fp32".
+// The presets: the bundled kernels' contracts "ssu", "chunk_scan.production",
+// "chunk_scan.fp32", and the production Triton kernels' (verify/triton_presets.h).
 const std::vector<std::string>& contract_preset_names();
 // `chunk_size` is used by the chunked presets (must be positive there) and ignored by
 // "ssu". Unknown name: std::invalid_argument listing the presets.
