@@ -7,6 +7,7 @@
 #include "fast/ssu/contract.h"
 #include "fast/ssu/ssu.h"
 #include "reference/reference.h"
+#include "verify/bound/attribution.h"
 #include "verify/bound/chunked_bound.h"
 #include "verify/bound/sequential_bound.h"
 #include "verify/problem_slice.h"
@@ -64,17 +65,54 @@ chunk_scan::Config chunk_config(chunk_scan::ContractKind kind, int64_t L, bool b
   return cfg;
 }
 
+// ---- where the worst element's bound comes from (verify/bound/attribution.h) ----------
+
+void keep_shares(TensorReport& r, const bound::Attribution& a) {
+  r.worst_bound_sources.clear();
+  for (const bound::SourceShare& s : a.shares) {
+    r.worst_bound_sources.push_back({std::string(bound::bound_source_name(s.source)), s.label, s.share});
+  }
+}
+
+// After judge_tensor: splits the bound of r's worst element (index `index` of the bound's
+// own layout, which is r's unless the caller maps it) over its sources. A worst element
+// with bound 0 (an unwritten pool slot) has nothing to split.
+void attribute_worst(TensorReport& r, const bound::SequentialInput& in, bound::BoundOf which, int64_t index) {
+  if (index < 0 || r.worst.bound <= 0) return;
+  keep_shares(r, bound::attribute_sequential(in, which, index));
+}
+
+void attribute_worst(TensorReport& r, const Problem& p, const Contract& c, const ref::ExactResult& exact,
+                     bound::BoundOf which) {
+  if (r.worst.index < 0 || r.worst.bound <= 0) return;
+  keep_shares(r, bound::attribute_chunked(chunked_input_for(p, c, exact), which, r.worst.index));
+}
+
+// The request of decode problem `d` whose state is in pool slot `slot` after the launch
+// (the last one writing it, as judge_ssu's pool bound; -1: none).
+int64_t writer_of(const DecodeProblem& d, int64_t slot) {
+  int64_t writer = -1;
+  for (int64_t q = 0; q < d.problem.shape.num_sequences(); ++q) {
+    if (!d.is_pad(q) && d.out_slot(q) == slot) writer = q;
+  }
+  return writer;
+}
+
 }  // namespace
 
-bound::ChunkedBounds chunked_bounds_for(const Problem& p, const Contract& contract,
-                                        const ref::ExactResult& exact) {
+bound::ChunkedInput chunked_input_for(const Problem& p, const Contract& contract, const ref::ExactResult& exact) {
   bound::ChunkedInput in;
   in.problem = &p;
   in.contract = &contract;
   in.delta = &exact.delta;
   in.y_exact = &exact.y.nearest;
   in.y_ungated = &exact.y_ungated;
-  return bound::chunked_bounds(in);
+  return in;
+}
+
+bound::ChunkedBounds chunked_bounds_for(const Problem& p, const Contract& contract,
+                                        const ref::ExactResult& exact) {
+  return bound::chunked_bounds(chunked_input_for(p, contract, exact));
 }
 
 std::string_view device_name(Device d) { return d == Device::twin ? "twin" : "gpu"; }
@@ -124,6 +162,9 @@ KernelCheck judge_ssu(const DecodeProblem& d, const ref::ExactDecodeResult& exac
   kc.tensors.push_back(judge_tensor("state_pool", d.problem.formats.state, got.state_pool,
                                     exact.state_pool, pool_bound, d.problem, state_coords,
                                     {"slot", "head", "dim", "state"}));
+  attribute_worst(kc.tensors[0], in, bound::BoundOf::y, kc.tensors[0].worst.index);
+  const int64_t w = kc.tensors[1].worst.index, writer = w < 0 ? -1 : writer_of(d, w / per);
+  if (writer >= 0) attribute_worst(kc.tensors[1], in, bound::BoundOf::stored_state, writer * per + w % per);
   return kc;
 }
 
@@ -153,6 +194,8 @@ KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, in
                                     b.y, p, y_coords, kYCoords));
   kc.tensors.push_back(judge_tensor("final_state", st, to_bits(st, got.final_state), exact.final_state,
                                     b.final_state, p, state_coords, kStateCoords));
+  attribute_worst(kc.tensors[0], p, contract, exact, bound::BoundOf::y);
+  attribute_worst(kc.tensors[1], p, contract, exact, bound::BoundOf::final_state);
   if (boundary_states) {
     // One report over all chunk boundaries: [chunks, H, P, N], the chunk as first coordinate.
     ref::ExactValues all;
@@ -165,6 +208,7 @@ KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, in
     }
     kc.tensors.push_back(judge_tensor("boundary_states", st, to_bits(st, got.boundary_states), all,
                                       b.boundary_state, p, state_coords, {"chunk", "head", "dim", "state"}));
+    attribute_worst(kc.tensors[2], p, contract, exact, bound::BoundOf::boundary_state);
   }
   return kc;
 }
@@ -299,8 +343,8 @@ KernelCheck check_outputs(const Problem& p, const Contract& contract, const std:
   }
   const ref::ExactResult exact = ref::compute(p);
   std::vector<double> y_bound, state_bound;
+  bound::SequentialInput in;
   if (contract.family == Family::sequential) {
-    bound::SequentialInput in;
     in.problem = &p;
     in.contract = &contract;
     in.delta = &exact.delta;
@@ -320,6 +364,12 @@ KernelCheck check_outputs(const Problem& p, const Contract& contract, const std:
   if (!final_states.empty()) {
     kc.tensors.push_back(judge_tensor("final_state", p.formats.state, to_bits(p.formats.state, final_states),
                                       exact.final_state, state_bound, p, state_coords, kStateCoords));
+  }
+  const bool seq = contract.family == Family::sequential;
+  for (TensorReport& r : kc.tensors) {
+    const bool y = r.name == "y";
+    if (seq) attribute_worst(r, in, y ? bound::BoundOf::y : bound::BoundOf::stored_state, r.worst.index);
+    else attribute_worst(r, p, contract, exact, y ? bound::BoundOf::y : bound::BoundOf::final_state);
   }
   return kc;
 }

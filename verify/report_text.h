@@ -27,6 +27,12 @@ std::string usage_text(double usage);
 std::string problem_summary(const Problem& p);
 std::string problem_summary(const DecodeProblem& d);  // adds the pool: "slots=4 pad=-1"
 
+// How the worst element's bound splits over its sources, one line (empty when the report
+// has no attribution): "bound of worst y[0,3,1,7]: 62% decayed_CB (bf16), 21% output
+// (bf16), 9.1% exp, 3 more 2.4%" — the six largest shares of at least 0.01 %, the rest
+// summed ("2 more < 0.01%").
+std::string bound_sources_text(const TensorReport& r);
+
 // The worst element of a tensor, one fact per line (no trailing newline): where it is,
 // its verdict and bound usage, computed, exact (40 digits, nearest double, correctly
 // rounded), error and bound.

@@ -31,6 +31,13 @@ struct DifferenceAt {
   double value = 0;
 };
 
+// One source's share of a bound (verify/bound/attribution.h).
+struct BoundShare {
+  std::string source;  // bound_source_name: "decayed_CB", "exp", "sum:y", ...
+  std::string label;   // with its format or order: "decayed_CB (bf16)", "sum:y (mma_m16n8k16)"
+  double share = 0;    // of the worst element's bound; the shares sum to 1
+};
+
 struct TensorReport {
   std::string name;                     // "y", "final_state", ...
   Format format = Format::fp32;
@@ -49,6 +56,9 @@ struct TensorReport {
   std::vector<Bits> computed;          // the kernel's bit patterns in `format`
   std::vector<double> exact_nearest;   // the exact value's nearest double
   std::vector<double> bounds;          // the contract's bound on |computed − exact|
+  // How the worst element's bound splits over its sources, largest first (empty: not
+  // attributed, e.g. a bound of 0 or a report made without the bound's inputs).
+  std::vector<BoundShare> worst_bound_sources;
 
   int64_t count(Verdict v) const { return counts[size_t(v)]; }
   bool ok() const { return count(Verdict::violation) == 0 && count(Verdict::invalid) == 0; }

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "verify/report_text.h"
+
 namespace ssmv::cli {
 
 VerdictTable::VerdictTable(std::string command) {
@@ -27,6 +29,8 @@ void VerdictTable::print(std::FILE* out) const {
       std::fprintf(out, "%-15s %-29s %-8s %-16s %9lld %7.1f%% %10lld %10lld %7s  %s\n", kc.kernel.c_str(),
                    kc.contract.c_str(), kc.device.c_str(), r.name.c_str(), (long long)r.elements, exact,
                    (long long)r.ulp_p99, (long long)r.ulp_max, usage, verdict.c_str());
+      const std::string sources = verify::bound_sources_text(r);
+      if (!sources.empty()) std::fprintf(out, "    %s\n", sources.c_str());
     }
   }
 }

@@ -102,6 +102,54 @@ TEST_F(ReportTest, MarkdownHasTheTableAndTheFailingTensorsOnly) {
   EXPECT_NE(m.find("| C | [25, 0][:] | bf16 | row of 16: `"), std::string::npos) << m;
 }
 
+// Where the worst element's bound comes from: in the JSON (source, label, share; the
+// shares sum to 1, largest first) and, as one line, in the Markdown.
+TEST_F(ReportTest, BoundSourcesOfTheWorstElementAreReported) {
+  const TensorReport& y = honest().tensors[0];
+  ASSERT_FALSE(y.worst_bound_sources.empty());
+  const json::Value v = report_to_json(report());
+  const json::Value& shares = v.at("entries").items.at(0).at("tensors").items.at(0).at("worst_bound_sources");
+  ASSERT_EQ(shares.items.size(), y.worst_bound_sources.size());
+  double sum = 0, prev = 2;
+  for (const json::Value& s : shares.items) {
+    const double share = s.at("share").as_double();
+    EXPECT_LE(share, prev);
+    prev = share;
+    sum += share;
+    EXPECT_FALSE(s.at("source").as_string().empty());
+    EXPECT_EQ(s.at("label").as_string().rfind(s.at("source").as_string(), 0) == 0 ||
+                  s.at("source").as_string() == "arithmetic",
+              true)
+        << s.at("label").as_string();
+  }
+  EXPECT_NEAR(sum, 1.0, 1e-12);
+  const std::string line = bound_sources_text(y);
+  EXPECT_EQ(line.rfind("bound of worst y[", 0), 0u) << line;
+  EXPECT_NE(line.find("% " + y.worst_bound_sources[0].label), std::string::npos) << line;
+  const std::string m = report_to_markdown(report());
+  EXPECT_NE(m.find("## Where the bounds come from"), std::string::npos) << m;
+  EXPECT_NE(m.find("* honest (chunk_scan.production): " + line), std::string::npos) << m;
+}
+
+TEST(ReportText, BoundSourcesTextShowsSixAndSumsTheRest) {
+  TensorReport r;
+  r.name = "y";
+  r.worst.index = 3;
+  r.worst.coords = {0, 3, 1, 7};
+  r.worst_bound_sources = {{"decayed_CB", "decayed_CB (bf16)", 0.62},  {"output", "output (bf16)", 0.21},
+                           {"exp", "exp", 0.091},                       {"sum:y", "sum:y (tree)", 0.05},
+                           {"softplus", "softplus", 0.02},              {"arithmetic", "fp32 arithmetic", 0.005},
+                           {"sigmoid", "sigmoid", 0.003},               {"underflow", "underflow", 1e-30}};
+  EXPECT_EQ(bound_sources_text(r),
+            "bound of worst y[0,3,1,7]: 62% decayed_CB (bf16), 21% output (bf16), 9.1% exp, 5% sum:y (tree), "
+            "2% softplus, 0.5% fp32 arithmetic, 2 more 0.3%");
+  r.worst_bound_sources.resize(6);
+  r.worst_bound_sources.push_back({"underflow", "underflow", 1e-30});
+  EXPECT_EQ(bound_sources_text(r).substr(bound_sources_text(r).size() - 16), ", 1 more < 0.01%");
+  r.worst_bound_sources.clear();
+  EXPECT_EQ(bound_sources_text(r), "");
+}
+
 TEST_F(ReportTest, MarkdownCellsEscapePipes) {
   Report r;
   r.entries.push_back(report_entry("a|b", "summary", honest()));
