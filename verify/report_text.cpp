@@ -47,6 +47,18 @@ std::string coords_text(const std::vector<std::string>& names, const std::vector
   return s;
 }
 
+std::string err_over_scale_text(const TensorReport& r) {
+  const DifferenceAt& d = r.max_err_over_scale;
+  if (d.index < 0) return "-";
+  return std::isfinite(d.value) ? printf_text("%.1e", d.value) : decimal_text(d.value);
+}
+
+std::string ulps_at_scale_text(const TensorReport& r) {
+  const DifferenceAt& d = r.max_ulps_at_scale;
+  if (d.index < 0) return "-";
+  return std::isfinite(d.value) ? printf_text("%.3g", d.value) : decimal_text(d.value);
+}
+
 std::string usage_text(double usage) { return std::isinf(usage) ? "inf" : printf_text("%.4g", usage); }
 
 std::string problem_summary(const Problem& p) {

@@ -51,6 +51,12 @@ struct TensorReport {
   // |computed − exact| / |exact| (+inf when exact is 0 and computed is not), with the
   // exact value as its nearest double.
   DifferenceAt max_abs_difference, max_rel_difference;
+  // The same difference in units of the element's scale (the reference's magnitude: the
+  // recurrence on absolute values, Σ|terms|), where ULP counts near zero mean nothing:
+  // the greatest |computed − exact| / magnitude (+inf where the magnitude is 0 and the
+  // difference is not), and the greatest |computed − exact| / ulp(magnitude) in `format`
+  // ("ULPs at scale"), each with where it is.
+  DifferenceAt max_err_over_scale, max_ulps_at_scale;
   // Per element, in the tensor's flat order (filled by judge_tensor): what side-by-side
   // comparisons and failure messages need beyond the summary.
   std::vector<Bits> computed;          // the kernel's bit patterns in `format`

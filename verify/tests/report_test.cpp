@@ -2,6 +2,7 @@
 // what an honest run and a run with planted errors write, exactly and atomically.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -85,8 +86,8 @@ TEST_F(ReportTest, JsonHasVerdictsAndTheWorstElementExactly) {
 TEST_F(ReportTest, MarkdownHasTheTableAndTheFailingTensorsOnly) {
   const std::string m = report_to_markdown(report());
   EXPECT_NE(m.find("ssmv 0.1.0 · `ssmv test` · **FAIL**"), std::string::npos) << m;
-  EXPECT_NE(m.find("| case | kernel | contract | device | tensor | elements | % exact | ULP p99 / max | "
-                   "max bound usage | verdict |"),
+  EXPECT_NE(m.find("| case | kernel | contract | device | tensor | elements | % exact | err/scale max | "
+                   "ULPs at scale max | max bound usage | verdict |"),
             std::string::npos);
   EXPECT_NE(m.find("| honest | chunk_scan | chunk_scan.production | twin | y | 560 | "), std::string::npos) << m;
   EXPECT_NE(m.find("| planted | chunk_scan | chunk_scan.production | twin | y | 560 | "), std::string::npos) << m;
@@ -100,6 +101,29 @@ TEST_F(ReportTest, MarkdownHasTheTableAndTheFailingTensorsOnly) {
   }
   EXPECT_NE(m.find("| x | [25, 0, 0] | bf16 | `"), std::string::npos) << m;
   EXPECT_NE(m.find("| C | [25, 0][:] | bf16 | row of 16: `"), std::string::npos) << m;
+}
+
+// Errors at each element's scale (its magnitude Σ|terms|): in the Markdown table instead of
+// raw ULP distances, and beside them in the JSON.
+TEST_F(ReportTest, ErrorsAtScaleAreInTheTableAndTheJson) {
+  const TensorReport& y = honest().tensors[0];
+  ASSERT_GE(y.max_err_over_scale.index, 0);
+  const int64_t i = y.max_err_over_scale.index;
+  const Problem& p = problem();
+  const ref::ExactResult exact = ref::compute(p);
+  const double diff = std::fabs(decode(y.format, y.computed[size_t(i)]) - exact.y.nearest[size_t(i)]);
+  EXPECT_EQ(y.max_err_over_scale.value, diff / exact.y.magnitude[size_t(i)]);
+  EXPECT_LE(y.max_err_over_scale.value, 1.0);  // a within-contract error is below its scale
+  const int64_t j = y.max_ulps_at_scale.index;
+  const double dj = std::fabs(decode(y.format, y.computed[size_t(j)]) - exact.y.nearest[size_t(j)]);
+  EXPECT_EQ(y.max_ulps_at_scale.value, dj / ulp_of(y.format, exact.y.magnitude[size_t(j)]));
+  const std::string m = report_to_markdown(report());
+  EXPECT_NE(m.find(" | " + err_over_scale_text(y) + " | " + ulps_at_scale_text(y) + " | "), std::string::npos) << m;
+  const json::Value v = report_to_json(report());
+  const json::Value& t = v.at("entries").items.at(0).at("tensors").items.at(0);
+  EXPECT_EQ(t.at("max_err_over_scale").at("index").as_int64(), i);
+  EXPECT_EQ(t.at("max_ulps_at_scale").at("index").as_int64(), j);
+  EXPECT_EQ(t.at("ulp").at("max").as_int64(), y.ulp_max);  // raw ULP distances stay in the JSON
 }
 
 // Where the worst element's bound comes from: in the JSON (source, label, share; the
