@@ -13,6 +13,7 @@
 #include "reference/reference.h"
 #include "spec/contract.h"
 #include "spec/problem.h"
+#include "verify/bound/attribution.h"
 
 namespace ssmv::verify {
 
@@ -35,5 +36,13 @@ struct HandoffBounds {
 // accumulation format through a request's tokens (one launch per request, the bundled SSU).
 HandoffBounds handoff_bounds(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
                              const Contract& decode, bool decode_stores_every_token, const ref::ExactResult& exact);
+
+// Where the bound of one element of a hand-off comes from: `index` into y [T, H, P]
+// (is_y) or the final states [S, H, P, N]. A prefix element's bound is the chunked one's;
+// a decoded element's the sequential one's, the prefill's error in the handed-over state
+// being its initial_error source. Same arguments as handoff_bounds.
+bound::Attribution handoff_attribution(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
+                                       const Contract& decode, bool decode_stores_every_token,
+                                       const ref::ExactResult& exact, bool is_y, int64_t index);
 
 }  // namespace ssmv::verify

@@ -7,6 +7,7 @@
 #include "fast/ssu/contract.h"
 #include "fast/ssu/ssu.h"
 #include "reference/reference.h"
+#include "verify/bound/attribution.h"
 #include "verify/bound/chunked_bound.h"
 #include "verify/bound/sequential_bound.h"
 #include "verify/handoff.h"
@@ -59,17 +60,64 @@ chunk_scan::Config chunk_config(chunk_scan::ContractKind kind, int64_t L, bool b
   return cfg;
 }
 
+// ---- where the worst element's bound comes from (verify/bound/attribution.h) ----------
+
+void keep_shares(TensorReport& r, const bound::Attribution& a) {
+  r.worst_bound_sources.clear();
+  for (const bound::SourceShare& s : a.shares) {
+    r.worst_bound_sources.push_back({std::string(bound::bound_source_name(s.source)), s.label, s.share});
+  }
+}
+
+// After judge_tensor: splits the bound of r's worst element (index `index` of the bound's
+// own layout, which is r's unless the caller maps it) over its sources. A worst element
+// with bound 0 (an unwritten pool slot) has nothing to split.
+void attribute_worst(TensorReport& r, const bound::SequentialInput& in, bound::BoundOf which, int64_t index) {
+  if (index < 0 || r.worst.bound <= 0) return;
+  keep_shares(r, bound::attribute_sequential(in, which, index));
+}
+
+void attribute_worst(TensorReport& r, const Problem& p, const Contract& c, const ref::ExactResult& exact,
+                     bound::BoundOf which) {
+  if (r.worst.index < 0 || r.worst.bound <= 0) return;
+  keep_shares(r, bound::attribute_chunked(chunked_input_for(p, c, exact), which, r.worst.index));
+}
+
+// The worst elements of a hand-off's y and final_state, split over their sources.
+void attribute_handoff(KernelCheck& kc, const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
+                       const Contract& decode, bool stores_every_token, const ref::ExactResult& exact) {
+  for (TensorReport& r : kc.tensors) {
+    if (r.worst.index < 0 || r.worst.bound <= 0) continue;
+    keep_shares(r, handoff_attribution(p, prefill, chunked, decode, stores_every_token, exact, r.name == "y",
+                                       r.worst.index));
+  }
+}
+
+// The request of decode problem `d` whose state is in pool slot `slot` after the launch
+// (the last one writing it, as judge_ssu's pool bound; -1: none).
+int64_t writer_of(const DecodeProblem& d, int64_t slot) {
+  int64_t writer = -1;
+  for (int64_t q = 0; q < d.problem.shape.num_sequences(); ++q) {
+    if (!d.is_pad(q) && d.out_slot(q) == slot) writer = q;
+  }
+  return writer;
+}
+
 }  // namespace
 
-bound::ChunkedBounds chunked_bounds_for(const Problem& p, const Contract& contract,
-                                        const ref::ExactResult& exact) {
+bound::ChunkedInput chunked_input_for(const Problem& p, const Contract& contract, const ref::ExactResult& exact) {
   bound::ChunkedInput in;
   in.problem = &p;
   in.contract = &contract;
   in.delta = &exact.delta;
   in.y_exact = &exact.y.nearest;
   in.y_ungated = &exact.y_ungated;
-  return bound::chunked_bounds(in);
+  return in;
+}
+
+bound::ChunkedBounds chunked_bounds_for(const Problem& p, const Contract& contract,
+                                        const ref::ExactResult& exact) {
+  return bound::chunked_bounds(chunked_input_for(p, contract, exact));
 }
 
 std::string_view device_name(Device d) { return d == Device::twin ? "twin" : "gpu"; }
@@ -119,6 +167,9 @@ KernelCheck judge_ssu(const DecodeProblem& d, const ref::ExactDecodeResult& exac
   kc.tensors.push_back(judge_tensor("state_pool", d.problem.formats.state, got.state_pool,
                                     exact.state_pool, pool_bound, d.problem, state_coords,
                                     {"slot", "head", "dim", "state"}));
+  attribute_worst(kc.tensors[0], in, bound::BoundOf::y, kc.tensors[0].worst.index);
+  const int64_t w = kc.tensors[1].worst.index, writer = w < 0 ? -1 : writer_of(d, w / per);
+  if (writer >= 0) attribute_worst(kc.tensors[1], in, bound::BoundOf::stored_state, writer * per + w % per);
   return kc;
 }
 
@@ -148,6 +199,8 @@ KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, in
                                     b.y, p, y_coords, kYCoords));
   kc.tensors.push_back(judge_tensor("final_state", st, format_bits(st, got.final_state), exact.final_state,
                                     b.final_state, p, state_coords, kStateCoords));
+  attribute_worst(kc.tensors[0], p, contract, exact, bound::BoundOf::y);
+  attribute_worst(kc.tensors[1], p, contract, exact, bound::BoundOf::final_state);
   if (boundary_states) {
     // One report over all chunk boundaries: [chunks, H, P, N], the chunk as first coordinate.
     ref::ExactValues all;
@@ -160,6 +213,7 @@ KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, in
     }
     kc.tensors.push_back(judge_tensor("boundary_states", st, format_bits(st, got.boundary_states), all,
                                       b.boundary_state, p, state_coords, {"chunk", "head", "dim", "state"}));
+    attribute_worst(kc.tensors[2], p, contract, exact, bound::BoundOf::boundary_state);
   }
   return kc;
 }
@@ -233,6 +287,7 @@ KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractK
   kc.tensors.push_back(judge_tensor("y", p.formats.output, y_bits, exact.y, bounds.y, p, y_coords, kYCoords));
   kc.tensors.push_back(judge_tensor("final_state", p.formats.state, final_bits, exact.final_state,
                                     bounds.final_state, p, state_coords, kStateCoords));
+  attribute_handoff(kc, p, prefill, chunked, sequential, false, exact);
   return kc;
 }
 
@@ -271,8 +326,8 @@ KernelCheck check_outputs(const Problem& p, const Contract& contract, const std:
   check_output_sizes(p, y, final_states);
   const ref::ExactResult exact = ref::compute(p);
   std::vector<double> y_bound, state_bound;
+  bound::SequentialInput in;
   if (contract.family == Family::sequential) {
-    bound::SequentialInput in;
     in.problem = &p;
     in.contract = &contract;
     in.delta = &exact.delta;
@@ -286,8 +341,15 @@ KernelCheck check_outputs(const Problem& p, const Contract& contract, const std:
     y_bound = std::move(b.y);
     state_bound = std::move(b.final_state);
   }
-  return judge_outputs(p, KernelCheck{kernel, contract.name, "external", {}}, exact, y, y_bound, final_states,
-                       state_bound);
+  KernelCheck kc = judge_outputs(p, KernelCheck{kernel, contract.name, "external", {}}, exact, y, y_bound,
+                                 final_states, state_bound);
+  const bool seq = contract.family == Family::sequential;
+  for (TensorReport& r : kc.tensors) {
+    const bool is_y = r.name == "y";
+    if (seq) attribute_worst(r, in, is_y ? bound::BoundOf::y : bound::BoundOf::stored_state, r.worst.index);
+    else attribute_worst(r, p, contract, exact, is_y ? bound::BoundOf::y : bound::BoundOf::final_state);
+  }
+  return kc;
 }
 
 KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
@@ -297,8 +359,10 @@ KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& 
   check_output_sizes(p, y, final_states);
   const ref::ExactResult exact = ref::compute(p, handoff_reference_options(p, prefill));
   const HandoffBounds b = handoff_bounds(p, prefill, chunked, decode, /*decode_stores_every_token=*/true, exact);
-  return judge_outputs(p, KernelCheck{kernel, chunked.name + "+" + decode.name, "external", {}}, exact, y, b.y,
-                       final_states, b.final_state);
+  KernelCheck kc = judge_outputs(p, KernelCheck{kernel, chunked.name + "+" + decode.name, "external", {}}, exact, y,
+                                 b.y, final_states, b.final_state);
+  attribute_handoff(kc, p, prefill, chunked, decode, true, exact);
+  return kc;
 }
 
 }  // namespace ssmv::verify

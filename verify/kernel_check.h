@@ -31,6 +31,9 @@ struct KernelCheck {
   Verdict overall() const;
 };
 
+// The chunked-family bound's input for `p` under `contract`, from the reference's exact
+// values (pointers into `exact`), and the bounds themselves.
+bound::ChunkedInput chunked_input_for(const Problem& p, const Contract& contract, const ref::ExactResult& exact);
 // The chunked-family bounds of `p` under `contract`, from the reference's exact values.
 bound::ChunkedBounds chunked_bounds_for(const Problem& p, const Contract& contract,
                                         const ref::ExactResult& exact);

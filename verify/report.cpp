@@ -127,6 +127,15 @@ Value worst_json(const TensorReport& r, const std::vector<InputValue>& inputs) {
        {"inputs", inputs_json(inputs)}});
 }
 
+Value bound_sources_json(const std::vector<BoundShare>& shares) {
+  Value a = Value::array();
+  for (const BoundShare& b : shares) {
+    a.items.push_back(Value::object(
+        {{"source", str(b.source)}, {"label", str(b.label)}, {"share", Value::from_double(b.share)}}));
+  }
+  return a;
+}
+
 Value tensor_json(const TensorReport& r, const std::vector<InputValue>& inputs) {
   Value counts = Value::object();
   for (Verdict v : {Verdict::exact, Verdict::within_contract, Verdict::violation, Verdict::invalid}) {
@@ -146,7 +155,10 @@ Value tensor_json(const TensorReport& r, const std::vector<InputValue>& inputs) 
        {"max_bound_usage", number(r.max_bound_usage)},
        {"max_abs_difference", difference_json(r.max_abs_difference)},
        {"max_rel_difference", difference_json(r.max_rel_difference)},
-       {"worst", worst_json(r, inputs)}});
+       {"max_err_over_scale", difference_json(r.max_err_over_scale)},
+       {"max_ulps_at_scale", difference_json(r.max_ulps_at_scale)},
+       {"worst", worst_json(r, inputs)},
+       {"worst_bound_sources", bound_sources_json(r.worst_bound_sources)}});
 }
 
 Value side_json(const std::string& k, const std::string& c, const std::string& d) {
@@ -341,15 +353,28 @@ json::Value report_to_json(const Report& r) {
 std::string report_to_markdown(const Report& r) {
   std::string m = "# ssmv report\n\nssmv " + r.ssmv_version + " · `" + r.command + "` · **" +
                   (r.ok() ? "PASS" : "FAIL") + "**\n\n";
-  m += "| case | kernel | contract | device | tensor | elements | % exact | ULP p99 / max | max bound usage | verdict |\n";
-  m += "|---|---|---|---|---|---:|---:|---:|---:|---|\n";
+  m += "| case | kernel | contract | device | tensor | elements | % exact | err/scale max | ULPs at scale max | max "
+       "bound usage | verdict |\n";
+  m += "|---|---|---|---|---|---:|---:|---:|---:|---:|---|\n";
   for (const ReportEntry& e : r.entries) {
     for (const TensorReport& t : e.check.tensors) {
       m += "| " + cell(e.name) + " | " + cell(e.check.kernel) + " | " + cell(e.check.contract) + " | " +
            cell(e.check.device) + " | " + cell(t.name) +
            " | " + std::to_string(t.elements) + " | " + pct(t.count(Verdict::exact), t.elements) + " | " +
-           std::to_string(t.ulp_p99) + " / " + std::to_string(t.ulp_max) + " | " + usage_text(t.max_bound_usage) +
+           err_over_scale_text(t) + " | " + ulps_at_scale_text(t) + " | " + usage_text(t.max_bound_usage) +
            " | " + (t.ok() ? "" : "**") + std::string(verdict_name(t.overall())) + (t.ok() ? "" : "**") + " |\n";
+    }
+  }
+  bool sources_heading = false;
+  for (const ReportEntry& e : r.entries) {
+    for (const TensorReport& t : e.check.tensors) {
+      const std::string line = bound_sources_text(t);
+      if (line.empty()) continue;
+      if (!sources_heading) m += "\n## Where the bounds come from\n\n";
+      sources_heading = true;
+      // Appended piece by piece: `"* " + std::string` trips GCC 12's -Wrestrict false positive.
+      m += "* ";
+      m += cell(e.name) + " (" + cell(e.check.contract) + "): " + line + "\n";
     }
   }
   bool heading = false;

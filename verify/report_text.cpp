@@ -47,6 +47,18 @@ std::string coords_text(const std::vector<std::string>& names, const std::vector
   return s;
 }
 
+std::string err_over_scale_text(const TensorReport& r) {
+  const DifferenceAt& d = r.max_err_over_scale;
+  if (d.index < 0) return "-";
+  return std::isfinite(d.value) ? printf_text("%.1e", d.value) : decimal_text(d.value);
+}
+
+std::string ulps_at_scale_text(const TensorReport& r) {
+  const DifferenceAt& d = r.max_ulps_at_scale;
+  if (d.index < 0) return "-";
+  return std::isfinite(d.value) ? printf_text("%.3g", d.value) : decimal_text(d.value);
+}
+
 std::string usage_text(double usage) { return std::isinf(usage) ? "inf" : printf_text("%.4g", usage); }
 
 std::string problem_summary(const Problem& p) {
@@ -67,6 +79,34 @@ std::string problem_summary(const Problem& p) {
 
 std::string problem_summary(const DecodeProblem& d) {
   return problem_summary(d.problem) + ", slots=" + std::to_string(d.slots) + " pad=" + std::to_string(d.pad_slot_id);
+}
+
+std::string bound_sources_text(const TensorReport& r) {
+  if (r.worst_bound_sources.empty() || r.worst.index < 0) return "";
+  std::string t = "bound of worst " + r.name + "[";
+  for (size_t i = 0; i < r.worst.coords.size(); ++i) t += (i ? "," : "") + std::to_string(r.worst.coords[i]);
+  t += "]:";
+  // Percent: "62%", "9.1%", "0.38%"; shares below 0.01 % go to the summed rest.
+  const auto pct = [](double share) {
+    const double v = 100.0 * share;
+    return printf_text(v >= 9.5 ? "%.0f%%" : "%.2g%%", v);
+  };
+  constexpr size_t kShown = 6;
+  constexpr double kSmallest = 1e-4;
+  double rest = 0;
+  size_t shown = 0, more = 0;
+  for (const BoundShare& b : r.worst_bound_sources) {
+    if (shown < kShown && b.share >= kSmallest) {
+      t += (shown++ ? ", " : " ") + pct(b.share) + " " + b.label;
+    } else {
+      rest += b.share;
+      ++more;
+    }
+  }
+  if (more > 0) {
+    t += ", " + std::to_string(more) + " more " + (rest < kSmallest ? std::string("< 0.01%") : pct(rest));
+  }
+  return t;
 }
 
 std::vector<std::string> worst_element_lines(const TensorReport& r) {

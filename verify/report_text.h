@@ -21,11 +21,21 @@ std::string exact_text(double v);    // "0.5 (0x1p-1)"
 std::string value_text(Format f, Bits b);
 // "sequence 0, token 3, head 1, dim 7".
 std::string coords_text(const std::vector<std::string>& names, const std::vector<int64_t>& coords);
+// The error in units of the element's scale for tables: "3.1e-03" (err/scale max, %.1e)
+// and "0.41" (ULPs at scale max, %.3g); "-" when no element had a finite value.
+std::string err_over_scale_text(const TensorReport& r);
+std::string ulps_at_scale_text(const TensorReport& r);
 // Bound usage (error ÷ bound) with 4 significant digits, "inf" for INVALID.
 std::string usage_text(double usage);
 // "S=2 T=130 H=8 P=64 N=128 G=1, bf16 in / fp32 state / bf16 out, dt_softplus".
 std::string problem_summary(const Problem& p);
 std::string problem_summary(const DecodeProblem& d);  // adds the pool: "slots=4 pad=-1"
+
+// How the worst element's bound splits over its sources, one line (empty when the report
+// has no attribution): "bound of worst y[0,3,1,7]: 62% decayed_CB (bf16), 21% output
+// (bf16), 9.1% exp, 3 more 2.4%" — the six largest shares of at least 0.01 %, the rest
+// summed ("2 more < 0.01%").
+std::string bound_sources_text(const TensorReport& r);
 
 // The worst element of a tensor, one fact per line (no trailing newline): where it is,
 // its verdict and bound usage, computed, exact (40 digits, nearest double, correctly

@@ -71,6 +71,17 @@ TensorReport judge_tensor(const std::string& name, Format format, const std::vec
       if (r.max_rel_difference.index < 0 || rel > r.max_rel_difference.value) {
         r.max_rel_difference = {int64_t(i), {}, rel};
       }
+      if (i < exact.magnitude.size()) {
+        const double scale = exact.magnitude[i];
+        const double over = scale > 0 ? diff / scale : diff > 0 ? HUGE_VAL : 0;
+        const double at_scale = diff / ulp_of(format, scale);
+        if (r.max_err_over_scale.index < 0 || over > r.max_err_over_scale.value) {
+          r.max_err_over_scale = {int64_t(i), {}, over};
+        }
+        if (r.max_ulps_at_scale.index < 0 || at_scale > r.max_ulps_at_scale.value) {
+          r.max_ulps_at_scale = {int64_t(i), {}, at_scale};
+        }
+      }
     }
     if (key > worst_key) {
       worst_key = key;
@@ -78,7 +89,7 @@ TensorReport judge_tensor(const std::string& name, Format format, const std::vec
                              exact.nearest[i], "", bounds[i], j};
     }
   }
-  for (DifferenceAt* d : {&r.max_abs_difference, &r.max_rel_difference}) {
+  for (DifferenceAt* d : {&r.max_abs_difference, &r.max_rel_difference, &r.max_err_over_scale, &r.max_ulps_at_scale}) {
     if (d->index >= 0) d->coords = coords(problem, d->index);
   }
   r.computed = computed;

@@ -31,6 +31,13 @@ struct DifferenceAt {
   double value = 0;
 };
 
+// One source's share of a bound (verify/bound/attribution.h).
+struct BoundShare {
+  std::string source;  // bound_source_name: "decayed_CB", "exp", "sum:y", ...
+  std::string label;   // with its format or order: "decayed_CB (bf16)", "sum:y (mma_m16n8k16)"
+  double share = 0;    // of the worst element's bound; the shares sum to 1
+};
+
 struct TensorReport {
   std::string name;                     // "y", "final_state", ...
   Format format = Format::fp32;
@@ -44,11 +51,20 @@ struct TensorReport {
   // |computed − exact| / |exact| (+inf when exact is 0 and computed is not), with the
   // exact value as its nearest double.
   DifferenceAt max_abs_difference, max_rel_difference;
+  // The same difference in units of the element's scale (the reference's magnitude: the
+  // recurrence on absolute values, Σ|terms|), where ULP counts near zero mean nothing:
+  // the greatest |computed − exact| / magnitude (+inf where the magnitude is 0 and the
+  // difference is not), and the greatest |computed − exact| / ulp(magnitude) in `format`
+  // ("ULPs at scale"), each with where it is.
+  DifferenceAt max_err_over_scale, max_ulps_at_scale;
   // Per element, in the tensor's flat order (filled by judge_tensor): what side-by-side
   // comparisons and failure messages need beyond the summary.
   std::vector<Bits> computed;          // the kernel's bit patterns in `format`
   std::vector<double> exact_nearest;   // the exact value's nearest double
   std::vector<double> bounds;          // the contract's bound on |computed − exact|
+  // How the worst element's bound splits over its sources, largest first (empty: not
+  // attributed, e.g. a bound of 0 or a report made without the bound's inputs).
+  std::vector<BoundShare> worst_bound_sources;
 
   int64_t count(Verdict v) const { return counts[size_t(v)]; }
   bool ok() const { return count(Verdict::violation) == 0 && count(Verdict::invalid) == 0; }

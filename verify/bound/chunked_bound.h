@@ -6,6 +6,7 @@
 
 #include "spec/contract.h"
 #include "spec/problem.h"
+#include "verify/bound/source.h"
 
 namespace ssmv::bound {
 
@@ -15,6 +16,9 @@ struct ChunkedInput {
   const std::vector<double>* delta = nullptr;    // [T, H] exact δ (reference, nearest doubles)
   const std::vector<double>* y_exact = nullptr;  // [T, H, P] exact y (reference)
   const std::vector<double>* y_ungated = nullptr;  // [T, H, P] exact y before the gate
+  // Optional multipliers of the bound's sources (verify/bound/source.h; null: all 1, the
+  // rigorous bound).
+  const SourceWeights* weights = nullptr;
 };
 
 struct ChunkedBounds {

@@ -6,6 +6,7 @@
 
 #include "spec/contract.h"
 #include "spec/problem.h"
+#include "verify/bound/source.h"
 
 namespace ssmv::bound {
 
@@ -22,6 +23,9 @@ struct SequentialInput {
   // true: the state is stored in the state format after every token (one launch per
   // token); false: kept in the accumulation format across a sequence, stored at its end.
   bool store_every_token = false;
+  // Optional multipliers of the bound's sources (verify/bound/source.h; null: all 1, the
+  // rigorous bound).
+  const SourceWeights* weights = nullptr;
 };
 
 struct SequentialBounds {

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "verify/report_text.h"
+
 namespace ssmv::cli {
 
 VerdictTable::VerdictTable(std::string command) {
@@ -14,8 +16,10 @@ void VerdictTable::add(verify::ReportEntry entry) { report_.entries.push_back(st
 void VerdictTable::add(verify::SideBySide comparison) { report_.comparisons.push_back(std::move(comparison)); }
 
 void VerdictTable::print(std::FILE* out) const {
+  // Errors in units of each element's scale (its magnitude Σ|terms|): err/scale and ULPs of
+  // the tensor's format at that scale; raw ULP distances are in the JSON report.
   std::fprintf(out, "%-15s %-29s %-8s %-16s %9s %8s %10s %10s %7s  %s\n", "kernel", "contract",
-               "device", "tensor", "elements", "% exact", "ULP p99", "ULP max", "usage", "verdict");
+               "device", "tensor", "elements", "% exact", "err/scale", "ULP@scale", "usage", "verdict");
   for (const verify::ReportEntry& e : report_.entries) {
     const verify::KernelCheck& kc = e.check;
     for (const verify::TensorReport& r : kc.tensors) {
@@ -24,9 +28,12 @@ void VerdictTable::print(std::FILE* out) const {
       if (std::isinf(r.max_bound_usage)) std::snprintf(usage, sizeof usage, "inf");
       else std::snprintf(usage, sizeof usage, "%.3f", r.max_bound_usage);
       const std::string verdict(verify::verdict_name(r.overall()));
-      std::fprintf(out, "%-15s %-29s %-8s %-16s %9lld %7.1f%% %10lld %10lld %7s  %s\n", kc.kernel.c_str(),
+      std::fprintf(out, "%-15s %-29s %-8s %-16s %9lld %7.1f%% %10s %10s %7s  %s\n", kc.kernel.c_str(),
                    kc.contract.c_str(), kc.device.c_str(), r.name.c_str(), (long long)r.elements, exact,
-                   (long long)r.ulp_p99, (long long)r.ulp_max, usage, verdict.c_str());
+                   verify::err_over_scale_text(r).c_str(), verify::ulps_at_scale_text(r).c_str(), usage,
+                   verdict.c_str());
+      const std::string sources = verify::bound_sources_text(r);
+      if (!sources.empty()) std::fprintf(out, "    %s\n", sources.c_str());
     }
   }
 }

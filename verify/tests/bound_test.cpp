@@ -1,14 +1,19 @@
 // The bounds of verify/bound/ on small closed-form cases: the chunk layouts, the
-// final_incoming_state rounding point (docs/bounds.md §3).
+// final_incoming_state rounding point (docs/bounds.md §3), and the split of a bound over
+// its sources (attribution.h, docs/bounds.md §5).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <string>
 
 #include "fast/chunk_scan/contract.h"
 #include "reference/reference.h"
 #include "spec/realistic_problem.h"
+#include "verify/bound/attribution.h"
 #include "verify/bound/chunked_bound.h"
 #include "verify/bound/error_model.h"
+#include "verify/contract_json.h"
 #include "verify/kernel_check.h"
 
 namespace ssmv::verify {
@@ -93,6 +98,165 @@ TEST(FinalIncomingState, BoundGrowsByTheRoundedIncomingStateTimesItsDecay) {
   // y and the boundary states do not read it.
   expect_identical(a.y, b.y, "y");
   expect_identical(a.boundary_state, b.boundary_state, "boundary_state");
+}
+
+}  // namespace
+}  // namespace ssmv::verify
+
+namespace ssmv::verify {
+namespace {
+
+// Σ shares = 1 and Σ parts = the full bound's value at the element (the split is exact:
+// every term belongs to one source; only the double rounding of the sums differs).
+void expect_exact_split(const bound::Attribution& a, double full, const std::string& what) {
+  ASSERT_GT(full, 0) << what;
+  EXPECT_NEAR(a.bound, full, 1e-12 * full) << what;
+  double sum = 0, prev = HUGE_VAL;
+  for (const bound::SourceShare& s : a.shares) {
+    sum += s.share;
+    EXPECT_GT(s.value, 0) << what << " " << s.label;
+    EXPECT_LE(s.value, prev) << what << ": largest first";
+    prev = s.value;
+  }
+  EXPECT_NEAR(sum, 1.0, 1e-12) << what;
+}
+
+double share_of(const bound::Attribution& a, bound::BoundSource s) {
+  for (const bound::SourceShare& x : a.shares) {
+    if (x.source == s) return x.share;
+  }
+  return 0;
+}
+
+bound::SequentialInput sequential_input(const Problem& p, const Contract& c, const ref::ExactResult& exact) {
+  bound::SequentialInput in;
+  in.problem = &p;
+  in.contract = &c;
+  in.delta = &exact.delta;
+  in.decay = &exact.decay;
+  return in;
+}
+
+// A bf16 state stored once after fp32 updates: half a bf16 ULP (2^-9 relative) against a
+// few fp32 roundings per token (~2^-22 relative): stored_state carries > 90 % of the bound.
+TEST(Attribution, Bf16StoredStateDominatesAnFp32Update) {
+  const Shape s{{0, 6}, 2, 4, 16, 1};
+  const Problem p = realistic_problem(s, Formats{Format::bf16, Format::bf16, Format::fp32}, 5);
+  const ref::ExactResult exact = ref::compute(p);
+  const Contract c = contract_preset("ssu", 0);
+  const bound::SequentialInput in = sequential_input(p, c, exact);
+  const bound::SequentialBounds full = bound::sequential_bounds(in);
+  for (int64_t i : {int64_t(0), int64_t(37), int64_t(s.H * s.P * s.N - 1)}) {
+    const bound::Attribution a = bound::attribute_sequential(in, bound::BoundOf::stored_state, i);
+    expect_exact_split(a, full.stored_state[i], "stored_state[" + std::to_string(i) + "]");
+    EXPECT_GT(share_of(a, bound::BoundSource::stored_state), 0.9) << i;
+    EXPECT_EQ(a.shares.front().label, "stored_state (bf16)");
+  }
+}
+
+// dt_softplus under the documented Triton contract (softplus budget 4 + 0.7|x| ULP plus
+// 2^-24 absolute): the softplus budget has a part of every y bound; sigmoid too (z).
+TEST(Attribution, SoftplusBudgetHasAShareWithDtSoftplus) {
+  const Shape s{{0, 3}, 2, 4, 32, 1};
+  const Problem p = realistic_problem(s, Formats{Format::bf16, Format::bf16, Format::bf16}, 9);
+  ASSERT_TRUE(p.dt_softplus);
+  const ref::ExactResult exact = ref::compute(p);
+  const Contract c = load_contract((std::filesystem::path(__FILE__).parent_path() /
+                                    "../../docs/examples/contract-example.json").string(), 0);
+  const bound::SequentialInput in = sequential_input(p, c, exact);
+  const bound::SequentialBounds full = bound::sequential_bounds(in);
+  for (int64_t i = 0; i < int64_t(full.y.size()); i += 5) {
+    const bound::Attribution a = bound::attribute_sequential(in, bound::BoundOf::y, i);
+    expect_exact_split(a, full.y[i], "y[" + std::to_string(i) + "]");
+    EXPECT_GT(share_of(a, bound::BoundSource::softplus), 0) << i;
+    EXPECT_GT(share_of(a, bound::BoundSource::sigmoid), 0) << i;
+    EXPECT_GT(share_of(a, bound::BoundSource::output), 0) << i;
+  }
+  // Without the problem's softplus there is no softplus part.
+  RealisticOptions o;
+  o.dt_softplus = false;
+  const Problem q = realistic_problem(s, Formats{Format::bf16, Format::bf16, Format::bf16}, 9, o);
+  const ref::ExactResult eq = ref::compute(q);
+  const bound::Attribution a = bound::attribute_sequential(sequential_input(q, c, eq), bound::BoundOf::y, 0);
+  EXPECT_EQ(share_of(a, bound::BoundSource::softplus), 0);
+}
+
+// A hand-off's inherited state error is its own source.
+TEST(Attribution, InitialErrorIsASource) {
+  const Shape s{{0, 2}, 1, 2, 8, 1};
+  const Problem p = realistic_problem(s, Formats{Format::bf16, Format::fp32, Format::bf16}, 3);
+  const ref::ExactResult exact = ref::compute(p);
+  const Contract c = contract_preset("ssu", 0);
+  bound::SequentialInput in = sequential_input(p, c, exact);
+  in.initial_error.assign(s.H * s.P * s.N, 1e-3);
+  const bound::SequentialBounds full = bound::sequential_bounds(in);
+  const bound::Attribution a = bound::attribute_sequential(in, bound::BoundOf::state, 3);
+  expect_exact_split(a, full.state[3], "state[3]");
+  EXPECT_GT(share_of(a, bound::BoundSource::initial_error), 0.9);
+}
+
+// The chunked bound splits exactly too, for every kind of element, with both layouts and
+// every rounding point of the production contract (plus final_incoming_state). Without
+// initial states a sequence's first chunk has no inter-chunk term, and there the bf16
+// decayed C·Bᵀ is the largest source of the y bound (bf16 inputs, fp32 output); later
+// chunks read the bf16 incoming state, so a bf16 rounding point leads everywhere.
+TEST(Attribution, ChunkedSplitsExactlyOverItsSources) {
+  const Shape s{{0, 5, 21}, 2, 4, 16, 1};
+  RealisticOptions o;
+  o.initial_state = false;
+  const Problem p = realistic_problem(s, Formats{Format::bf16, Format::fp32, Format::fp32}, 17, o);
+  const ref::ExactResult exact = ref::compute(p);
+  for (ChunkLayout layout : {ChunkLayout::sequence, ChunkLayout::global}) {
+    Contract c = chunked(chunk_scan::ContractKind::production, 8, layout);
+    c.roundings.push_back({Point::final_incoming_state, FormatRef::bf16});
+    const bound::ChunkedInput in = chunked_input_for(p, c, exact);
+    const bound::ChunkedBounds full = bound::chunked_bounds(in);
+    const std::string lay(chunk_layout_name(layout));
+    for (int64_t i : {int64_t(0), int64_t(7 * s.H * s.P + 5), int64_t(full.y.size() - 1)}) {
+      const bound::Attribution a = bound::attribute_chunked(in, bound::BoundOf::y, i);
+      expect_exact_split(a, full.y[i], lay + " y[" + std::to_string(i) + "]");
+      const bound::BoundSource top = a.shares.front().source;
+      EXPECT_TRUE(top == bound::BoundSource::decayed_CB || top == bound::BoundSource::incoming_state ||
+                  top == bound::BoundSource::dt_scaled_B)
+          << lay << " " << i << ": " << a.shares.front().label;
+    }
+    // Token 0 (sequence 0's first chunk): decayed_CB.
+    const bound::Attribution first = bound::attribute_chunked(in, bound::BoundOf::y, 1);
+    EXPECT_EQ(first.shares.front().label, "decayed_CB (bf16)") << lay;
+    const int64_t last_state = int64_t(full.final_state.size()) - 1;
+    for (int64_t i : {int64_t(0), last_state}) {
+      const bound::Attribution a = bound::attribute_chunked(in, bound::BoundOf::final_state_fp32, i);
+      expect_exact_split(a, full.final_state_fp32[i], lay + " final_state_fp32[" + std::to_string(i) + "]");
+      // Sequence 0 is one piece from a zero state: nothing enters its last piece.
+      if (i == 0) EXPECT_EQ(share_of(a, bound::BoundSource::final_incoming_state), 0) << lay;
+      else EXPECT_GT(share_of(a, bound::BoundSource::final_incoming_state), 0) << lay << " " << i;
+      expect_exact_split(bound::attribute_chunked(in, bound::BoundOf::final_state, i), full.final_state[i],
+                         lay + " final_state");
+    }
+    const int64_t last_boundary = int64_t(full.boundary_state.size()) - 1;
+    expect_exact_split(bound::attribute_chunked(in, bound::BoundOf::boundary_state, last_boundary),
+                       full.boundary_state[last_boundary], lay + " boundary_state");
+  }
+}
+
+// Weights scale their source's terms: the exp budget weighted 0 removes its part, and the
+// bound without it is smaller.
+TEST(Attribution, WeightsScaleTheirSource) {
+  const Shape s{{0, 4}, 1, 2, 8, 1};
+  const Problem p = realistic_problem(s, Formats{Format::bf16, Format::fp32, Format::bf16}, 2);
+  const ref::ExactResult exact = ref::compute(p);
+  const Contract c = contract_preset("ssu", 0);
+  bound::SequentialInput in = sequential_input(p, c, exact);
+  const double base = share_of(bound::attribute_sequential(in, bound::BoundOf::state, 1), bound::BoundSource::exp);
+  ASSERT_GT(base, 0);
+  bound::SourceWeights w;
+  w[bound::BoundSource::exp] = 0;
+  in.weights = &w;
+  EXPECT_EQ(share_of(bound::attribute_sequential(in, bound::BoundOf::state, 1), bound::BoundSource::exp), 0);
+  const double without = bound::sequential_bounds(in).state[1];
+  w[bound::BoundSource::exp] = 1;
+  const double with = bound::sequential_bounds(in).state[1];
+  EXPECT_LT(without, with);
 }
 
 }  // namespace

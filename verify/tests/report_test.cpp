@@ -2,6 +2,7 @@
 // what an honest run and a run with planted errors write, exactly and atomically.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -85,8 +86,8 @@ TEST_F(ReportTest, JsonHasVerdictsAndTheWorstElementExactly) {
 TEST_F(ReportTest, MarkdownHasTheTableAndTheFailingTensorsOnly) {
   const std::string m = report_to_markdown(report());
   EXPECT_NE(m.find("ssmv 0.1.0 · `ssmv test` · **FAIL**"), std::string::npos) << m;
-  EXPECT_NE(m.find("| case | kernel | contract | device | tensor | elements | % exact | ULP p99 / max | "
-                   "max bound usage | verdict |"),
+  EXPECT_NE(m.find("| case | kernel | contract | device | tensor | elements | % exact | err/scale max | "
+                   "ULPs at scale max | max bound usage | verdict |"),
             std::string::npos);
   EXPECT_NE(m.find("| honest | chunk_scan | chunk_scan.production | twin | y | 560 | "), std::string::npos) << m;
   EXPECT_NE(m.find("| planted | chunk_scan | chunk_scan.production | twin | y | 560 | "), std::string::npos) << m;
@@ -100,6 +101,77 @@ TEST_F(ReportTest, MarkdownHasTheTableAndTheFailingTensorsOnly) {
   }
   EXPECT_NE(m.find("| x | [25, 0, 0] | bf16 | `"), std::string::npos) << m;
   EXPECT_NE(m.find("| C | [25, 0][:] | bf16 | row of 16: `"), std::string::npos) << m;
+}
+
+// Errors at each element's scale (its magnitude Σ|terms|): in the Markdown table instead of
+// raw ULP distances, and beside them in the JSON.
+TEST_F(ReportTest, ErrorsAtScaleAreInTheTableAndTheJson) {
+  const TensorReport& y = honest().tensors[0];
+  ASSERT_GE(y.max_err_over_scale.index, 0);
+  const int64_t i = y.max_err_over_scale.index;
+  const Problem& p = problem();
+  const ref::ExactResult exact = ref::compute(p);
+  const double diff = std::fabs(decode(y.format, y.computed[size_t(i)]) - exact.y.nearest[size_t(i)]);
+  EXPECT_EQ(y.max_err_over_scale.value, diff / exact.y.magnitude[size_t(i)]);
+  EXPECT_LE(y.max_err_over_scale.value, 1.0);  // a within-contract error is below its scale
+  const int64_t j = y.max_ulps_at_scale.index;
+  const double dj = std::fabs(decode(y.format, y.computed[size_t(j)]) - exact.y.nearest[size_t(j)]);
+  EXPECT_EQ(y.max_ulps_at_scale.value, dj / ulp_of(y.format, exact.y.magnitude[size_t(j)]));
+  const std::string m = report_to_markdown(report());
+  EXPECT_NE(m.find(" | " + err_over_scale_text(y) + " | " + ulps_at_scale_text(y) + " | "), std::string::npos) << m;
+  const json::Value v = report_to_json(report());
+  const json::Value& t = v.at("entries").items.at(0).at("tensors").items.at(0);
+  EXPECT_EQ(t.at("max_err_over_scale").at("index").as_int64(), i);
+  EXPECT_EQ(t.at("max_ulps_at_scale").at("index").as_int64(), j);
+  EXPECT_EQ(t.at("ulp").at("max").as_int64(), y.ulp_max);  // raw ULP distances stay in the JSON
+}
+
+// Where the worst element's bound comes from: in the JSON (source, label, share; the
+// shares sum to 1, largest first) and, as one line, in the Markdown.
+TEST_F(ReportTest, BoundSourcesOfTheWorstElementAreReported) {
+  const TensorReport& y = honest().tensors[0];
+  ASSERT_FALSE(y.worst_bound_sources.empty());
+  const json::Value v = report_to_json(report());
+  const json::Value& shares = v.at("entries").items.at(0).at("tensors").items.at(0).at("worst_bound_sources");
+  ASSERT_EQ(shares.items.size(), y.worst_bound_sources.size());
+  double sum = 0, prev = 2;
+  for (const json::Value& s : shares.items) {
+    const double share = s.at("share").as_double();
+    EXPECT_LE(share, prev);
+    prev = share;
+    sum += share;
+    EXPECT_FALSE(s.at("source").as_string().empty());
+    EXPECT_EQ(s.at("label").as_string().rfind(s.at("source").as_string(), 0) == 0 ||
+                  s.at("source").as_string() == "arithmetic",
+              true)
+        << s.at("label").as_string();
+  }
+  EXPECT_NEAR(sum, 1.0, 1e-12);
+  const std::string line = bound_sources_text(y);
+  EXPECT_EQ(line.rfind("bound of worst y[", 0), 0u) << line;
+  EXPECT_NE(line.find("% " + y.worst_bound_sources[0].label), std::string::npos) << line;
+  const std::string m = report_to_markdown(report());
+  EXPECT_NE(m.find("## Where the bounds come from"), std::string::npos) << m;
+  EXPECT_NE(m.find("* honest (chunk_scan.production): " + line), std::string::npos) << m;
+}
+
+TEST(ReportText, BoundSourcesTextShowsSixAndSumsTheRest) {
+  TensorReport r;
+  r.name = "y";
+  r.worst.index = 3;
+  r.worst.coords = {0, 3, 1, 7};
+  r.worst_bound_sources = {{"decayed_CB", "decayed_CB (bf16)", 0.62},  {"output", "output (bf16)", 0.21},
+                           {"exp", "exp", 0.091},                       {"sum:y", "sum:y (tree)", 0.05},
+                           {"softplus", "softplus", 0.02},              {"arithmetic", "fp32 arithmetic", 0.005},
+                           {"sigmoid", "sigmoid", 0.003},               {"underflow", "underflow", 1e-30}};
+  EXPECT_EQ(bound_sources_text(r),
+            "bound of worst y[0,3,1,7]: 62% decayed_CB (bf16), 21% output (bf16), 9.1% exp, 5% sum:y (tree), "
+            "2% softplus, 0.5% fp32 arithmetic, 2 more 0.3%");
+  r.worst_bound_sources.resize(6);
+  r.worst_bound_sources.push_back({"underflow", "underflow", 1e-30});
+  EXPECT_EQ(bound_sources_text(r).substr(bound_sources_text(r).size() - 16), ", 1 more < 0.01%");
+  r.worst_bound_sources.clear();
+  EXPECT_EQ(bound_sources_text(r), "");
 }
 
 TEST_F(ReportTest, MarkdownCellsEscapePipes) {

@@ -1,0 +1,75 @@
+// Terms both families share, written once for both value types of tagged.h: the error of δ
+// [2.1–2.2] and of the gate [2.7]. Internal to verify/bound/.
+#pragma once
+
+#include <cmath>
+
+#include "spec/contract.h"
+#include "spec/problem.h"
+#include "verify/bound/error_model.h"
+#include "verify/bound/tagged.h"
+
+namespace ssmv::bound {
+
+inline double softplus(double v) { return v > 30 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v)); }
+inline double sigmoid(double v) { return 1.0 / (1.0 + std::exp(-v)); }
+
+// |δ̂ − δ| at (t, h): [2.1] v̂ = fl(dt + dt_bias), one rounding when there is a bias (none
+// otherwise: dt is exact); [2.2] |softplus(v̂) − softplus(v)| ≤ σ(max(v, v̂))·|v̂ − v| plus
+// the implementation's budget (which includes the v > 20 → v shortcut where the contract
+// allows it). clamp is 1-Lipschitz: it never increases |δ̂ − δ|.
+template <class V>
+V delta_error(const Problem& pr, const TranscendentalBudget* b_softplus, int64_t t, int64_t h, double u,
+              double eta, const Tagger<V>& tag) {
+  const double v = pr.dt[pr.dt_index(t, h)] + (pr.has_dt_bias() ? pr.dt_bias[h] : 0.0);
+  const V dv = pr.has_dt_bias() ? tag.at(BoundSource::arithmetic, u * std::fabs(v)) + tag.at(BoundSource::underflow, eta)
+                                : V{};
+  if (b_softplus == nullptr) return dv;
+  const double dvt = total(dv);
+  return sigmoid(v + dvt) * dv +
+         tag.at(BoundSource::softplus, transcendental_error(*b_softplus, v, softplus(v + dvt)));
+}
+
+// [2.7] the gate y·z·σ(z) on an incoming error `err` of y (magnitude ≤ y_abs): |zσ| times
+// the error, plus two roundings and σ's budget relative to σ(z); fl(z·σ(z)) may underflow
+// (η absolute) and then multiplies y: η·(|y| + β) + η.
+template <class V>
+V gate_error(const V& err, double y_abs, double z, const TranscendentalBudget& b_sigmoid, double g2, double eta,
+             const Tagger<V>& tag) {
+  const double sz = sigmoid(z);
+  const double gz = std::fabs(z) * sz;
+  const double sig_rel = transcendental_error(b_sigmoid, z, sz) / sz;
+  const double mag = y_abs + total(err);
+  return gz * err + tag.at(BoundSource::arithmetic, g2 * gz * mag) + tag.at(BoundSource::sigmoid, sig_rel * gz * mag) +
+         tag.at(BoundSource::underflow, eta * mag + eta);
+}
+
+// Error of exp at exact argument w computed from an argument off by at most dw.
+template <class V>
+V exp_error(const TranscendentalBudget& b, double w, const V& dw, const Tagger<V>& tag) {
+  const double e = std::exp(w), dwt = total(dw);
+  return tag.like(dw, e * std::expm1(dwt), BoundSource::arithmetic) +
+         tag.at(BoundSource::exp, transcendental_error(b, std::min(w + dwt, b.arg_hi), e * std::exp(dwt)));
+}
+
+// The sink of a bound run: the double run writes every element into vectors; the Tagged
+// run keeps one element's parts.
+template <class V>
+struct Focus {
+  int64_t sequence = -1, head = -1, dim = -1;  // -1: all
+  BoundOf which = BoundOf::y;
+  int64_t index = -1;  // the element (in `which`'s layout) whose parts are kept
+  bool y_wanted = true;
+  V kept{};
+  bool found = false;
+  bool covers(int64_t seq, int64_t h) const { return (sequence < 0 || seq == sequence) && (head < 0 || h == head); }
+  bool covers_dim(int64_t p) const { return dim < 0 || p == dim; }
+  void keep(BoundOf w, int64_t i, const V& v) {
+    if (w == which && i == index) {
+      kept = v;
+      found = true;
+    }
+  }
+};
+
+}  // namespace ssmv::bound
