@@ -111,3 +111,45 @@ def hex_limit(v):
     if v == float("-inf"):
         return "-inf"
     return v.hex()
+
+
+def compiled_kernels(fn):
+    """The CompiledKernel objects of a (possibly autotuned / heuristics-wrapped) Triton
+    JIT function, in compilation order (best effort: [] when Triton's internals differ)."""
+    while hasattr(fn, "fn") and not hasattr(fn, "device_caches"):
+        fn = fn.fn
+    out = []
+    try:
+        for cache in fn.device_caches.values():
+            out.extend(cache[0].values())
+    except Exception:  # noqa: BLE001
+        return []
+    return out
+
+
+def ptx_of(handle, fn=None, index=None):
+    """The PTX of a launch's returned kernel handle, else of the index-th compiled kernel of fn."""
+    for h in ([handle] if handle is not None else []) + (
+            [compiled_kernels(fn)[index]] if fn is not None and index is not None and
+            index < len(compiled_kernels(fn)) else []):
+        try:
+            return h.asm["ptx"]
+        except Exception:  # noqa: BLE001
+            continue
+    return None
+
+
+def base_parser(doc, mamba_src=True):
+    """The options every script takes: --out (and --mamba-src)."""
+    import argparse
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--out", required=True)
+    if mamba_src:
+        ap.add_argument("--mamba-src", default=DEFAULT_MAMBA_SRC)
+    return ap
+
+
+def write_lines(path, lines):
+    """A text file of the lines, each ended by a newline."""
+    with open(path, "w") as fh:
+        fh.write("\n".join(lines) + "\n")

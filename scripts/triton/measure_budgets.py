@@ -31,7 +31,6 @@ Local smoke test without a GPU (torch fp32 stand-ins for the Triton expressions,
 2^14-th pattern):  python3 scripts/triton/measure_budgets.py --cpu --stride 16384 --out /tmp/b
 """
 
-import argparse
 import json
 import math
 import os
@@ -47,6 +46,7 @@ import common  # noqa: E402
 
 FLT_MAX = 3.4028234663852886e38
 TINY = 2.0 ** -126
+LN_TINY = -126 * math.log(2.0)  # -87.3365: exp(x) < 2^-126 below
 BS = 4096  # one block: this many consecutive (strided) fp32 patterns
 INF = float("inf")
 
@@ -145,19 +145,18 @@ class Evaluator:
         n = x.numel()
         h = self.kernel[(self.triton.cdiv(n, 1024),)](x, y, n, FUNC=fid, BLOCK=1024)
         if fid not in self.compiled:
-            self.compiled[fid] = h
+            self.compiled[fid] = (h, len(self.compiled))  # handle, compilation order
         return y
 
     def ptx_summary(self, fid):
         """The distinct arithmetic instructions of the compiled kernel (registers elided)."""
         import re
-        h = self.compiled.get(fid)
-        if h is None:
-            return ["(not available)"]
-        try:
-            ptx = h.asm["ptx"]
-        except Exception as e:  # noqa: BLE001
-            return [f"(PTX not available: {e})"]
+        if fid not in self.compiled:
+            return ["(not compiled)"]
+        h, order = self.compiled[fid]
+        ptx = common.ptx_of(h, self.kernel, order)
+        if ptx is None:
+            return ["(PTX not available)"]
         keep = re.compile(r"^\s*(ex2|lg2|rcp|div|fma|mul|add|sub|neg|setp|selp|max|min|abs|sqrt|cvt)\.")
         seen, out = set(), []
         for line in ptx.splitlines():
@@ -210,11 +209,15 @@ class Runner:
             yield s[0] + i0 * self.stride, min(self.batch, n - i0)
 
     def block_x(self, s):
-        """Per block of segment s: the smallest |x| and the signed x of its first pattern."""
-        nb = -(-self.count(s) // BS)
-        p = (np.arange(nb, dtype=np.uint64) * (BS * self.stride) + s[0]).astype(np.uint32)
-        x = p.view(np.float32).astype(np.float64)
-        return np.abs(x), x
+        """Per block of segment s: the smallest and largest |x| and the signed x of its first
+        pattern (magnitudes grow with the pattern inside a segment)."""
+        n = self.count(s)
+        nb = -(-n // BS)
+        first = np.arange(nb, dtype=np.uint64) * (BS * self.stride) + s[0]
+        last = np.minimum(first + (BS - 1) * self.stride, s[0] + (n - 1) * self.stride)
+        x = first.astype(np.uint32).view(np.float32).astype(np.float64)
+        xl = last.astype(np.uint32).view(np.float32).astype(np.float64)
+        return np.abs(x), np.abs(xl), x
 
     def x_at(self, s, index):
         return p2f(s[0] + index * self.stride)
@@ -266,7 +269,7 @@ def pass1(runner, name, segs):
         for k in ("n", "n_zero", "n_sub", "n_nonfinite", "n_exact_sub", "exp_min_mismatch"):
             if k in rs[0]:
                 m[k] = sum(r[k] for r in rs)
-        m["lo"], m["x0"] = runner.block_x(s)
+        m["lo"], m["hi"], m["x0"] = runner.block_x(s)
         m["seg"] = s
         merged.append(m)
     return merged
@@ -310,27 +313,35 @@ def upper_hull(lo, m):
     return np.array(hull)
 
 
-def fit_line(lo, m, mean_abs, kmax=8.0, kstep=1000):
-    """(k, c): the line c + k*|x| above every block's (smallest |x|, max residual) point
-    that minimises the mean budget over the fit range, c + k*mean|x|; k on a 0.001 grid."""
+BIN_EDGES = [0.0, 1.0] + [2.0 ** j for j in range(1, 8)]
+
+
+def fit_line(lo, hi, neg, m, kmax=8.0, kstep=1000):
+    """(k, c, G, F): the line c + k*|x| above every block's (smallest |x|, max residual)
+    point, k on a 0.001 grid, chosen to minimise G = the geometric mean, over the |x| bins
+    [0,1), [1,2), [2,4), ... of each sign (bins of at least 4096 arguments), of the ratio of
+    the budget at the bin's largest |x| to the bin's largest residual (floored at 1 ULP).
+    F is the largest such ratio at the chosen k."""
     m = np.where(np.isfinite(m), m, 1e300)  # a non-finite result: the check below reports it
     h = upper_hull(lo, m)
     ks = np.arange(0, int(kmax * kstep) + 1) / kstep
-    c = (h[None, :, 1] - ks[:, None] * h[None, :, 0]).max(axis=1)
-    c = np.maximum(c, 0.0)
-    best = int(np.argmin(c + ks * mean_abs))
-    return float(ks[best]), float(c[best])
+    c = np.maximum((h[None, :, 1] - ks[:, None] * h[None, :, 0]).max(axis=1), 0.0)
+    logs, F = [], np.zeros_like(ks)
+    for sign in (True, False):
+        for b0, b1 in zip(BIN_EDGES[:-1], BIN_EDGES[1:]):
+            sel = (neg == sign) & (lo >= b0) & (lo < b1)
+            if sel.sum() >= 1 and (sel.sum() > 1 or hi[sel].max() > lo[sel].min()):
+                r = (c + ks * hi[sel].max()) / max(float(m[sel].max()), 1.0)
+                logs.append(np.log(np.maximum(r, 1e-300)))
+                F = np.maximum(F, r)
+    G = np.exp(np.mean(logs, axis=0))
+    best = int(np.argmin(G))
+    return float(ks[best]), float(c[best]), float(G[best]), float(F[best])
 
 
 def ceil3(v):
     c = math.ceil(v * 1000.0) / 1000.0
     return c + 0.001 if c < v else c
-
-
-def mean_abs(lo, hi):
-    if lo < 0 < hi:
-        return (lo * lo + hi * hi) / (2.0 * (hi - lo))
-    return (abs(lo) + abs(hi)) / 2.0
 
 
 def bins_table(p1):
@@ -378,34 +389,32 @@ def measure(runner, name, log):
     t1 = pass1(runner, name, tail_segs)
     log(f"   pass 1 done ({runner.elapsed:.1f} s so far)")
     lo = np.concatenate([m["lo"] for m in p1])
+    hi = np.concatenate([m["hi"] for m in p1])
     x0 = np.concatenate([m["x0"] for m in p1])
+    neg = np.concatenate([np.full(len(m["lo"]), bool(m["seg"][0] & 0x80000000)) for m in p1])
     um = np.concatenate([m["ulp_max"] for m in p1])
     am = np.concatenate([m["abs_max"] for m in p1])
-    exmin = np.concatenate([m["exmin"] for m in p1])
-    mabs = mean_abs(lo_r, hi_r)
 
-    # abs_error
+    # abs_error: needed where the result underflows (region R)
     if rule == "subnormal":
-        normal = exmin >= TINY
-        k0, c0 = fit_line(lo[normal], um[normal], mabs)
-        sub = ~normal
-        if sub.any() and (um[sub] - k0 * lo[sub]).max() > c0:
-            a = float(am[sub].max())
-            a_why = ("the largest absolute error among arguments whose exact value is below 2^-126 "
-                     "(there the ULP errors exceed the normal-range fit)")
-        else:
-            a = 0.0
-            a_why = "0: the ULP fit of the normal range also holds where the exact value is subnormal"
+        in_r = neg & (hi > -LN_TINY)
+        r_text = "x < ln 2^-126 = -87.3365, where exp(x) (sigmoid(x)) is subnormal or 0 in fp32"
     else:
-        nonpos = x0 <= 0
-        a = float(am[nonpos].max())
-        a_why = ("the largest absolute error over x <= 0, where exp(x) + 1 is rounded in [1, 2] "
-                 "and relative accuracy is lost for x << 0")
+        in_r = x0 <= 0
+        r_text = "x <= 0, where exp(x) + 1 is rounded in [1, 2] and relative accuracy is lost for x << 0"
+    k0, c0, _g0, _f0 = fit_line(lo[~in_r], hi[~in_r], neg[~in_r], um[~in_r])
+    if in_r.any() and (um[in_r] - k0 * lo[in_r]).max() > c0:
+        a = float(am[in_r].max())
+        a_why = f"the largest absolute error over {r_text} (the ULP fit of the other arguments fails there)"
+    else:
+        a = 0.0
+        a_why = f"0: the ULP fit of the other arguments also holds for {r_text}"
     log(f"   abs_error = {a!r} ({a_why})")
 
     resid = um if a == 0.0 else np.concatenate(pass2(runner, name, fit_segs, a))
-    k, c_cons = fit_line(lo, resid, mabs)
-    log(f"   blocks: ulp_per_abs_arg = {k}, ulp_const <= {c_cons:.4f} (block-conservative)")
+    k, c_cons, G, F = fit_line(lo, hi, neg, resid)
+    log(f"   blocks: ulp_per_abs_arg = {k}, ulp_const <= {c_cons:.4f} (block-conservative), "
+        f"looseness: geometric mean {G:.3f}, max {F:.3f}")
     exact_c = pass_max(runner, name, fit_segs,
                        lambda x64, err, ulp: torch.clamp(err - a, min=0.0) / ulp - k * x64.abs())
     c_star = max(r["max"] for r in exact_c)
@@ -457,8 +466,9 @@ def measure(runner, name, log):
                   for s, m, r in zip(tail_segs, t1, r_tail)],
         "fit": {"abs_error": a, "abs_error_rule": a_why, "ulp_per_abs_arg": k,
                 "ulp_const_block_conservative": c_cons, "ulp_const_exact": c_star,
-                "ulp_const": c, "objective": f"min ulp_const + ulp_per_abs_arg * {mabs:.4g} "
-                                               "(the mean of |x| over the fit range)",
+                "ulp_const": c, "looseness_geomean": G, "looseness_max": F,
+                "objective": "min over ulp_per_abs_arg of the geometric mean, over the |x| bins of each sign, of "
+                             "the ratio budget at the bin's largest |x| / the bin's largest residual (floor 1 ULP)",
                 "max_ratio_fit": max_fit, "worst_ratio_fit_x": max(r_fit, key=lambda r: r["max"])["x"],
                 "max_ratio_tails": max_tail, "tails_hold": tails_hold,
                 "worst_residual_x": max(exact_c, key=lambda r: r["max"])["x"]},
@@ -520,9 +530,10 @@ def write_outputs(out, recs, env, ptx, stride, elapsed):
              "ULP = ulp_fp32(exact) = 2^(max(floor(log2|exact|), -126) - 23). Correctly rounded: "
              "computed == fp32(exact) (round to nearest even).\n")
     L.append("Budget form (docs/contracts.md): |computed − exact| ≤ (ulp_const + ulp_per_abs_arg·|x|)·ulp_fp32(exact) + abs_error. "
-             "Fit: abs_error by the rule named per function; ulp_per_abs_arg on a 0.001 grid minimising "
-             "ulp_const + ulp_per_abs_arg·mean|x| (mean over the fit range), given the upper hull of the "
-             "per-block (4096 consecutive patterns) maxima; ulp_const = the exact max over every argument of "
+             "Fit: abs_error only where results underflow (the rule named per function); ulp_per_abs_arg on a "
+             "0.001 grid, ulp_const from the upper hull of the per-block (4096 consecutive patterns) maxima of "
+             "max(err − abs_error, 0)/ulp, choosing the slope that minimises the geometric mean over the binades "
+             "of |x| (of each sign) of budget ÷ measured maximum (a maximum below 1 ULP counts as 1 ULP); ulp_const = the exact max over every argument of "
              "max(err − abs_error, 0)/ulp − ulp_per_abs_arg·|x|, rounded up to 0.001 (the only margin). "
              "Then error/budget is evaluated for every argument again (must be ≤ 1).\n")
     L.append("| function | ulp_const | ulp_per_abs_arg | abs_error | arg_lo | arg_hi | max error/budget (fit range / tails) |")
@@ -561,7 +572,8 @@ def write_outputs(out, recs, env, ptx, stride, elapsed):
         L.append(f"Fit: abs_error = {f['abs_error']!r} ({f['abs_error_rule']}); ulp_per_abs_arg = "
                  f"{f['ulp_per_abs_arg']}; ulp_const = {f['ulp_const']} (exact max residual "
                  f"{f['ulp_const_exact']:.6f} at x = {f['worst_residual_x']!r}; from the blocks alone "
-                 f"{f['ulp_const_block_conservative']:.4f}); objective {f['objective']}. Max error/budget "
+                 f"{f['ulp_const_block_conservative']:.4f}); budget ÷ binade maximum: geometric mean {f['looseness_geomean']:.3f}, "
+                 f"largest {f['looseness_max']:.3f} ({f['objective']}). Max error/budget "
                  f"{f['max_ratio_fit']:.6f} (x = {f['worst_ratio_fit_x']!r}) on the fit range, "
                  f"{f['max_ratio_tails']:.6f} on the tails → arg range [{r['arg_lo']}, {r['arg_hi']}].\n")
         if name == "exp":
@@ -572,14 +584,11 @@ def write_outputs(out, recs, env, ptx, stride, elapsed):
             L.append("Below 2^-126 (x < -87.34): " + (
                 f"{sub} results are subnormal: no flush to zero." if sub else
                 "no subnormal result: results below 2^-126 are flushed to zero.") + "\n")
-    with open(os.path.join(out, "budgets.md"), "w") as fh:
-        fh.write("\n".join(L) + "\n")
+    common.write_lines(os.path.join(out, "budgets.md"), L)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--mamba-src", default=common.DEFAULT_MAMBA_SRC)
+    ap = common.base_parser(__doc__)
     ap.add_argument("--batch-log2", type=int, default=28)
     ap.add_argument("--stride", type=int, default=1, help="every stride-th pattern (1: all)")
     ap.add_argument("--cpu", action="store_true", help="torch stand-ins, for a smoke test without a GPU")

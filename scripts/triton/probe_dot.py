@@ -27,7 +27,6 @@ Local smoke test of the emulation (no GPU: the "kernel" is the primary model its
   python3 scripts/triton/probe_dot.py --cpu --trials 2 --out /tmp/d
 """
 
-import argparse
 import json
 import os
 import sys
@@ -148,18 +147,15 @@ class Kernel:
                               BLOCK_K=block_k, num_warps=num_warps)
         key = (str(A.dtype), block_k, num_warps)
         if key not in self.ptx:
-            try:
-                import re
-                ins = sorted(set(re.findall(r"(wgmma\.mma_async[.\w]*|mma\.sync[.\w]*)", h.asm["ptx"])))
-            except Exception as e:  # noqa: BLE001
-                ins = [f"(PTX not available: {e})"]
-            self.ptx[key] = ins
+            import re
+            ptx = common.ptx_of(h, self.kernel, len(self.ptx))
+            self.ptx[key] = (sorted(set(re.findall(r"(wgmma\.mma_async[.\w]*|mma\.sync[.\w]*)", ptx)))
+                             if ptx else ["(PTX not available)"])
         return C
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", required=True)
+    ap = common.base_parser(__doc__, mamba_src=False)
     ap.add_argument("--trials", type=int, default=16, help="[64, 64] outputs per configuration")
     ap.add_argument("--seed", type=int, default=20261201)
     ap.add_argument("--cpu", action="store_true")
