@@ -190,6 +190,7 @@ Value comparison_json(const SideBySide& s) {
                                            {"explained", Value::from_int(t.explained)},
                                            {"unexplained", Value::from_int(t.unexplained)},
                                            {"ulp_max", Value::from_int(t.ulp_max)},
+                                           {"max_divergence_over_scale", number(t.max_divergence_over_scale)},
                                            {"max_usage", number(t.max_usage)},
                                            {"verdict_a", str(verdict_name(t.verdict_a))},
                                            {"verdict_b", str(verdict_name(t.verdict_b))},
@@ -401,12 +402,12 @@ std::string report_to_markdown(const Report& r) {
       m += "\n### " + s.name + "\n\na = " + s.kernel_a + " (" + s.contract_a + ", " + s.device_a + "), b = " +
            s.kernel_b + " (" + s.contract_b + ", " + s.device_b + "). A divergence is explained when |a − b| ≤ " +
            "bound_a + bound_b.\n\n";
-      m += "| tensor | elements | identical | explained | unexplained | ULP max (a vs b) | max \\|a−b\\| / (bound_a + "
-           "bound_b) | a vs exact | b vs exact |\n|---|---:|---:|---:|---:|---:|---:|---|---|\n";
+      m += "| tensor | elements | identical | explained | unexplained | max \\|a−b\\| / scale | max \\|a−b\\| / "
+           "(bound_a + bound_b) | a vs exact | b vs exact |\n|---|---:|---:|---:|---:|---:|---:|---|---|\n";
       for (const SideBySideTensor& t : s.tensors) {
         m += "| " + t.name + " | " + std::to_string(t.elements) + " | " + std::to_string(t.identical) + " | " +
              std::to_string(t.explained) + " | " + (t.unexplained ? "**" : "") + std::to_string(t.unexplained) +
-             (t.unexplained ? "**" : "") + " | " + std::to_string(t.ulp_max) + " | " + usage_text(t.max_usage) +
+             (t.unexplained ? "**" : "") + " | " + scale_text(t.max_divergence_over_scale) + " | " + usage_text(t.max_usage) +
              " | " + std::string(verdict_name(t.verdict_a)) + " (usage " + usage_text(t.bound_usage_a) + ") | " +
              std::string(verdict_name(t.verdict_b)) + " (usage " + usage_text(t.bound_usage_b) + ") |\n";
       }

@@ -47,10 +47,13 @@ std::string coords_text(const std::vector<std::string>& names, const std::vector
   return s;
 }
 
+std::string scale_text(double over_scale) {
+  return std::isfinite(over_scale) ? printf_text("%.1e", over_scale) : decimal_text(over_scale);
+}
+
 std::string err_over_scale_text(const TensorReport& r) {
   const DifferenceAt& d = r.max_err_over_scale;
-  if (d.index < 0) return "-";
-  return std::isfinite(d.value) ? printf_text("%.1e", d.value) : decimal_text(d.value);
+  return d.index < 0 ? "-" : scale_text(d.value);
 }
 
 std::string ulps_at_scale_text(const TensorReport& r) {
@@ -83,8 +86,14 @@ std::string problem_summary(const DecodeProblem& d) {
 
 std::string bound_sources_text(const TensorReport& r) {
   if (r.worst_bound_sources.empty() || r.worst.index < 0) return "";
-  std::string t = "bound of worst " + r.name + "[";
-  for (size_t i = 0; i < r.worst.coords.size(); ++i) t += (i ? "," : "") + std::to_string(r.worst.coords[i]);
+  // Built by appends: `"literal" + std::string` trips GCC 12's -Wrestrict false positive.
+  std::string t = "bound of worst ";
+  t += r.name;
+  t += "[";
+  for (size_t i = 0; i < r.worst.coords.size(); ++i) {
+    if (i) t += ",";
+    t += std::to_string(r.worst.coords[i]);
+  }
   t += "]:";
   // Percent: "62%", "9.1%", "0.38%"; shares below 0.01 % go to the summed rest.
   const auto pct = [](double share) {
@@ -97,14 +106,20 @@ std::string bound_sources_text(const TensorReport& r) {
   size_t shown = 0, more = 0;
   for (const BoundShare& b : r.worst_bound_sources) {
     if (shown < kShown && b.share >= kSmallest) {
-      t += (shown++ ? ", " : " ") + pct(b.share) + " " + b.label;
+      t += shown++ ? ", " : " ";
+      t += pct(b.share);
+      t += " ";
+      t += b.label;
     } else {
       rest += b.share;
       ++more;
     }
   }
   if (more > 0) {
-    t += ", " + std::to_string(more) + " more " + (rest < kSmallest ? std::string("< 0.01%") : pct(rest));
+    t += ", ";
+    t += std::to_string(more);
+    t += " more ";
+    t += rest < kSmallest ? std::string("< 0.01%") : pct(rest);
   }
   return t;
 }

@@ -24,6 +24,8 @@ std::string coords_text(const std::vector<std::string>& names, const std::vector
 // The error in units of the element's scale for tables: "3.1e-03" (err/scale max, %.1e)
 // and "0.41" (ULPs at scale max, %.3g); "-" when no element had a finite value.
 std::string err_over_scale_text(const TensorReport& r);
+// A ratio to the scale alone, as err_over_scale_text writes it ("3.1e-03", "inf").
+std::string scale_text(double over_scale);
 std::string ulps_at_scale_text(const TensorReport& r);
 // Bound usage (error ÷ bound) with 4 significant digits, "inf" for INVALID.
 std::string usage_text(double usage);

@@ -45,6 +45,9 @@ SideBySideTensor compare_tensors(const TensorReport& a, const TensorReport& b, c
       // of itself, so nudging up by 2^-52 relative makes it an upper bound (as verdict.cpp).
       divergence = std::fabs(va - vb) * (1 + 0x1p-52);
       t.ulp_max = std::max(t.ulp_max, ulp_distance(f, x, y));
+      const double scale = i < a.scales.size() ? a.scales[i] : 0.0;
+      t.max_divergence_over_scale =
+          std::max(t.max_divergence_over_scale, scale > 0 ? divergence / scale : divergence > 0 ? HUGE_VAL : 0.0);
     }
     const bool explained = divergence <= allowed;
     ++(explained ? t.explained : t.unexplained);

@@ -37,6 +37,10 @@ struct SideBySideTensor {
   int64_t explained = 0;    // different, |a − b| ≤ bound_a + bound_b
   int64_t unexplained = 0;  // |a − b| > bound_a + bound_b, or only one of them finite
   int64_t ulp_max = 0;      // largest ULP distance between a and b (finite pairs)
+  // Largest |a − b| over the element's scale (the reference's magnitude, Σ|terms|): ULP
+  // distances mean nothing near zero, where a state of a correct kernel pair can differ by
+  // 1.9e9 ULPs (a sign change across the subnormals) at 1e-6 of its scale.
+  double max_divergence_over_scale = 0;
   double max_usage = 0;     // max |a − b| / (bound_a + bound_b) over differing elements
   Verdict verdict_a = Verdict::exact, verdict_b = Verdict::exact;  // each against the exact value
   double bound_usage_a = 0, bound_usage_b = 0;

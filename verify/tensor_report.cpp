@@ -95,6 +95,7 @@ TensorReport judge_tensor(const std::string& name, Format format, const std::vec
   r.computed = computed;
   r.exact_nearest = exact.nearest;
   r.bounds = bounds;
+  r.scales = exact.magnitude;
   if (r.count(Verdict::invalid) > 0) r.max_bound_usage = HUGE_VAL;
   if (!ulps.empty()) {
     std::sort(ulps.begin(), ulps.end());

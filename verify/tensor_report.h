@@ -62,6 +62,7 @@ struct TensorReport {
   std::vector<Bits> computed;          // the kernel's bit patterns in `format`
   std::vector<double> exact_nearest;   // the exact value's nearest double
   std::vector<double> bounds;          // the contract's bound on |computed − exact|
+  std::vector<double> scales;          // the reference's magnitude (the element's scale)
   // How the worst element's bound splits over its sources, largest first (empty: not
   // attributed, e.g. a bound of 0 or a report made without the bound's inputs).
   std::vector<BoundShare> worst_bound_sources;

@@ -67,19 +67,39 @@ struct Side {
   DumpOptions flags;  // --a-... / --b-...
 };
 
-verify::KernelCheck check_side(const std::string& label, Side& side, const LoadedFile& problem_file,
-                               const DumpOptions& problem_options, const Problem& problem) {
-  DumpOptions base = side.flags;
-  const DumpOptions shared = problem_part(problem_options);
-  base.input_format = shared.input_format;
-  base.state_format = shared.state_format;
-  base.output_format = shared.output_format;
-  base.dt_softplus = shared.dt_softplus;
-  base.dt_limit = shared.dt_limit;
-  const DumpOptions o = merge_declared(base, "option or " + problem_file.path + " metadata", side.file);
+struct SideResult {
+  Problem problem;  // the inputs of the problem file under this side's options
+  verify::KernelCheck check;
+};
+
+// A side's options: its own flags and the shared ones, its file's metadata, then what is
+// still unset from the problem file's metadata. The formats must agree with the problem
+// file's; dt_softplus and dt_limit may differ (a decode kernel has no dt_limit where a
+// chunked one takes (0, inf)): whether the two sides still compute the same function is
+// decided on their exact values (compare_command).
+SideResult check_side(const std::string& label, const Side& side, const LoadedFile& problem_file,
+                      const DumpOptions& shared) {
+  DumpOptions o = side.flags;
+  o.input_format = shared.input_format;
+  o.state_format = shared.state_format;
+  o.output_format = shared.output_format;
+  o.dt_softplus = shared.dt_softplus;
+  o.dt_limit = shared.dt_limit;
+  o = merge_declared(o, "option", side.file);
+  if (side.file.path != problem_file.path) {
+    DumpOptions formats;  // the problem file's formats must be this side's
+    formats.input_format = problem_file.declared.input_format;
+    formats.state_format = problem_file.declared.state_format;
+    formats.output_format = problem_file.declared.output_format;
+    LoadedFile formats_only{problem_file.path, {}, formats};
+    o = merge_declared(o, "side " + label + "'s option or " + side.file.path + " metadata", formats_only);
+    if (!o.dt_softplus) o.dt_softplus = problem_file.declared.dt_softplus;
+    if (!o.dt_limit) o.dt_limit = problem_file.declared.dt_limit;
+  }
+  SideResult r{problem_of(problem_file, o), {}};
   // The same problem on both sides: a dump that holds inputs must hold these inputs.
   if (has_problem_tensors(side.file) && side.file.path != problem_file.path) {
-    const std::string diff = first_difference(problem, problem_of(side.file, o));
+    const std::string diff = first_difference(r.problem, problem_of(side.file, o));
     if (!diff.empty()) {
       throw UsageError("ssmv compare: " + side.file.path + " (side " + label + ") is a dump of another problem than " +
                        problem_file.path + ": " + diff);
@@ -87,11 +107,35 @@ verify::KernelCheck check_side(const std::string& label, Side& side, const Loade
   }
   // A hand-off's per-sequence prefix belongs to its side: the tensor prefill_tokens of the
   // side's own file (the other side of a compare is usually no hand-off).
-  const verify::ExternalKernel kernel = kernel_of(o, side.file, problem, label + "-");
-  const tensor_file::KernelOutputs outputs = tensor_file::outputs_from_tensors(side.file.tensors, side.file.path, problem);
-  verify::KernelCheck kc = verify::check_external(problem, kernel, outputs.y, outputs.final_states);
-  kc.kernel = label + ": " + kc.kernel;
-  return kc;
+  const verify::ExternalKernel kernel = kernel_of(o, side.file, r.problem, label + "-");
+  const tensor_file::KernelOutputs outputs =
+      tensor_file::outputs_from_tensors(side.file.tensors, side.file.path, r.problem);
+  r.check = verify::check_external(r.problem, kernel, outputs.y, outputs.final_states);
+  r.check.kernel = label + ": " + r.check.kernel;
+  return r;
+}
+
+// Two sides compute the same function when their exact values agree element for element
+// (options that differ without effect, such as a dt_limit of (0, inf) after softplus, are
+// fine); otherwise comparing them says nothing.
+void expect_same_function(const SideResult& a, const SideResult& b) {
+  if (!(a.problem.formats.input == b.problem.formats.input && a.problem.formats.state == b.problem.formats.state &&
+        a.problem.formats.output == b.problem.formats.output)) {
+    throw UsageError("ssmv compare: the two sides declare different formats");
+  }
+  for (const verify::TensorReport& ta : a.check.tensors) {
+    for (const verify::TensorReport& tb : b.check.tensors) {
+      if (ta.name != tb.name) continue;
+      for (size_t i = 0; i < ta.exact_nearest.size(); ++i) {
+        if (ta.exact_nearest[i] == tb.exact_nearest[i]) continue;
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "exact %s[%zu] is %a on side a and %a on side b", ta.name.c_str(), i,
+                      ta.exact_nearest[i], tb.exact_nearest[i]);
+        throw UsageError(std::string("ssmv compare: the two sides compute different functions (") + buf +
+                         "): their dt_softplus or dt_limit differ where it matters");
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -148,16 +192,14 @@ int compare_command(const std::vector<std::string>& args) {
   if (!has_problem_tensors(problem_file)) {
     throw UsageError("ssmv compare: " + problem_file.path + " holds no inputs (x, dt, A, B, C): give --problem FILE");
   }
-  const DumpOptions problem_options =
-      problem_part(merge_declared(resolve_declared(common), "option", problem_file));
-  const Problem problem = problem_of(problem_file, problem_options);
-
-  const verify::KernelCheck ka = check_side("a", a, problem_file, problem_options, problem);
-  const verify::KernelCheck kb = check_side("b", b, problem_file, problem_options, problem);
+  const DumpOptions shared = problem_part(resolve_declared(common));
+  const SideResult ra = check_side("a", a, problem_file, shared);
+  const SideResult rb = check_side("b", b, problem_file, shared);
+  expect_same_function(ra, rb);
   VerdictTable table("ssmv compare");
-  table.add(verify::report_entry(a_path, ka, problem));
-  table.add(verify::report_entry(b_path, kb, problem));
-  table.add(verify::side_by_side("a = " + a_path + " vs b = " + b_path, ka, kb, problem));
+  table.add(verify::report_entry(a_path, ra.check, ra.problem));
+  table.add(verify::report_entry(b_path, rb.check, rb.problem));
+  table.add(verify::side_by_side("a = " + a_path + " vs b = " + b_path, ra.check, rb.check, ra.problem));
   table.print(stdout);
   table.print_comparisons(stdout);
   table.write_files(json_path, markdown_path);

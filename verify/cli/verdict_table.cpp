@@ -45,11 +45,11 @@ void print_comparison(std::FILE* out, const verify::SideBySide& c) {
                c.contract_a.c_str(), c.device_a.c_str(), c.kernel_b.c_str(), c.contract_b.c_str(),
                c.device_b.c_str());
   std::fprintf(out, "  %-12s %9s %10s %10s %12s %10s %7s  %-16s %-16s\n", "tensor", "elements", "identical",
-               "explained", "unexplained", "ULP max", "usage", "verdict a", "verdict b");
+               "explained", "unexplained", "|a-b|/scale", "usage", "verdict a", "verdict b");
   for (const verify::SideBySideTensor& t : c.tensors) {
-    std::fprintf(out, "  %-12s %9lld %10lld %10lld %12lld %10lld %7.3f  %-16s %-16s\n", t.name.c_str(),
+    std::fprintf(out, "  %-12s %9lld %10lld %10lld %12lld %11s %7.3f  %-16s %-16s\n", t.name.c_str(),
                  (long long)t.elements, (long long)t.identical, (long long)t.explained, (long long)t.unexplained,
-                 (long long)t.ulp_max, t.max_usage, std::string(verify::verdict_name(t.verdict_a)).c_str(),
+                 verify::scale_text(t.max_divergence_over_scale).c_str(), t.max_usage, std::string(verify::verdict_name(t.verdict_a)).c_str(),
                  std::string(verify::verdict_name(t.verdict_b)).c_str());
   }
   std::fprintf(out, "  %s\n", c.explained_all()
