@@ -1,4 +1,4 @@
-// The one core of the reference: the recurrence of ../shared/DESIGN.md section 2 for one
+// The one core of the reference: the recurrence of docs/design.md section 2 for one
 // (sequence, head) pair, one token at a time, at one precision, on a number policy of
 // arithmetic.h. compute(), compute_streaming() and compute_decode() all run it (twice
 // per pair: at the primary and at the check precision).

@@ -1,5 +1,5 @@
 // The certified arbitrary-precision reference of the Mamba2 recurrence
-// (../shared/DESIGN.md section 2): ground truth for every verdict ssmv gives.
+// (docs/design.md section 2): ground truth for every verdict ssmv gives.
 //
 // Every value is computed twice, at `precision_bits` and at `check_precision_bits`, and
 // returned only when the two agree to `certified_bits` relative to the value's magnitude

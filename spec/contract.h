@@ -57,7 +57,7 @@ struct TranscendentalBudget {
 enum class ReductionOrder : uint8_t {
   sequential_fma,   // s = fma(a_i, b_i, s), i = 0..len-1
   tree,             // pairwise, depth ceil(log2 len)
-  mma_m16n8k16,     // tensor-core steps of 16 products, truncating sum (DESIGN.md §4)
+  mma_m16n8k16,     // tensor-core steps of 16 products, truncating sum (docs/design.md §4)
   any_order,        // products rounded separately, the terms summed in any association
                     // (Triton's tl.sum / tl.cumsum: the order is the compiler's)
 };

@@ -1,5 +1,5 @@
 // The problem description shared by every part of ssmv: shapes, options, formats and the
-// input tensors of the Mamba2 recurrence (../shared/DESIGN.md section 2), plus its decode
+// input tensors of the Mamba2 recurrence (docs/design.md section 2), plus its decode
 // form over a state pool (what SSU computes). No MPFR, no CUDA.
 //
 // Semantics, per token t of sequence s and head h (g = h / (H/G)):

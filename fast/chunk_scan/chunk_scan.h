@@ -1,4 +1,4 @@
-// chunk_scan: the chunked SSD prefill of the Mamba2 recurrence (../../shared/DESIGN.md §2),
+// chunk_scan: the chunked SSD prefill of the Mamba2 recurrence (docs/design.md §2),
 // in five stages, on the GPU (chunk_scan_gpu.h) and as a host twin (twin.h) that performs
 // the same fp32 operations in the same order with the same rounding points.
 //
@@ -14,7 +14,7 @@
 //       y = fma(D, x_m[p], y); y = y·(z·σ(z)); stored in the output format.
 // R is the contract's rounding: the input format for the production contract, none for
 // fp32. Reductions are mma.sync m16n8k16 chains (16-wide k-steps in increasing k, one fp32
-// accumulator, DESIGN.md §4) where the operands are bf16/fp16 (production contract with a
+// accumulator, docs/design.md §4) where the operands are bf16/fp16 (production contract with a
 // bf16 or fp16 input format), and sequential fmaf chains otherwise.
 #pragma once
 

@@ -10,7 +10,7 @@ std::vector<Reduction> reductions(ContractKind kind) {
   const ReductionOrder order = mma ? ReductionOrder::mma_m16n8k16 : ReductionOrder::sequential_fma;
   const std::string steps =
       mma ? "mma.sync m16n8k16 with fp32 accumulator: 16-wide k-steps [16j,16j+16) in "
-            "increasing j, one accumulator chained through them (DESIGN.md §4 model); "
+            "increasing j, one accumulator chained through them (docs/design.md §4 model); "
             "sequential fmaf instead when the input format is fp32"
           : "sequential fmaf in increasing k, one fp32 accumulator";
   auto r = [](Sum sum, std::string what, ReductionOrder o, std::string detail) {
@@ -77,7 +77,7 @@ Contract contract(ContractKind kind, int64_t chunk_size) {
   c.reductions = reductions(kind);
   c.flush_to_zero = false;
   c.softplus_shortcut = true;
-  // Bit-identical: the twin implements the DESIGN.md §4 model with the rules measured
+  // Bit-identical: the twin implements the docs/design.md §4 model with the rules measured
   // since (mma_model.h: subnormal operands and accumulators read their exponent field,
   // E ≥ −132, zero results +0), measured in bench/NOTES.md "chunk_scan (issue 4)".
   c.gpu_twin_max_ulps = 0;

@@ -1,4 +1,4 @@
-// Host model of the H200's tensor-core accumulation (DESIGN.md §4), exact for every
+// Host model of the H200's tensor-core accumulation (docs/design.md §4), exact for every
 // bf16 or fp16 operand pair with normal or zero values and a finite fp32 accumulator:
 // the host twin reproduces mma.sync.m16n8k16 f32.{bf16,f16} outputs bit for bit with it.
 //
@@ -16,7 +16,7 @@
 // subnormal range (measured on the H200, 2026-11-30, tests/gpu_test.cpp
 // MmaModelSignedZerosAndUnderflow; found by the GPU = twin property on an adversarial case).
 //
-// Subnormal operands (not covered by DESIGN.md §4's measurement): the reference exponent
+// Subnormal operands (not covered by docs/design.md §4's measurement): the reference exponent
 // of a subnormal operand is taken as the format's emin (−14 for fp16, −126 for bf16), as
 // its exponent field reads, rather than floor(log2|v|) — SubnormalRule::exponent_field.
 // The alternatives are kept for the device probe that decides between them

@@ -1,6 +1,6 @@
 // The host twin of chunk_scan: the five stages on the CPU with the kernels' fp32
 // operations, order and rounding points (chunk_scan.h), and the tensor-core reductions
-// emulated by the DESIGN.md §4 model (mma_model.h). Runs everywhere; CI tests it.
+// emulated by the docs/design.md §4 model (mma_model.h). Runs everywhere; CI tests it.
 #pragma once
 
 #include "fast/chunk_scan/chunk_scan.h"

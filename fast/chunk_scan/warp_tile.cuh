@@ -4,7 +4,7 @@
 // Accumulator layout (mma.sync m16n8k16 C/D fragment; g = lane/4, q = lane%4):
 //   acc[f][0] (row g,   col 8f+2q)   acc[f][1] (row g,   col 8f+2q+1)
 //   acc[f][2] (row g+8, col 8f+2q)   acc[f][3] (row g+8, col 8f+2q+1)
-// Op = __nv_bfloat16 / __half: mma.sync 16-wide steps (the DESIGN.md §4 model in
+// Op = __nv_bfloat16 / __half: mma.sync 16-wide steps (the docs/design.md §4 model in
 // mma_model.h reproduces them). Op = float: sequential fmaf per element, in increasing k,
 // up to a per-row limit (the twin's fma_chain).
 #pragma once

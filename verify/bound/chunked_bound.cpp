@@ -42,7 +42,7 @@ BoundSource sum_source(Sum s) {
 
 // [3.1] Error of a chained sum, fed the magnitudes of its terms in the kernel's order,
 // starting from an accumulator of magnitude acc0. Sequential FMA: each term one rounding
-// at the running magnitude. Tensor-core steps of 16 (DESIGN.md §4): per step, 17
+// at the running magnitude. Tensor-core steps of 16 (docs/design.md §4): per step, 17
 // truncations each below 2^(E−26) ≤ 2^-25·max(|terms|, |acc|) plus a rounding toward zero
 // below one ULP (2u relative) of the step's result: 10.5u times the running magnitude.
 // Absolute floors: the rounding below 2^-149 = 2η in fp32's subnormal range, and the

@@ -1,5 +1,5 @@
 // GPU against the host twin (label gpu; skipped without a CUDA device):
-//  * the DESIGN.md §4 model (mma_model.h) against mma.sync on random tiles, bit for bit;
+//  * the docs/design.md §4 model (mma_model.h) against mma.sync on random tiles, bit for bit;
 //  * ≥ 300 random varlen problems of both contracts (SSMV_CS_PROBLEMS overrides the count,
 //    e.g. for compute-sanitizer runs): y, final and boundary states, and every stage's
 //    intermediates bit for bit;
@@ -83,14 +83,14 @@ TEST(ChunkScanGpu, MmaModelMatchesTensorCores) {
 
 TEST(ChunkScanGpu, MmaModelWithSubnormalOperands) {
   SKIP_WITHOUT_GPU();
-  // Beyond DESIGN.md §4's measurement: fp16 operands down to 2^-24 (subnormal below
+  // Beyond docs/design.md §4's measurement: fp16 operands down to 2^-24 (subnormal below
   // 2^-14; the production contract rounds decayed weights and scaled B to fp16, which can
   // be subnormal). bf16 subnormals (below 2^-126) are left out: their products lie far
   // below any fp32 accumulator this kernel sees.
   EXPECT_EQ(mma_mismatches(false, 20000, -22, 12, 3)[0], 0);
 }
 
-// Signed zeros and results below the subnormal range, which DESIGN.md §4's measurement did
+// Signed zeros and results below the subnormal range, which docs/design.md §4's measurement did
 // not cover (a GPU-vs-twin sign-of-zero difference was found by the property suite on an
 // adversarial chunk_scan case, 2026-11-30). One tile per case; output (0, 0) is compared.
 TEST(ChunkScanGpu, MmaModelSignedZerosAndUnderflow) {
@@ -141,7 +141,7 @@ TEST(ChunkScanGpu, MmaModelSignedZerosAndUnderflow) {
   }
 }
 
-// Results in fp32's subnormal range (not covered by DESIGN.md §4 nor by the model's
+// Results in fp32's subnormal range (not covered by docs/design.md §4 nor by the model's
 // measurement; the GPU = twin property found 0x80008000 on the GPU against 0x80007fff in the
 // twin, 2026-11-30). Random bf16 products around 2^-135 with cancellation; counts the
 // outputs where mma.sync differs from the model, and from the model with the final

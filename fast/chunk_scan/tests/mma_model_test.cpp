@@ -1,4 +1,4 @@
-// The DESIGN.md §4 tensor-core model on hand-derived cases (each expected value is
+// The docs/design.md §4 tensor-core model on hand-derived cases (each expected value is
 // derived in its comment), and the chain/skip facts the twin relies on.
 #include <gtest/gtest.h>
 

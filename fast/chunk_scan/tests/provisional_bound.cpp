@@ -1,5 +1,5 @@
 // Provisional per-element bound for the CPU tests of the chunk_scan twin, until verify/
-// derives the real one (../../../../shared/BOUNDS.md "Chunked family"). First order, with
+// derives the real one (../../docs/bounds.md "Chunked family"). First order, with
 // u = 2^-24, u_in the unit roundoff of the input format under the production contract (0
 // under fp32), and the magnitudes of the exact recurrence on absolute values (Sabs, and
 // M = |zσ(z)|·(Σ_n|C_n|·Sabs_n + |D·x|) for y). Every relative error below multiplies a
@@ -12,7 +12,7 @@
 //    (exp ≤ 1.0 ULP ≤ 2u, fast_math_budgets.h), and a term's δ_k factor by ε_δ = max_k Δδ_k/δ_k.
 //  * per chunk: e_chunk = 2·E_cs + 2u + ε_δ + 4u (the four fp32 products forming the
 //    scale and the weights).
-//  * reductions: an mma step of m16n8k16 (DESIGN.md §4) truncates ≤ 17 terms below
+//  * reductions: an mma step of m16n8k16 (docs/design.md §4) truncates ≤ 17 terms below
 //    2^(E−26) with 2^E ≤ 2·max|term| and rounds toward zero (< 2u): ≤ 10.5u·Σ|terms of
 //    the step, accumulator included|; a chain of s steps ≤ 10.5u·s·Σ|terms|. Sequential
 //    fmaf over K terms: ≤ K·u·Σ|terms| (γ_K). Here s = ⌈N/16⌉ + ⌈L/16⌉ + 1 and K = N + L + 1

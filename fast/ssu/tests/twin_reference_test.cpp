@@ -3,7 +3,7 @@
 // derived below (verify/ will supply the rigorous one); slots nobody writes unchanged;
 // per-token states equal the final state of the same request cut after that token.
 //
-// Provisional bound (u = 2^-24; BOUNDS.md "Sequential family", first order, doubled).
+// Provisional bound (u = 2^-24; docs/bounds.md "Sequential family", first order, doubled).
 // Per token t of (request, head), with v = dt + dt_bias and exact δ_t, |δ_t A|:
 //   Δδ/δ ≤ r_δ = 3.2u (softplus budget 1.6 ULP) + u·max(1, |v|) (the add, amplified by
 //          v·σ(v)/softplus(v) ≤ max(1, |v|)) + u (nothing else: the clamp is exact)
@@ -40,7 +40,7 @@ constexpr double kU = 0x1p-24;
 struct Checked {
   int64_t y_elements = 0, y_nonzero = 0, state_elements = 0;
   // Largest (|error| − ½ULP_out) / pre-rounding bound over y: how much of the arithmetic
-  // part of the bound the twin uses (BOUNDS.md: judge tightness without the final rounding).
+  // part of the bound the twin uses (docs/bounds.md: judge tightness without the final rounding).
   double worst_arithmetic_use = 0;
 };
 
