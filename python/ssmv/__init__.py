@@ -1,0 +1,25 @@
+"""ssmv from Python: judge a Mamba2 state-space kernel's outputs against ssmv's certified
+reference and per-element error bounds, from a pytest test.
+
+    import ssmv
+    report = ssmv.check(x=x, dt=dt, A=A, B=B, C=C, D=D, dt_bias=dt_bias, y=y, final_states=fs,
+                        kernel="ssu", contract="triton.ssu", dt_softplus=True)
+    ssmv.assert_within_contract(...)   # same arguments; AssertionError naming the worst element
+    ssmv.compare(a=ssmv.Outputs(y=y1, kernel="chunk_scan", chunk_size=64), b=ssmv.Outputs(y=y2), x=x, ...)
+
+Each writes a self-describing dump (docs/tensor-files.md), runs the ssmv program on it
+(SSMV_BINARY, PATH, or the repository's build/release/ssmv) and reads its JSON report
+(docs/report-schema.md).
+"""
+
+from ._api import KERNELS, Outputs, __version__, assert_within_contract, cex_dir, check, compare
+from ._errors import BinaryNotFoundError, InputError, InputTypeError, SsmvError
+from ._run import find_binary
+from .report import (BoundSource, Comparison, Difference, Entry, FormatValue, Real, Report, TensorComparison,
+                     TensorResult, WorstElement)
+
+__all__ = [
+    "check", "assert_within_contract", "compare", "Outputs", "find_binary", "cex_dir", "KERNELS", "__version__",
+    "Report", "Entry", "TensorResult", "WorstElement", "Difference", "BoundSource", "Real", "FormatValue",
+    "Comparison", "TensorComparison", "SsmvError", "InputError", "InputTypeError", "BinaryNotFoundError",
+]

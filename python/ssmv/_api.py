@@ -1,0 +1,470 @@
+"""check, assert_within_contract and compare: a dump written, ssmv run on it, its report read."""
+
+import functools
+import hashlib
+import json
+import math
+import numbers
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+
+from . import _arrays
+from ._arrays import hexfloat
+from ._errors import USER_ERRORS, InputError, InputTypeError, SsmvError
+from ._run import find_binary, run_json
+from .report import Report
+
+__version__ = "0.1.0"
+
+KERNELS = ("ssu", "chunk_scan", "handoff")
+CHUNK_LAYOUTS = ("sequence", "global")
+
+
+def _public(fn):
+    """User errors leave the package with a one-frame traceback (and none in pytest's)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        __tracebackhide__ = True  # pytest: show the caller's line, not this one
+        try:
+            return fn(*args, **kwargs)
+        except USER_ERRORS as e:
+            raise e.with_traceback(None) from None
+    return wrapper
+
+
+# --- options ---------------------------------------------------------------------------
+
+def _choice(arg, value, choices):
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in choices:
+        raise InputError(f"{arg}={value!r}: expected one of {', '.join(repr(c) for c in choices)}")
+    return value
+
+
+def _positive_int(arg, value, minimum):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < minimum:
+        raise InputError(f"{arg}={value!r}: expected an integer >= {minimum}")
+    return int(value)
+
+
+def _flag(arg, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputTypeError(f"{arg}={value!r}: expected True or False")
+    return bool(value)
+
+
+def _contract(arg, value):
+    if value is None:
+        return None
+    if isinstance(value, os.PathLike) or isinstance(value, str) and os.path.exists(value):
+        p = Path(value)
+        if not p.is_file():
+            raise InputError(f"{arg}={str(value)!r}: no such contract file")
+        return str(p.resolve())
+    if not isinstance(value, str) or not value:
+        raise InputTypeError(f"{arg}={value!r}: expected a preset name (ssmv contract list) or a contract "
+                             "JSON file (docs/contracts.md)")
+    return value
+
+
+def _dt_limit(arg, value, round_dt_limit, notes):
+    """(lo, hi) as the metadata string of two fp32 values ('0x0.0p+0,inf')."""
+    if value is None:
+        return None
+    try:
+        lo, hi = value
+        pair = [float(lo), float(hi)]
+    except (TypeError, ValueError):
+        raise InputError(f"{arg}={value!r}: expected a pair (lo, hi) of numbers") from None
+    out = []
+    for which, v in zip(("lo", "hi"), pair):
+        if math.isnan(v):
+            raise InputError(f"{arg}={value!r}: {which} is NaN")
+        with np.errstate(over="ignore"):
+            f = float(np.float32(v))
+        if f != v:
+            if not round_dt_limit:
+                raise InputError(
+                    f"{arg}={value!r}: {which} = {v!r} is not an fp32 value (kernels receive dt_limit as fp32; "
+                    f"the nearest is {hexfloat(f)} = {f!r}): give that value, e.g. float(np.float32({v!r})), or pass "
+                    "round_dt_limit=True")
+            notes.append(f"{arg} {which} {v!r} rounded to the nearest fp32, {hexfloat(f)} = {f!r}")
+        out.append(f.hex())
+    if pair[0] > pair[1]:
+        raise InputError(f"{arg}={value!r}: lo > hi")
+    return ",".join(out)
+
+
+# --- the dump --------------------------------------------------------------------------
+
+def _problem_arrays(tensors, formats, notes, need_inputs=True):
+    """Converts the problem's and outputs' tensors; infers the formats. Returns the dump's
+    arrays and its format metadata."""
+    conv = {}
+    for name, obj in tensors.items():
+        if obj is None:
+            continue
+        c = _arrays.to_array(name, obj)
+        if c.note:
+            notes.append(c.note)
+        conv[name] = c
+    if need_inputs:
+        for name in ("x", "dt", "A", "B", "C"):
+            if name not in conv:
+                raise InputError(f"{name} is missing: the problem needs x, dt, A, B and C")
+    for name in _arrays.INT_TENSORS:
+        if name in conv:
+            _arrays.check_integer(name, conv[name])
+    for name in _arrays.FP32_TENSORS:
+        if name in conv:
+            _arrays.check_fp32_values(name, conv[name])
+            _arrays.check_finite(name, conv[name])
+    meta = {}
+    groups = (("input", "input_format", _arrays.INPUT_TENSORS),
+              ("state", "state_format", _arrays.STATE_TENSORS),
+              ("output", "output_format", _arrays.OUTPUT_TENSORS))
+    for group, arg, names in groups:
+        members = [(n, conv.get(n)) for n in names]
+        f, note = _arrays.infer_format(group, arg, formats.get(arg), members)
+        if note:
+            notes.append(note)
+        if f is not None:
+            meta["ssmv." + arg] = f
+    for name in _arrays.INPUT_TENSORS + ("initial_states",):
+        if name in conv:
+            _arrays.check_finite(name, conv[name])
+    return {n: c.array for n, c in conv.items()}, meta
+
+
+def _formats(input_format, state_format, output_format):
+    return {"input_format": _arrays.format_name("input_format", input_format),
+            "state_format": _arrays.format_name("state_format", state_format),
+            "output_format": _arrays.format_name("output_format", output_format)}
+
+
+def _kernel_meta(prefix, kernel, contract, decode_contract, chunk_size, chunk_layout, prefill_tokens, arrays):
+    if kernel is None:
+        raise InputError(f"{prefix}kernel=None: expected one of {', '.join(repr(k) for k in KERNELS)}")
+    meta = {"ssmv.kernel": _choice(prefix + "kernel", kernel, KERNELS)}
+    c = _contract(prefix + "contract", contract)
+    if c:
+        meta["ssmv.contract"] = c
+    d = _contract(prefix + "decode_contract", decode_contract)
+    if d:
+        if kernel != "handoff":
+            raise InputError(f"{prefix}decode_contract={decode_contract!r}: only a hand-off "
+                             f"(kernel='handoff') has a decode part; this is kernel={kernel!r}")
+        meta["ssmv.decode_contract"] = d
+    cs = _positive_int(prefix + "chunk_size", chunk_size, 1)
+    if cs is not None:
+        meta["ssmv.chunk_size"] = str(cs)
+    cl = _choice(prefix + "chunk_layout", chunk_layout, CHUNK_LAYOUTS)
+    if cl:
+        meta["ssmv.chunk_layout"] = cl
+    if prefill_tokens is not None:
+        if isinstance(prefill_tokens, numbers.Integral) and not isinstance(prefill_tokens, bool):
+            meta["ssmv.prefill_tokens"] = str(_positive_int(prefix + "prefill_tokens", prefill_tokens, 0))
+        else:
+            c = _arrays.to_array("prefill_tokens", prefill_tokens)
+            _arrays.check_integer("prefill_tokens", c)
+            arrays["prefill_tokens"] = c.array
+    return meta
+
+
+def _dump_stem(name):
+    if name is None:
+        test = os.environ.get("PYTEST_CURRENT_TEST", "")
+        name = test.split(" ")[0].split("/")[-1] if test else "ssmv-dump"
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name)).strip("._")[:80] or "ssmv-dump"
+
+
+def _save(path, arrays, meta):
+    out = dict(arrays)
+    out["__metadata__"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
+    np.savez(path, **out)
+
+
+def _digest(arrays, meta):
+    h = hashlib.sha1(json.dumps(meta, sort_keys=True).encode())
+    for k in sorted(arrays):
+        h.update(k.encode() + str(arrays[k].dtype).encode() + str(arrays[k].shape).encode())
+        h.update(np.ascontiguousarray(arrays[k]).tobytes())
+    return h.hexdigest()[:10]
+
+
+_session_dir = None
+
+
+def cex_dir():
+    """Where failing dumps are kept: $SSMV_CEX_DIR, else one temporary folder per process."""
+    global _session_dir
+    env = os.environ.get("SSMV_CEX_DIR")
+    if env:
+        Path(env).mkdir(parents=True, exist_ok=True)
+        return Path(env)
+    if _session_dir is None:
+        _session_dir = Path(tempfile.mkdtemp(prefix="ssmv-cex-"))
+    return _session_dir
+
+
+def _keep(path, dump):
+    """Copies the dump out of the working folder: to `dump` when it is a path, else to cex_dir()."""
+    if isinstance(dump, (str, os.PathLike)):
+        dest = Path(dump)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    else:
+        dest = cex_dir() / Path(path).name
+    shutil.copyfile(path, dest)
+    return str(dest.resolve())
+
+
+def _run(command, files, primary, dump, binary):
+    """Writes `files` ({name: (arrays, meta)}) to a working folder, runs `ssmv COMMAND`,
+    keeps `primary`'s dump when asked or when something failed, and returns (json, out, kept)."""
+    binary = find_binary(binary)
+    with tempfile.TemporaryDirectory(prefix="ssmv-") as tmp:
+        for fname, (arrays, meta) in files.items():
+            _save(Path(tmp) / fname, arrays, meta)
+        try:
+            j, out = run_json(binary, command, tmp)
+        except SsmvError as e:
+            kept = [_keep(Path(tmp) / f, None) for f in files]
+            e.dump = kept[0]
+            again = f"`ssmv check {kept[0]}` shows the same" if command[0] == "check" else \
+                f"the files are kept in {cex_dir()}: {', '.join(Path(k).name for k in kept)}"
+            e.args = (f"{e.message}\n(ssmv refused the dump the package wrote; {again})",)
+            raise
+        kept = None
+        if dump or not j["ok"]:
+            if len(files) == 1:
+                kept = _keep(Path(tmp) / primary, dump)
+            else:  # a comparison: keep all of its files side by side
+                for f in files:
+                    k = _keep(Path(tmp) / f, None)
+                    kept = k if f == primary else kept
+        return j, out, kept
+
+
+def _check(*, x, dt, A, B, C, y, final_states, z, D, dt_bias, initial_states, cu_seqlens, prefill_tokens,
+           kernel, contract, decode_contract, chunk_size, chunk_layout, dt_softplus, dt_limit, round_dt_limit,
+           input_format, state_format, output_format, source, name, dump, binary):
+    notes = []
+    if y is None:
+        raise InputError("y is missing: pass the kernel's output y (and final_states, when it returns them)")
+    formats = _formats(input_format, state_format, output_format)
+    arrays, meta = _problem_arrays(
+        dict(x=x, dt=dt, A=A, B=B, C=C, z=z, D=D, dt_bias=dt_bias, initial_states=initial_states,
+             cu_seqlens=cu_seqlens, y=y, final_states=final_states), formats, notes)
+    meta.update(_kernel_meta("", kernel, contract, decode_contract, chunk_size, chunk_layout, prefill_tokens,
+                             arrays))
+    meta["ssmv.dt_softplus"] = "true" if _flag("dt_softplus", dt_softplus) else "false"
+    lim = _dt_limit("dt_limit", dt_limit, _flag("round_dt_limit", round_dt_limit), notes)
+    if lim:
+        meta["ssmv.dt_limit"] = lim
+    meta["ssmv.source"] = f"ssmv Python package {__version__}" + (f": {source}" if source else "")
+    _default_notes(meta, notes)
+    if isinstance(dump, (str, os.PathLike)) and str(dump).endswith(".npz"):
+        fname = Path(dump).name
+    else:
+        fname = f"{_dump_stem(name)}-{_digest(arrays, meta)}.npz"  # the test's name, the content's hash
+        if isinstance(dump, (str, os.PathLike)):
+            dump = Path(dump) / fname
+    j, out, kept = _run(["check", fname], {fname: (arrays, meta)}, fname, dump, binary)
+    return Report.of(j, notes, kept, out)
+
+
+def _default_notes(meta, notes):
+    kernel = meta["ssmv.kernel"]
+    if "ssmv.contract" not in meta:
+        default = "ssu" if kernel == "ssu" else "chunk_scan.production"
+        notes.append(f"contract not given: ssmv's default {default} (the bundled kernel's); mamba_ssm/vLLM "
+                     "Triton kernels: contract='triton.ssu', 'triton.chunk_scan' or 'triton.chunk_scan.varlen' "
+                     "(docs/real-kernels.md)")
+    if "ssmv.state_format" not in meta and kernel in ("ssu", "handoff"):
+        notes.append("state_format not given and no state tensor to infer it from: fp32 (ssmv's default), the "
+                     "format the state is stored in between tokens")
+
+
+_CHECK_DOC = """
+    The problem (docs/tensor-files.md; packed [T, ...] or batched [batch, L, ...] layout):
+      x [T, H, P], dt [T, H], A [H], B [T, G, N], C [T, G, N]; optional z [T, H, P], D [H] or
+      [H, P], dt_bias [H], initial_states [S, H, P, N], cu_seqlens [S + 1] (one sequence
+      without), prefill_tokens (hand-off: an int for every sequence, or [S]).
+    The kernel's outputs: y [T, H, P]; final_states [S, H, P, N] when it returns them.
+    Tensors: NumPy arrays, torch tensors (bf16 handled; GPU tensors are copied to the CPU,
+    with a note), anything with __array__, __dlpack__ or .numpy(); bf16 in NumPy as int16
+    bit patterns. Formats are inferred from the dtypes when they say it (float32, float16,
+    bf16, int16 patterns) and the report's notes say so; float64 needs input_format= etc.
+    Options as `ssmv check` takes them (ssmv check --help): kernel 'ssu' | 'chunk_scan' |
+    'handoff'; contract / decode_contract: a preset (ssmv contract list, e.g. 'triton.ssu')
+    or a contract JSON file; chunk_size, chunk_layout 'sequence' | 'global'; dt_softplus;
+    dt_limit (lo, hi) of fp32 values (round_dt_limit=True rounds them).
+    dump: a path (.npz file or folder) to keep the dump at, or True for cex_dir(); failing
+    dumps are always kept, in $SSMV_CEX_DIR or else a temporary folder (Report.dump); the
+    file is named after the running pytest test (or `name`). binary: the ssmv program
+    (default: $SSMV_BINARY, PATH, then the repository's build/release/ssmv).
+"""
+
+
+@_public
+def check(*, x=None, dt=None, A=None, B=None, C=None, y=None, final_states=None, z=None, D=None,
+          dt_bias=None, initial_states=None, cu_seqlens=None, prefill_tokens=None, kernel="ssu", contract=None,
+          decode_contract=None, chunk_size=None, chunk_layout=None, dt_softplus=False, dt_limit=None,
+          round_dt_limit=False, input_format=None, state_format=None, output_format=None, source=None,
+          name=None, dump=None, binary=None) -> Report:
+    args = dict(locals())
+    __tracebackhide__ = True
+    return _check(**args)
+
+
+check.__doc__ = ("Judges a kernel's outputs with `ssmv check`; returns the Report (per tensor the "
+                 "verdict, counts, ULPs, err/scale, bound usage, worst element, bound sources).\n" + _CHECK_DOC)
+
+
+@_public
+def assert_within_contract(*, x=None, dt=None, A=None, B=None, C=None, y=None, final_states=None, z=None,
+                           D=None, dt_bias=None, initial_states=None, cu_seqlens=None, prefill_tokens=None,
+                           kernel="ssu", contract=None, decode_contract=None, chunk_size=None, chunk_layout=None,
+                           dt_softplus=False, dt_limit=None, round_dt_limit=False, input_format=None,
+                           state_format=None, output_format=None, source=None, name=None, dump=None,
+                           binary=None, msg=None) -> Report:
+    args = dict(locals())
+    __tracebackhide__ = True
+    del args["msg"]
+    report = _check(**args)
+    if not report.ok:
+        head = f"Expected {msg or 'the kernel outputs'} to be within its contract."
+        raise AssertionError(head + "\n" + report.failure_message())
+    return report
+
+
+assert_within_contract.__doc__ = (
+    "Like check(), and raises AssertionError unless no element is VIOLATION or INVALID. The "
+    "message says what torch.testing.assert_close says (mismatched count and share, greatest "
+    "absolute and relative difference with their index) plus verdicts, ULPs, bound usage, the "
+    "worst element exactly, its bound's sources, and the kept dump that `ssmv check DUMP` "
+    "re-runs; the same lines as the C++ EXPECT_WITHIN_CONTRACT. Returns the Report when it passes.\n"
+    "msg: what to call the outputs in the message's first line.\n" + _CHECK_DOC)
+
+
+@dataclass
+class Outputs:
+    """One side of compare(): a kernel's outputs and how it computed them."""
+    y: Any
+    final_states: Any = None
+    kernel: str = "ssu"
+    contract: Optional[str] = None
+    decode_contract: Optional[str] = None
+    chunk_size: Optional[int] = None
+    chunk_layout: Optional[str] = None
+    prefill_tokens: Any = None
+    dt_limit: Any = None  # this side's, when it differs from compare()'s
+
+
+def _side(arg, side, problem_formats, notes, round_dt_limit):
+    if isinstance(side, (str, os.PathLike)):
+        p = Path(side)
+        if not p.is_file():
+            raise InputError(f"{arg}={str(side)!r}: no such dump file")
+        return None, str(p.resolve())
+    if isinstance(side, dict):
+        try:
+            side = Outputs(**side)
+        except TypeError as e:
+            raise InputTypeError(f"{arg}: {e} (the keys are Outputs' fields: y, final_states, kernel, contract, "
+                                 "decode_contract, chunk_size, chunk_layout, prefill_tokens, dt_limit)") from None
+    if not isinstance(side, Outputs):
+        raise InputTypeError(f"{arg} is a {type(side).__name__}: expected ssmv.Outputs(y=..., kernel=...), a "
+                             "dict of its fields, or the path of a dump")
+    side_notes = []
+    arrays, meta = _problem_arrays({"y": side.y, "final_states": side.final_states}, problem_formats, side_notes,
+                                   need_inputs=False)
+    notes += [f"{arg}: {n}" for n in side_notes]
+    meta.update(_kernel_meta(arg + ".", side.kernel, side.contract, side.decode_contract, side.chunk_size,
+                             side.chunk_layout, side.prefill_tokens, arrays))
+    lim = _dt_limit(arg + ".dt_limit", side.dt_limit, round_dt_limit, notes)
+    if lim:
+        meta["ssmv.dt_limit"] = lim
+    return (arrays, meta), None
+
+
+@_public
+def compare(*, a, b, x=None, dt=None, A=None, B=None, C=None, z=None, D=None, dt_bias=None,
+            initial_states=None, cu_seqlens=None, dt_softplus=False, dt_limit=None, round_dt_limit=False,
+            input_format=None, state_format=None, output_format=None, name=None, dump=None,
+            binary=None) -> Report:
+    """Two kernels' outputs on the same problem side by side (`ssmv compare`): each against
+    the exact value under its own contract (Report.entries: a, then b), then per tensor the
+    elements where they are identical, explained (|a - b| <= bound_a + bound_b: both honest
+    rounding paths) or unexplained (Report.comparison). Report.ok: no VIOLATION/INVALID and
+    every divergence explained.
+
+    a, b: ssmv.Outputs(y=..., final_states=..., kernel=..., contract=..., chunk_size=...), a
+    dict of those fields, or the path of a dump (self-describing, with its problem when no
+    problem tensors are given here). The problem tensors and options are check()'s; dump=True
+    keeps the files (always kept when something fails) in cex_dir().
+    """
+    __tracebackhide__ = True
+    notes = []
+    round_dt_limit = _flag("round_dt_limit", round_dt_limit)
+    formats = _formats(input_format, state_format, output_format)
+    problem = dict(x=x, dt=dt, A=A, B=B, C=C, z=z, D=D, dt_bias=dt_bias, initial_states=initial_states,
+                   cu_seqlens=cu_seqlens)
+    have_problem = any(v is not None for v in problem.values())
+    sides = {}
+    for arg, side in (("a", a), ("b", b)):
+        sides[arg] = _side(arg, side, formats, notes, round_dt_limit)
+    files, args = {}, ["compare"]
+    stem = _dump_stem(name)
+    if have_problem:
+        # The output tensors decide the output/state formats too: infer them over both sides.
+        outs = {}
+        for arg in ("a", "b"):
+            if sides[arg][0] is not None:
+                outs[arg] = sides[arg][0][0]
+        parr, pmeta = _problem_arrays(problem, formats, notes)
+        for arg, arrays in outs.items():
+            for key in ("ssmv.output_format", "ssmv.state_format"):
+                f = sides[arg][0][1].pop(key, None)
+                if f is not None and pmeta.setdefault(key, f) != f:
+                    raise InputTypeError(f"{arg}'s {key[5:]} {f} differs from the other side's {pmeta[key]}: "
+                                         f"both kernels must write the same formats (or pass {key[5:]}=)")
+        pmeta["ssmv.dt_softplus"] = "true" if _flag("dt_softplus", dt_softplus) else "false"
+        lim = _dt_limit("dt_limit", dt_limit, round_dt_limit, notes)
+        if lim:
+            pmeta["ssmv.dt_limit"] = lim
+        pmeta["ssmv.source"] = f"ssmv Python package {__version__}"
+        pname = f"{stem}-problem-{_digest(parr, pmeta)}.npz"
+        files[pname] = (parr, pmeta)
+        args += ["--problem", pname]
+    elif any(s[0] is not None for s in sides.values()):
+        raise InputError("the problem is missing: with outputs given as arrays, pass the problem's x, dt, A, B, C")
+    elif dt_softplus or dt_limit is not None:
+        raise InputError("dt_softplus / dt_limit: the dumps given as a and b carry their own options")
+    primary = None
+    for arg in ("a", "b"):
+        built, path = sides[arg]
+        if built is None:
+            args += ["--" + arg, path]
+        else:
+            fname = f"{stem}-{arg}-{_digest(*built)}.npz"
+            files[fname] = built
+            args += ["--" + arg, fname]
+        primary = primary or (args[-1] if built is not None else None)
+    if not files:
+        binary_ = find_binary(binary)
+        with tempfile.TemporaryDirectory(prefix="ssmv-") as tmp:
+            j, out = run_json(binary_, args, tmp)
+        return Report.of(j, notes, None, out)
+    j, out, kept = _run(args, files, primary or next(iter(files)), dump, binary)
+    return Report.of(j, notes, kept, out)
