@@ -5,8 +5,10 @@
 //
 // pass when no element is VIOLATION or INVALID. The failure message says at least what
 // torch.testing.assert_close says (mismatched count and share, greatest absolute and
-// relative difference with their index) plus the verdict counts, ULP distances, bound usage
-// and the worst element with exact values (verify/report_text.h check_failure_message).
+// relative difference with their index) plus the verdict counts, ULP distances, bound usage,
+// the worst element with exact values and where its bound comes from, and a pointer to
+// docs/report-schema.md (verify/report_text.h check_failure_message). The Python assertion
+// ssmv.assert_within_contract (python/ssmv/report.py) prints the same lines in the same order.
 #pragma once
 
 #include <gtest/gtest.h>
