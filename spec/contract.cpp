@@ -4,6 +4,18 @@
 
 namespace ssmv {
 
+std::string_view family_name(Family f) { return f == Family::sequential ? "sequential" : "chunked"; }
+
+std::string_view reduction_order_name(ReductionOrder o) {
+  switch (o) {
+    case ReductionOrder::sequential_fma: return "sequential_fma";
+    case ReductionOrder::tree: return "tree";
+    case ReductionOrder::mma_m16n8k16: return "mma_m16n8k16";
+    case ReductionOrder::any_order: return "any_order";
+  }
+  return "?";
+}
+
 std::string_view point_name(Point p) {
   switch (p) {
     case Point::dt_scaled_B: return "dt_scaled_B";

@@ -119,6 +119,8 @@ struct Contract {
   std::string gpu_twin_how_measured;
 };
 
+std::string_view family_name(Family f);                   // "sequential", "chunked"
+std::string_view reduction_order_name(ReductionOrder o);  // "sequential_fma", "tree", "mma_m16n8k16", "any_order"
 std::string_view point_name(Point p);
 std::string_view format_ref_name(FormatRef f);
 std::string_view sum_name(Sum s);                  // "cumsum", "chunk_state", "state_passing", "CB", "y"

@@ -112,18 +112,6 @@ Reduction parse_reduction(const Field& f) {
 
 }  // namespace
 
-std::string_view family_name(Family f) { return f == Family::sequential ? "sequential" : "chunked"; }
-
-std::string_view reduction_order_name(ReductionOrder o) {
-  switch (o) {
-    case ReductionOrder::sequential_fma: return "sequential_fma";
-    case ReductionOrder::tree: return "tree";
-    case ReductionOrder::mma_m16n8k16: return "mma_m16n8k16";
-    case ReductionOrder::any_order: return "any_order";
-  }
-  return "?";
-}
-
 json::Value contract_to_json(const Contract& c) {
   Value v = Value::object();
   v.add("name", Value::from_string(c.name));

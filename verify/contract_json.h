@@ -20,8 +20,9 @@
 
 namespace ssmv::verify {
 
-std::string_view family_name(Family f);                  // "sequential", "chunked"
-std::string_view reduction_order_name(ReductionOrder o); // "sequential_fma", "tree", "mma_m16n8k16", "any_order"
+// The enum names of spec/contract.h, here too for the readers of this header.
+using ssmv::family_name;
+using ssmv::reduction_order_name;
 
 // Every field of the contract; ±Inf argument limits as the strings "inf" / "-inf".
 json::Value contract_to_json(const Contract& c);

@@ -1,7 +1,9 @@
 #include "verify/external_check.h"
 
-#include "verify/contract_json.h"
+#include "verify/bound/sequential_bound.h"
+#include "verify/exact_bounds.h"
 #include "verify/handoff.h"
+#include "verify/worst_sources.h"
 
 namespace ssmv::verify {
 namespace {
@@ -21,7 +23,77 @@ void expect_inputs(const Contract& c, const Problem& p) {
                      "' describes inputs in " + list + " only (its input_formats)");
 }
 
+// y [T, H, P] and final_states [S, H, P, N] (or empty) must fit the problem.
+void check_output_sizes(const Problem& p, const std::vector<float>& y, const std::vector<float>& final_states) {
+  const Shape& s = p.shape;
+  if (int64_t(y.size()) != s.num_tokens() * s.H * s.P) {
+    throw ProblemError("outputs: y has " + std::to_string(y.size()) + " elements, the problem needs " +
+                       std::to_string(s.num_tokens() * s.H * s.P));
+  }
+  if (!final_states.empty() && int64_t(final_states.size()) != s.num_sequences() * s.H * s.P * s.N) {
+    throw ProblemError("outputs: final_states has " + std::to_string(final_states.size()) +
+                       " elements, the problem needs " + std::to_string(s.num_sequences() * s.H * s.P * s.N));
+  }
+}
+
+KernelCheck judge_outputs(const Problem& p, KernelCheck kc, const ref::ExactResult& exact, const std::vector<float>& y,
+                          const std::vector<double>& y_bound, const std::vector<float>& final_states,
+                          const std::vector<double>& state_bound) {
+  kc.tensors.push_back(judge_tensor("y", p.formats.output, format_bits(p.formats.output, y), exact.y, y_bound, p,
+                                    y_coords, kYCoordNames));
+  if (!final_states.empty()) {
+    kc.tensors.push_back(judge_tensor("final_state", p.formats.state, format_bits(p.formats.state, final_states),
+                                      exact.final_state, state_bound, p, state_coords, kStateCoordNames));
+  }
+  return kc;
+}
+
 }  // namespace
+
+KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
+                          const std::vector<float>& y, const std::vector<float>& final_states) {
+  validate(p);
+  check_output_sizes(p, y, final_states);
+  const ref::ExactResult exact = ref::compute(p);
+  std::vector<double> y_bound, state_bound;
+  bound::SequentialInput in;
+  if (contract.family == Family::sequential) {
+    in.problem = &p;
+    in.contract = &contract;
+    in.delta = &exact.delta;
+    in.decay = &exact.decay;
+    in.store_every_token = true;
+    bound::SequentialBounds b = bound::sequential_bounds(in);
+    y_bound = std::move(b.y);
+    state_bound = std::move(b.stored_state);
+  } else {
+    bound::ChunkedBounds b = chunked_bounds_for(p, contract, exact);
+    y_bound = std::move(b.y);
+    state_bound = std::move(b.final_state);
+  }
+  KernelCheck kc = judge_outputs(p, KernelCheck{kernel, contract.name, "external", {}}, exact, y, y_bound,
+                                 final_states, state_bound);
+  const bool seq = contract.family == Family::sequential;
+  for (TensorReport& r : kc.tensors) {
+    const bool is_y = r.name == "y";
+    if (seq) attribute_worst(r, in, is_y ? bound::BoundOf::y : bound::BoundOf::stored_state, r.worst.index);
+    else attribute_worst(r, p, contract, exact, is_y ? bound::BoundOf::y : bound::BoundOf::final_state);
+  }
+  return kc;
+}
+
+KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
+                                  const Contract& decode, const std::string& kernel, const std::vector<float>& y,
+                                  const std::vector<float>& final_states) {
+  validate(p);
+  check_output_sizes(p, y, final_states);
+  const ref::ExactResult exact = ref::compute(p, handoff_reference_options(p, prefill));
+  const HandoffBounds b = handoff_bounds(p, prefill, chunked, decode, /*decode_stores_every_token=*/true, exact);
+  KernelCheck kc = judge_outputs(p, KernelCheck{kernel, chunked.name + "+" + decode.name, "external", {}}, exact, y,
+                                 b.y, final_states, b.final_state);
+  attribute_handoff(kc, p, prefill, chunked, decode, true, exact);
+  return kc;
+}
 
 void validate_external(const Problem& p, const ExternalKernel& k) {
   if (k.family == "ssu") {

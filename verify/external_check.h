@@ -9,9 +9,24 @@
 
 #include "spec/contract.h"
 #include "spec/problem.h"
-#include "verify/kernel_check.h"
+#include "verify/check_result.h"
 
 namespace ssmv::verify {
+
+// An external kernel's outputs (values of the problem's output and state formats; NaN and
+// Inf allowed, judged INVALID), judged under `contract`: the sequential family as a decode
+// kernel launched once per token (the state stored in the state format after every token),
+// the chunked family with the contract's chunk size. `final_states` may be empty.
+KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
+                          const std::vector<float>& y, const std::vector<float>& final_states);
+
+// An external prefill/decode hand-off's outputs: the first prefill[s] tokens of sequence s
+// through a chunked kernel under `chunked`, the rest through a decode kernel launched once
+// per token under `decode`, starting from the state the chunked kernel stored in the
+// state format. y [T, H, P] of both parts; final_states (may be empty) after the last token.
+KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
+                                  const Contract& decode, const std::string& kernel, const std::vector<float>& y,
+                                  const std::vector<float>& final_states);
 
 // What produced a dump. family "ssu": a decode kernel launched once per token (the state
 // stored in the state format after every token) under `contract` (sequential family);

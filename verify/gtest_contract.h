@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "verify/kernel_check.h"
+#include "verify/check_result.h"
 #include "verify/report_text.h"
 
 namespace ssmv::verify {

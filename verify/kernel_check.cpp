@@ -11,6 +11,7 @@
 #include "verify/bound/chunked_bound.h"
 #include "verify/bound/sequential_bound.h"
 #include "verify/handoff.h"
+#include "verify/worst_sources.h"
 #include "verify/problem_slice.h"
 #ifdef SSMV_HAVE_CUDA
 #include "fast/chunk_scan/chunk_scan_gpu.h"
@@ -20,8 +21,6 @@
 namespace ssmv::verify {
 namespace {
 
-const std::vector<std::string> kYCoords{"sequence", "token", "head", "dim"};
-const std::vector<std::string> kStateCoords{"sequence", "head", "dim", "state"};
 
 chunk_scan::Result run_chunk_scan(const Problem& p, const chunk_scan::Config& cfg, Device device) {
   if (device == Device::twin) return chunk_scan::run_twin(p, cfg);
@@ -60,39 +59,6 @@ chunk_scan::Config chunk_config(chunk_scan::ContractKind kind, int64_t L, bool b
   return cfg;
 }
 
-// ---- where the worst element's bound comes from (verify/bound/attribution.h) ----------
-
-void keep_shares(TensorReport& r, const bound::Attribution& a) {
-  r.worst_bound_sources.clear();
-  for (const bound::SourceShare& s : a.shares) {
-    r.worst_bound_sources.push_back({std::string(bound::bound_source_name(s.source)), s.label, s.share});
-  }
-}
-
-// After judge_tensor: splits the bound of r's worst element (index `index` of the bound's
-// own layout, which is r's unless the caller maps it) over its sources. A worst element
-// with bound 0 (an unwritten pool slot) has nothing to split.
-void attribute_worst(TensorReport& r, const bound::SequentialInput& in, bound::BoundOf which, int64_t index) {
-  if (index < 0 || r.worst.bound <= 0) return;
-  keep_shares(r, bound::attribute_sequential(in, which, index));
-}
-
-void attribute_worst(TensorReport& r, const Problem& p, const Contract& c, const ref::ExactResult& exact,
-                     bound::BoundOf which) {
-  if (r.worst.index < 0 || r.worst.bound <= 0) return;
-  keep_shares(r, bound::attribute_chunked(chunked_input_for(p, c, exact), which, r.worst.index));
-}
-
-// The worst elements of a hand-off's y and final_state, split over their sources.
-void attribute_handoff(KernelCheck& kc, const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
-                       const Contract& decode, bool stores_every_token, const ref::ExactResult& exact) {
-  for (TensorReport& r : kc.tensors) {
-    if (r.worst.index < 0 || r.worst.bound <= 0) continue;
-    keep_shares(r, handoff_attribution(p, prefill, chunked, decode, stores_every_token, exact, r.name == "y",
-                                       r.worst.index));
-  }
-}
-
 // The request of decode problem `d` whose state is in pool slot `slot` after the launch
 // (the last one writing it, as judge_ssu's pool bound; -1: none).
 int64_t writer_of(const DecodeProblem& d, int64_t slot) {
@@ -105,21 +71,6 @@ int64_t writer_of(const DecodeProblem& d, int64_t slot) {
 
 }  // namespace
 
-bound::ChunkedInput chunked_input_for(const Problem& p, const Contract& contract, const ref::ExactResult& exact) {
-  bound::ChunkedInput in;
-  in.problem = &p;
-  in.contract = &contract;
-  in.delta = &exact.delta;
-  in.y_exact = &exact.y.nearest;
-  in.y_ungated = &exact.y_ungated;
-  return in;
-}
-
-bound::ChunkedBounds chunked_bounds_for(const Problem& p, const Contract& contract,
-                                        const ref::ExactResult& exact) {
-  return bound::chunked_bounds(chunked_input_for(p, contract, exact));
-}
-
 std::string_view device_name(Device d) { return d == Device::twin ? "twin" : "gpu"; }
 
 bool gpu_available() {
@@ -128,16 +79,6 @@ bool gpu_available() {
 #else
   return false;
 #endif
-}
-
-bool KernelCheck::ok() const {
-  return std::all_of(tensors.begin(), tensors.end(), [](const TensorReport& r) { return r.ok(); });
-}
-
-Verdict KernelCheck::overall() const {
-  Verdict worst = Verdict::exact;
-  for (const TensorReport& r : tensors) worst = std::max(worst, r.overall());
-  return worst;
 }
 
 KernelCheck judge_ssu(const DecodeProblem& d, const ref::ExactDecodeResult& exact, const ssu::Result& got,
@@ -163,7 +104,7 @@ KernelCheck judge_ssu(const DecodeProblem& d, const ref::ExactDecodeResult& exac
   // state_coords reads H, P, N of the problem: over the pool the first coordinate is the slot.
   KernelCheck kc{kernel, contract.name, device, {}};
   kc.tensors.push_back(judge_tensor("y", d.problem.formats.output, got.y, exact.result.y, b.y,
-                                    d.problem, y_coords, kYCoords));
+                                    d.problem, y_coords, kYCoordNames));
   kc.tensors.push_back(judge_tensor("state_pool", d.problem.formats.state, got.state_pool,
                                     exact.state_pool, pool_bound, d.problem, state_coords,
                                     {"slot", "head", "dim", "state"}));
@@ -196,9 +137,9 @@ KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, in
   KernelCheck kc{"chunk_scan", contract.name, std::string(device_name(device)), {}};
   const Format st = p.formats.state;
   kc.tensors.push_back(judge_tensor("y", p.formats.output, format_bits(p.formats.output, got.y), exact.y,
-                                    b.y, p, y_coords, kYCoords));
+                                    b.y, p, y_coords, kYCoordNames));
   kc.tensors.push_back(judge_tensor("final_state", st, format_bits(st, got.final_state), exact.final_state,
-                                    b.final_state, p, state_coords, kStateCoords));
+                                    b.final_state, p, state_coords, kStateCoordNames));
   attribute_worst(kc.tensors[0], p, contract, exact, bound::BoundOf::y);
   attribute_worst(kc.tensors[1], p, contract, exact, bound::BoundOf::final_state);
   if (boundary_states) {
@@ -284,84 +225,10 @@ KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractK
   KernelCheck kc{"chunk_scan+ssu", chunked.name + "+" + sequential.name, std::string(device_name(device)), {}};
   if (split == 0) kc = KernelCheck{"ssu", sequential.name, std::string(device_name(device)), {}};
   if (kept.empty()) kc = KernelCheck{"chunk_scan", chunked.name, std::string(device_name(device)), {}};
-  kc.tensors.push_back(judge_tensor("y", p.formats.output, y_bits, exact.y, bounds.y, p, y_coords, kYCoords));
+  kc.tensors.push_back(judge_tensor("y", p.formats.output, y_bits, exact.y, bounds.y, p, y_coords, kYCoordNames));
   kc.tensors.push_back(judge_tensor("final_state", p.formats.state, final_bits, exact.final_state,
-                                    bounds.final_state, p, state_coords, kStateCoords));
+                                    bounds.final_state, p, state_coords, kStateCoordNames));
   attribute_handoff(kc, p, prefill, chunked, sequential, false, exact);
-  return kc;
-}
-
-namespace {
-
-// y [T, H, P] and final_states [S, H, P, N] (or empty) must fit the problem.
-void check_output_sizes(const Problem& p, const std::vector<float>& y, const std::vector<float>& final_states) {
-  const Shape& s = p.shape;
-  if (int64_t(y.size()) != s.num_tokens() * s.H * s.P) {
-    throw ProblemError("outputs: y has " + std::to_string(y.size()) + " elements, the problem needs " +
-                       std::to_string(s.num_tokens() * s.H * s.P));
-  }
-  if (!final_states.empty() && int64_t(final_states.size()) != s.num_sequences() * s.H * s.P * s.N) {
-    throw ProblemError("outputs: final_states has " + std::to_string(final_states.size()) +
-                       " elements, the problem needs " + std::to_string(s.num_sequences() * s.H * s.P * s.N));
-  }
-}
-
-KernelCheck judge_outputs(const Problem& p, KernelCheck kc, const ref::ExactResult& exact, const std::vector<float>& y,
-                          const std::vector<double>& y_bound, const std::vector<float>& final_states,
-                          const std::vector<double>& state_bound) {
-  kc.tensors.push_back(judge_tensor("y", p.formats.output, format_bits(p.formats.output, y), exact.y, y_bound, p,
-                                    y_coords, kYCoords));
-  if (!final_states.empty()) {
-    kc.tensors.push_back(judge_tensor("final_state", p.formats.state, format_bits(p.formats.state, final_states),
-                                      exact.final_state, state_bound, p, state_coords, kStateCoords));
-  }
-  return kc;
-}
-
-}  // namespace
-
-KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
-                          const std::vector<float>& y, const std::vector<float>& final_states) {
-  validate(p);
-  check_output_sizes(p, y, final_states);
-  const ref::ExactResult exact = ref::compute(p);
-  std::vector<double> y_bound, state_bound;
-  bound::SequentialInput in;
-  if (contract.family == Family::sequential) {
-    in.problem = &p;
-    in.contract = &contract;
-    in.delta = &exact.delta;
-    in.decay = &exact.decay;
-    in.store_every_token = true;
-    bound::SequentialBounds b = bound::sequential_bounds(in);
-    y_bound = std::move(b.y);
-    state_bound = std::move(b.stored_state);
-  } else {
-    bound::ChunkedBounds b = chunked_bounds_for(p, contract, exact);
-    y_bound = std::move(b.y);
-    state_bound = std::move(b.final_state);
-  }
-  KernelCheck kc = judge_outputs(p, KernelCheck{kernel, contract.name, "external", {}}, exact, y, y_bound,
-                                 final_states, state_bound);
-  const bool seq = contract.family == Family::sequential;
-  for (TensorReport& r : kc.tensors) {
-    const bool is_y = r.name == "y";
-    if (seq) attribute_worst(r, in, is_y ? bound::BoundOf::y : bound::BoundOf::stored_state, r.worst.index);
-    else attribute_worst(r, p, contract, exact, is_y ? bound::BoundOf::y : bound::BoundOf::final_state);
-  }
-  return kc;
-}
-
-KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
-                                  const Contract& decode, const std::string& kernel, const std::vector<float>& y,
-                                  const std::vector<float>& final_states) {
-  validate(p);
-  check_output_sizes(p, y, final_states);
-  const ref::ExactResult exact = ref::compute(p, handoff_reference_options(p, prefill));
-  const HandoffBounds b = handoff_bounds(p, prefill, chunked, decode, /*decode_stores_every_token=*/true, exact);
-  KernelCheck kc = judge_outputs(p, KernelCheck{kernel, chunked.name + "+" + decode.name, "external", {}}, exact, y,
-                                 b.y, final_states, b.final_state);
-  attribute_handoff(kc, p, prefill, chunked, decode, true, exact);
   return kc;
 }
 

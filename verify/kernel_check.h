@@ -13,6 +13,8 @@
 #include "reference/reference.h"
 #include "verify/bound/chunked_bound.h"
 #include "spec/problem.h"
+#include "verify/check_result.h"
+#include "verify/exact_bounds.h"
 #include "verify/tensor_report.h"
 
 namespace ssmv::verify {
@@ -21,22 +23,6 @@ enum class Device : uint8_t { twin, gpu };
 std::string_view device_name(Device d);  // "twin", "gpu"
 // True when this build has the CUDA kernels and a CUDA device is present.
 bool gpu_available();
-
-struct KernelCheck {
-  std::string kernel;     // "ssu", "chunk_scan", "chunk_scan+ssu" (hand-off)
-  std::string contract;   // the contract's name
-  std::string device;     // "twin" or "gpu"
-  std::vector<TensorReport> tensors;  // y first, then the states
-  bool ok() const;
-  Verdict overall() const;
-};
-
-// The chunked-family bound's input for `p` under `contract`, from the reference's exact
-// values (pointers into `exact`), and the bounds themselves.
-bound::ChunkedInput chunked_input_for(const Problem& p, const Contract& contract, const ref::ExactResult& exact);
-// The chunked-family bounds of `p` under `contract`, from the reference's exact values.
-bound::ChunkedBounds chunked_bounds_for(const Problem& p, const Contract& contract,
-                                        const ref::ExactResult& exact);
 
 // Judges SSU-family results `got` of decode problem `d` (y and the pool after the launch)
 // against `exact` under the ssu contract; `kernel` and `device` name what produced them
@@ -61,19 +47,5 @@ KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, in
 KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractKind kind,
                           int64_t chunk_size, Device device);
 
-// An external kernel's outputs (values of the problem's output and state formats; NaN and
-// Inf allowed, judged INVALID), judged under `contract`: the sequential family as a decode
-// kernel launched once per token (the state stored in the state format after every token),
-// the chunked family with the contract's chunk size. `final_states` may be empty.
-KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
-                          const std::vector<float>& y, const std::vector<float>& final_states);
-
-// An external prefill/decode hand-off's outputs: the first prefill[s] tokens of sequence s
-// through a chunked kernel under `chunked`, the rest through a decode kernel launched once
-// per token under `decode`, starting from the state the chunked kernel stored in the
-// state format. y [T, H, P] of both parts; final_states (may be empty) after the last token.
-KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
-                                  const Contract& decode, const std::string& kernel, const std::vector<float>& y,
-                                  const std::vector<float>& final_states);
 
 }  // namespace ssmv::verify

@@ -10,7 +10,7 @@
 
 #include "spec/problem.h"
 #include "verify/json/json.h"
-#include "verify/kernel_check.h"
+#include "verify/check_result.h"
 #include "verify/side_by_side.h"
 
 namespace ssmv::verify {

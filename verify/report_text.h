@@ -9,7 +9,7 @@
 
 #include "spec/format.h"
 #include "spec/problem.h"
-#include "verify/kernel_check.h"
+#include "verify/check_result.h"
 #include "verify/tensor_report.h"
 
 namespace ssmv::verify {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "spec/problem.h"
-#include "verify/kernel_check.h"
+#include "verify/check_result.h"
 #include "verify/tensor_report.h"
 
 namespace ssmv::verify {

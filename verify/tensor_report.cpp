@@ -28,6 +28,9 @@ std::vector<int64_t> state_coords(const Problem& p, int64_t index) {
   return {index / (s.H * s.P * s.N), (index / (s.P * s.N)) % s.H, (index / s.N) % s.P, index % s.N};
 }
 
+const std::vector<std::string> kYCoordNames{"sequence", "token", "head", "dim"};
+const std::vector<std::string> kStateCoordNames{"sequence", "head", "dim", "state"};
+
 std::vector<Bits> format_bits(Format f, const std::vector<float>& values) {
   std::vector<Bits> b(values.size());
   for (size_t i = 0; i < values.size(); ++i) b[i] = round_nearest_even(f, values[i]);

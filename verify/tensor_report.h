@@ -77,6 +77,9 @@ struct TensorReport {
 using CoordFn = std::vector<int64_t> (*)(const Problem&, int64_t index);
 std::vector<int64_t> y_coords(const Problem& p, int64_t index);      // sequence, token (in sequence), head, dim
 std::vector<int64_t> state_coords(const Problem& p, int64_t index);  // sequence, head, dim, state
+// The names of those coordinates, for TensorReport::coord_names.
+extern const std::vector<std::string> kYCoordNames;      // sequence, token, head, dim
+extern const std::vector<std::string> kStateCoordNames;  // sequence, head, dim, state
 
 // The bit patterns of `values` in `f` (values of the format, NaN and Inf included, encode
 // exactly; round-to-nearest-even is the encoding).

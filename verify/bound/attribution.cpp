@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "verify/bound/tagged.h"
-#include "verify/contract_json.h"
 
 namespace ssmv::bound {
 namespace {
@@ -85,7 +84,7 @@ std::string source_label(BoundSource s, const Contract& c, const Formats& f) {
   } else if (source_sum(s, sum)) {
     const Reduction* r = find_reduction(c, sum);
     const bool declared = r != nullptr && r->detail != undeclared_reduction(sum).detail;
-    label += declared ? " (" + std::string(verify::reduction_order_name(r->order)) + ")" : " (not declared: sequential_fma)";
+    label += declared ? " (" + std::string(reduction_order_name(r->order)) + ")" : " (not declared: sequential_fma)";
   } else if (s == BoundSource::arithmetic) {
     label = std::string(format_name(c.accumulation)) + " arithmetic";
   }

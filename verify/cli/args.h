@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "verify/kernel_check.h"
 
 namespace ssmv::cli {
 
@@ -30,9 +29,5 @@ class ArgReader {
   const std::vector<std::string>& args_;
   size_t i_ = 0;
 };
-
-// The value of --device: "twin", "gpu", or with allow_auto "auto" (the GPU when one is
-// present). Asking for the GPU on a machine without one is a UsageError.
-verify::Device parse_device(const std::string& text, bool allow_auto);
 
 }  // namespace ssmv::cli

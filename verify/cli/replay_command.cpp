@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "verify/cli/args.h"
+#include "verify/cli/device_option.h"
 #include "verify/cli/verdict_table.h"
 #include "verify/counterexample.h"
 #include "verify/kernel_check.h"

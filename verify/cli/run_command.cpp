@@ -5,6 +5,7 @@
 #include <string>
 
 #include "verify/cli/args.h"
+#include "verify/cli/device_option.h"
 #include "verify/cli/verdict_table.h"
 #include "verify/default_suite.h"
 

@@ -12,7 +12,7 @@
 #include "fast/chunk_scan/twin.h"
 #include "fast/ssu/ssu.h"
 #include "verify/contract_json.h"
-#include "verify/kernel_check.h"
+#include "verify/external_check.h"
 #include "verify/problem_slice.h"
 #include "spec/realistic_problem.h"
 #include "verify/tensor_file/problem_file.h"

@@ -1,0 +1,20 @@
+#include "verify/exact_bounds.h"
+
+namespace ssmv::verify {
+
+bound::ChunkedInput chunked_input_for(const Problem& p, const Contract& contract, const ref::ExactResult& exact) {
+  bound::ChunkedInput in;
+  in.problem = &p;
+  in.contract = &contract;
+  in.delta = &exact.delta;
+  in.y_exact = &exact.y.nearest;
+  in.y_ungated = &exact.y_ungated;
+  return in;
+}
+
+bound::ChunkedBounds chunked_bounds_for(const Problem& p, const Contract& contract,
+                                        const ref::ExactResult& exact) {
+  return bound::chunked_bounds(chunked_input_for(p, contract, exact));
+}
+
+}  // namespace ssmv::verify
