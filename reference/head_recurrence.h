@@ -52,15 +52,17 @@ class TokenScalars {
     Arith::mul(t_, delta_, t_);
     Arith::exp(decay_, t_);
     if (gates && pr.has_z()) {
-      for (int64_t p = 0; p < P_; ++p) {
-        // gate = z·σ(z) = z / (1 + e^-z)
-        Arith::set(x_, double(pr.z[pr.x_index(t, h, p)]));
-        Arith::neg(t_, x_);
-        Arith::exp(t_, t_);
-        Arith::add(t_, one_, t_);
-        Arith::div(gate_[p], x_, t_);
-      }
+      for (int64_t p = 0; p < P_; ++p) gate_of(pr.z[pr.x_index(t, h, p)], gate_[p]);
     }
+  }
+
+  // gate = z·σ(z) = z / (1 + e^-z) of one z, into r (at r's precision).
+  void gate_of(float z, Num& r) {
+    Arith::set(x_, double(z));
+    Arith::neg(t_, x_);
+    Arith::exp(t_, t_);
+    Arith::add(t_, one_, t_);
+    Arith::div(r, x_, t_);
   }
 
   const Num& delta_num() const { return delta_; }

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <unordered_map>
 
 #include "reference/arithmetic.h"
 #include "reference/double_double.h"
@@ -66,6 +68,38 @@ bool decides(const DD& v, double err, bool formats) {
   return true;
 }
 
+// One row p of one token [3, 4]: S[n] = decay·S[n] + u[n]·x for every n (independent:
+// vectorisable), then Σ_n C[n]·S[n] over four interleaved partial sums combined as
+// (0 + 1) + (2 + 3) (a fixed tree: the bits do not depend on the machine). Compiled for
+// x86-64-v3 (AVX2, FMA) and generic x86-64, chosen at load time; std::fma rounds once in
+// both, so both give the same bits.
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+DD update_row(double* sh, double* sl, const double* uh, const double* ul, const double* c, DD decay,
+              double x, int64_t N, double* abs_cs) {
+  for (int64_t n = 0; n < N; ++n) {
+    const DD s = dd::add(dd::mul(decay, DD{sh[n], sl[n]}), dd::mul(DD{uh[n], ul[n]}, x));
+    sh[n] = s.hi;
+    sl[n] = s.lo;
+  }
+  DD acc[4] = {};
+  double abs_sum[4] = {0, 0, 0, 0};
+  int64_t n = 0;
+  for (; n + 4 <= N; n += 4) {
+    for (int k = 0; k < 4; ++k) {
+      const DD cs = dd::mul(DD{sh[n + k], sl[n + k]}, c[n + k]);
+      acc[k] = dd::add(acc[k], cs);
+      abs_sum[k] += std::fabs(cs.hi);
+    }
+  }
+  for (; n < N; ++n) {
+    const DD cs = dd::mul(DD{sh[n], sl[n]}, c[n]);
+    acc[0] = dd::add(acc[0], cs);
+    abs_sum[0] += std::fabs(cs.hi);
+  }
+  *abs_cs = (abs_sum[0] + abs_sum[1]) + (abs_sum[2] + abs_sum[3]);
+  return dd::add(dd::add(acc[0], acc[1]), dd::add(acc[2], acc[3]));
+}
+
 }  // namespace
 
 struct FastPairRunner::Impl {
@@ -73,15 +107,33 @@ struct FastPairRunner::Impl {
        const std::vector<std::vector<int64_t>>& positions, Sink& sink)
       : pr(pr), init(init), positions(positions), sink(sink), P(pr.shape.P), N(pr.shape.N),
         certified_bits(o.certified_bits), um(std::ldexp(1.0, -check_bits)), scalars(check_bits, P),
-        mag(P, N), S(size_t(P * N)), u(size_t(N)), c(size_t(N)), gate(size_t(P)), gate_up(size_t(P)),
+        mag(P, N), sh(size_t(P * N)), sl(size_t(P * N)), uh(size_t(N)), ul(size_t(N)), c(size_t(N)), gate(size_t(P)), gate_up(size_t(P)),
         y_vals(size_t(P), check_bits), state_vals(size_t(P * N), check_bits), y_ptr(size_t(P)),
         state_ptr(size_t(P * N)), y_nearest(size_t(P)), y_err(size_t(P)), ungated_nearest(size_t(P)),
         sum_abs_cs(size_t(P)), state_nearest(size_t(P * N)), state_err(size_t(P * N)) {
     mpfr_init2(tmp, check_bits);
+    gate_tmp.init(check_bits);
+    cert_factor = std::ldexp(1.0, -certified_bits);
     for (int64_t p = 0; p < P; ++p) y_ptr[p] = y_vals[p].get();
     for (int64_t i = 0; i < P * N; ++i) state_ptr[i] = state_vals[i].get();
   }
   ~Impl() { mpfr_clear(tmp); }
+
+  // The check run's gate of z (TokenScalars::gate_of, the same operations at the same
+  // precision), memoised per worker: a bf16 or fp16 z takes at most 2^16 values.
+  struct Gate {
+    DD value;
+    double abs_up;
+  };
+  const Gate& gate_of(float z) {
+    uint32_t key;
+    std::memcpy(&key, &z, sizeof key);
+    auto it = gates.find(key);
+    if (it != gates.end()) return it->second;
+    if (gates.size() >= kMaxCachedGates) gates.clear();
+    scalars.gate_of(z, gate_tmp);
+    return gates.emplace(key, Gate{to_dd(gate_tmp.get()), abs_up(gate_tmp.get())}).first->second;
+  }
 
   DD to_dd(mpfr_srcptr v) {
     const double hi = mpfr_get_d(v, MPFR_RNDN);
@@ -102,26 +154,32 @@ struct FastPairRunner::Impl {
       const int64_t base = (s * pr.shape.H + h) * pn;
       mag.load(&init.exact->magnitude[base]);
       for (int64_t i = 0; i < pn; ++i) {
-        S[i] = to_dd(init.exact->value[base + i].backend().data());
+        const DD v = to_dd(init.exact->value[base + i].backend().data());
+        sh[i] = v.hi;
+        sl[i] = v.lo;
         // The bound is relative to the magnitude: it must dominate the value [3].
-        if (!(std::fabs(S[i].hi) * (1 + 0x1p-50) <= init.exact->magnitude[base + i])) return false;
+        if (!(std::fabs(v.hi) * (1 + 0x1p-50) <= init.exact->magnitude[base + i])) return false;
       }
       gamma = 1.01 * kU2;  // to_dd
       zeta_sum = 0x1p-1074;  // a lo that underflowed
       gamma_m = um;          // the MPFR tier sets the value at the check precision
     } else if (const float* f = init.floats[s]) {
       mag.load(f + h * pn);
-      for (int64_t i = 0; i < pn; ++i) S[i] = {double(f[h * pn + i]), 0.0};
+      for (int64_t i = 0; i < pn; ++i) {
+        sh[i] = double(f[h * pn + i]);
+        sl[i] = 0;
+      }
     } else {
       mag.load_zero();
-      std::fill(S.begin(), S.end(), DD{});
+      std::fill(sh.begin(), sh.end(), 0.0);
+      std::fill(sl.begin(), sl.end(), 0.0);
     }
     return true;
   }
 
   // One token; false when a value of it cannot be settled (nothing handed over then).
   bool token(int64_t s, int64_t t, int64_t h) {
-    scalars.step(pr, t, h, true);
+    scalars.step(pr, t, h, false);
     const mpfr_srcptr delta_v = scalars.delta(), decay_v = scalars.decay();
     if (!mpfr_number_p(delta_v) || !mpfr_number_p(decay_v) || mpfr_zero_p(decay_v)) return false;
     const DD delta = to_dd(delta_v), decay = to_dd(decay_v);
@@ -130,8 +188,9 @@ struct FastPairRunner::Impl {
     const bool has_z = pr.has_z();
     if (has_z) {
       for (int64_t p = 0; p < P; ++p) {
-        gate[p] = to_dd(scalars.gate(p));
-        gate_up[p] = abs_up(scalars.gate(p));
+        const Gate& gt = gate_of(pr.z[size_t(pr.x_index(t, h, p))]);
+        gate[p] = gt.value;
+        gate_up[p] = gt.abs_up;
       }
     }
     mag.step(pr, t, h, delta_up, decay_up, has_z ? gate_up.data() : nullptr);
@@ -158,7 +217,9 @@ struct FastPairRunner::Impl {
     double sum_c = 0;
     for (int64_t n = 0; n < N; ++n) {
       const size_t bi = size_t(pr.bc_index(t, g, n));
-      u[n] = dd::mul(delta, double(pr.B[bi]));
+      const DD un = dd::mul(delta, double(pr.B[bi]));
+      uh[n] = un.hi;
+      ul[n] = un.lo;
       c[n] = double(pr.C[bi]);
       sum_c += std::fabs(c[n]);
     }
@@ -170,16 +231,8 @@ struct FastPairRunner::Impl {
     const double rho_g_m = 3.01 * um;
     for (int64_t p = 0; p < P; ++p) {
       const double x = double(pr.x[pr.x_index(t, h, p)]);
-      DD* sp = &S[size_t(p * N)];
-      DD acc{};
-      double abs_cs = 0;
-      for (int64_t n = 0; n < N; ++n) {
-        sp[n] = dd::add(dd::mul(decay, sp[n]), dd::mul(u[n], x));
-        const DD cs = dd::mul(sp[n], c[n]);
-        acc = dd::add(acc, cs);
-        abs_cs += std::fabs(cs.hi);
-      }
-      sum_abs_cs[p] = abs_cs;
+      const DD acc = update_row(&sh[size_t(p * N)], &sl[size_t(p * N)], uh.data(), ul.data(), c.data(),
+                                decay, x, N, &sum_abs_cs[p]);
       // D·x is exact in double (24 × 24 significant bits).
       const DD yu = has_d ? dd::add(acc, double(pr.d_value(h, p)) * x) : acc;
       const double Mu = mag.y_ungated()[p];
@@ -226,7 +279,9 @@ struct FastPairRunner::Impl {
   bool settles(const DD& v, double cert, double em, double magnitude) const {
     if (!(magnitude >= kMinMagnitude) || !(magnitude <= kMaxMagnitude)) return false;
     if (!decides(v, cert + em, true)) return false;
-    return cert <= std::ldexp(magnitude, -certified_bits);
+    // magnitude·2^-certified_bits is exact (normal) for magnitude >= 2^-900 and
+    // certified_bits <= 100; otherwise ldexp rounds it.
+    return cert <= (certified_bits <= 100 ? magnitude * cert_factor : std::ldexp(magnitude, -certified_bits));
   }
 
   bool state(int64_t s, int64_t h, int64_t q, bool final) {
@@ -235,11 +290,12 @@ struct FastPairRunner::Impl {
     for (int64_t i = 0; i < pn; ++i) {
       const double e = (gamma * sabs[i] + zeta_sum) * kUp;
       const double em = gamma_m * sabs[i] * kUp;
-      const double cert = (e + 2 * um * std::fabs(S[i].hi)) * kUp;
-      if (!settles(S[i], cert, em, sabs[i])) return false;
-      state_nearest[i] = S[i].hi;
+      const DD v{sh[i], sl[i]};
+      const double cert = (e + 2 * um * std::fabs(v.hi)) * kUp;
+      if (!settles(v, cert, em, sabs[i])) return false;
+      state_nearest[i] = v.hi;
       state_err[i] = cert;
-      set_value(state_vals[i], S[i]);
+      set_value(state_vals[i], v);
     }
     StateOutputs out;
     out.sequence = s;
@@ -281,11 +337,12 @@ struct FastPairRunner::Impl {
   Sink& sink;
   int64_t P, N;
   int certified_bits;
+  double cert_factor = 0;  // 2^-certified_bits
   double um;  // u_m = 2^-check_bits
   TokenScalars<RawMpfr> scalars;
   MagnitudeRecurrence mag;
-  std::vector<DD> S;             // [P, N] state
-  std::vector<DD> u;             // [N] δ·B_n
+  std::vector<double> sh, sl;    // [P, N] state, hi and lo parts
+  std::vector<double> uh, ul;    // [N] δ·B_n, hi and lo parts
   std::vector<double> c;         // [N] C_n
   std::vector<DD> gate;          // [P]
   std::vector<double> gate_up;   // [P] |gate| rounded away from zero
@@ -296,6 +353,9 @@ struct FastPairRunner::Impl {
   // Running bounds [3]: |S - S_dd| <= gamma·Sabs + zeta_sum, |S - S_check| <= gamma_m·Sabs.
   double gamma = 0, zeta_sum = 0, gamma_m = 0;
   mpfr_t tmp;
+  static constexpr size_t kMaxCachedGates = size_t(1) << 18;
+  std::unordered_map<uint32_t, Gate> gates;
+  RawMpfr::Num gate_tmp;
 };
 
 FastPairRunner::FastPairRunner(const Problem& pr, const InitialStates& init, const Options& o,
