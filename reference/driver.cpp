@@ -207,7 +207,9 @@ TierCounts run_with(const Problem& pr, const InitialStates& init, const Options&
     TierCounts mine;
     try {
       std::unique_ptr<FastPairRunner> fast;
-      if (o.tier == Tier::automatic) {
+      // A precision other than the default asks for the MPFR tier's certificate at that
+      // precision (ssmv reference --precision): the fast tier stays out.
+      if (o.tier == Tier::automatic && o.precision_bits == kDefaultPrecisionBits) {
         fast = std::make_unique<FastPairRunner>(pr, init, o, check_bits, positions, sink);
       }
       std::unique_ptr<PairRunner<Arith>> mpfr;  // built by the first pair that needs it

@@ -63,7 +63,9 @@ enum class Arithmetic : uint8_t {
 
 // Which tiers run (see the top of this file).
 enum class Tier : uint8_t {
-  automatic,  // double-double fast pass, MPFR for the pairs it cannot settle (default)
+  // double-double fast pass, MPFR for the pairs it cannot settle (default); with a
+  // precision_bits other than kDefaultPrecisionBits, the MPFR tier alone
+  automatic,
   mpfr_only,  // every pair in MPFR
 };
 
