@@ -5,6 +5,7 @@
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -13,6 +14,7 @@
 #include "reference/certify.h"
 #include "reference/head_recurrence.h"
 #include "reference/magnitude.h"
+#include "reference/tiered.h"
 
 namespace ssmv::ref::detail {
 namespace {
@@ -56,19 +58,28 @@ class PairRunner {
     for (int64_t i = 0; i < P_ * N_; ++i) state_ptr_[i] = check_.state(i);
   }
 
-  void run(int64_t s, int64_t h) {
+  // Runs pair (s, h) from its first token; hands over neither the first `skip_tokens`
+  // tokens nor the states of the first `skip_positions` requested positions (the fast
+  // tier handed them over already). Returns the number of elements handed over.
+  int64_t run(int64_t s, int64_t h, int64_t skip_tokens = 0, size_t skip_positions = 0) {
     load(s, h);
     const auto& cu = pr_.shape.cu_seqlens;
     const auto& positions = positions_[s];
     size_t next_position = 0;
+    int64_t handed = 0;
     for (int64_t t = cu[s]; t < cu[s + 1]; ++t) {
-      token(s, t, h);
+      const bool emit = t - cu[s] >= skip_tokens;
+      token(s, t, h, emit);
+      handed += emit ? P_ : 0;
       if (next_position < positions.size() && positions[next_position] == t + 1) {
-        state(s, h, t + 1, false);
+        const bool emit_state = next_position >= skip_positions;
+        state(s, h, t + 1, false, emit_state);
+        handed += emit_state ? P_ * N_ : 0;
         ++next_position;
       }
     }
-    state(s, h, cu[s + 1], true);
+    state(s, h, cu[s + 1], true, true);
+    return handed + P_ * N_;
   }
 
  private:
@@ -91,7 +102,7 @@ class PairRunner {
     }
   }
 
-  void token(int64_t s, int64_t t, int64_t h) {
+  void token(int64_t s, int64_t t, int64_t h, bool emit) {
     primary_.step(pr_, t, h, nullptr);
     check_.step(pr_, t, h, sum_abs_cs_.data());
     Coordinates at;
@@ -132,10 +143,10 @@ class PairRunner {
     out.sum_abs_C_Sabs = {mag_.sum_abs_c_sabs(), size_t(P_)};
     out.abs_Dx = {mag_.abs_dx(), size_t(P_)};
     out.y_ungated = ungated_nearest_;
-    sink_.token(out);
+    if (emit) sink_.token(out);
   }
 
-  void state(int64_t s, int64_t h, int64_t q, bool final) {
+  void state(int64_t s, int64_t h, int64_t q, bool final, bool emit) {
     Coordinates at;
     at.sequence = s;
     at.head = h;
@@ -159,7 +170,7 @@ class PairRunner {
     out.nearest = state_nearest_;
     out.magnitude = {mag_.state(), size_t(P_ * N_)};
     out.certified_error = state_err_;
-    sink_.state(out);
+    if (emit) sink_.state(out);
   }
 
   const Problem& pr_;
@@ -176,7 +187,7 @@ class PairRunner {
 };
 
 template <class Arith>
-void run_with(const Problem& pr, const InitialStates& init, const Options& o, Sink& sink) {
+TierCounts run_with(const Problem& pr, const InitialStates& init, const Options& o, Sink& sink) {
   const int check_bits = o.resolved_check_precision_bits();
   const auto positions = positions_by_sequence(pr, o);
   const int64_t items = pr.shape.num_sequences() * pr.shape.H;  // item i = (s, h) = (i / H, i % H)
@@ -190,15 +201,33 @@ void run_with(const Problem& pr, const InitialStates& init, const Options& o, Si
   std::mutex failure_mutex;
   std::exception_ptr failure;
   int64_t failure_item = std::numeric_limits<int64_t>::max();
+  TierCounts counts;  // sums of the workers' counts (under failure_mutex)
 
   auto worker = [&] {
+    TierCounts mine;
     try {
-      PairRunner<Arith> runner(pr, init, o, check_bits, positions, sink);
+      std::unique_ptr<FastPairRunner> fast;
+      // A precision other than the default asks for the MPFR tier's certificate at that
+      // precision (ssmv reference --precision): the fast tier stays out.
+      if (o.tier == Tier::automatic && o.precision_bits == kDefaultPrecisionBits) {
+        fast = std::make_unique<FastPairRunner>(pr, init, o, check_bits, positions, sink);
+      }
+      std::unique_ptr<PairRunner<Arith>> mpfr;  // built by the first pair that needs it
       for (;;) {
         const int64_t i = next.fetch_add(1);
-        if (i >= items || i > first_failure.load()) return;
+        if (i >= items || i > first_failure.load()) break;
         try {
-          runner.run(i / pr.shape.H, i % pr.shape.H);
+          const int64_t s = i / pr.shape.H, h = i % pr.shape.H;
+          FastOutcome f;
+          if (fast) f = fast->run(s, h);
+          mine.fast_elements += f.elements;
+          if (f.settled) {
+            ++mine.fast_pairs;
+            continue;
+          }
+          if (!mpfr) mpfr = std::make_unique<PairRunner<Arith>>(pr, init, o, check_bits, positions, sink);
+          mine.mpfr_elements += mpfr->run(s, h, f.tokens_done, f.positions_done);
+          ++mine.mpfr_pairs;
         } catch (...) {
           std::lock_guard<std::mutex> lock(failure_mutex);
           if (i < failure_item) {
@@ -211,11 +240,17 @@ void run_with(const Problem& pr, const InitialStates& init, const Options& o, Si
           return;
         }
       }
-    } catch (...) {  // the runner's construction (memory)
+    } catch (...) {  // a runner's construction (memory)
       std::lock_guard<std::mutex> lock(failure_mutex);
       if (!failure) failure = std::current_exception();
       first_failure.store(-1);
+      return;
     }
+    std::lock_guard<std::mutex> lock(failure_mutex);
+    counts.fast_pairs += mine.fast_pairs;
+    counts.mpfr_pairs += mine.mpfr_pairs;
+    counts.fast_elements += mine.fast_elements;
+    counts.mpfr_elements += mine.mpfr_elements;
   };
 
   if (threads <= 1) {
@@ -226,6 +261,7 @@ void run_with(const Problem& pr, const InitialStates& init, const Options& o, Si
     for (auto& th : pool) th.join();
   }
   if (failure) std::rethrow_exception(failure);
+  return counts;
 }
 
 }  // namespace
@@ -246,6 +282,9 @@ int checked_check_precision(const Problem& pr, const Options& o) {
   if (o.certified_bits < 1) {
     bad_option("option 'certified_bits' = " + std::to_string(o.certified_bits) + ": must be positive");
   }
+  if (o.tier != Tier::automatic && o.tier != Tier::mpfr_only) {
+    bad_option("option 'tier' = " + std::to_string(int(o.tier)) + ": unknown (automatic or mpfr_only)");
+  }
   if (o.threads < 0) {
     bad_option("option 'threads' = " + std::to_string(o.threads) + ": must be >= 0 (0: all cores)");
   }
@@ -260,12 +299,13 @@ int checked_check_precision(const Problem& pr, const Options& o) {
   return check;
 }
 
-void run(const Problem& pr, const InitialStates& init, const Options& o, Sink& sink) {
+TierCounts run(const Problem& pr, const InitialStates& init, const Options& o, Sink& sink) {
   switch (o.arithmetic) {
     case Arithmetic::raw_mpfr: return run_with<RawMpfr>(pr, init, o, sink);
     case Arithmetic::boost_mpfr: return run_with<BoostMpfr>(pr, init, o, sink);
   }
   bad_option("option 'arithmetic' = " + std::to_string(int(o.arithmetic)) + ": unknown");
+  return {};
 }
 
 }  // namespace ssmv::ref::detail

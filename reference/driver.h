@@ -1,6 +1,7 @@
-// Internal: runs the core (head_recurrence.h) over every (sequence, head) pair of a
-// problem at the primary and the check precision in one pass over the tokens, certifies
-// every value and hands it to a Sink. Shared by compute(), compute_streaming() and
+// Internal: runs every (sequence, head) pair of a problem through the fast tier
+// (tiered.h) and, for the pairs it cannot settle, the MPFR core (head_recurrence.h) at the
+// primary and the check precision in one pass over the tokens, certifies every value and
+// hands it to a Sink. Shared by compute(), compute_streaming() and
 // compute_decode() (reference.cpp).
 #pragma once
 
@@ -24,9 +25,10 @@ struct InitialStates {
 // the problem; returns check_precision_bits resolved.
 int checked_check_precision(const Problem& problem, const Options& options);
 
-// The problem and options must have been validated. Throws CertificationError for the
-// failing element of the first failing (sequence, head) pair in (s, h) order, whatever
-// the thread count.
-void run(const Problem& problem, const InitialStates& initial, const Options& options, Sink& sink);
+// The problem and options must have been validated. Runs every (sequence, head) pair
+// through the tiers Options::tier names and returns what each settled. Throws
+// CertificationError for the failing element of the first failing pair in (s, h) order,
+// whatever the thread count.
+TierCounts run(const Problem& problem, const InitialStates& initial, const Options& options, Sink& sink);
 
 }  // namespace ssmv::ref::detail

@@ -31,84 +31,45 @@ namespace ssmv::ref {
 // log1p(e^δ) = δ + log1p(e^-δ), which needs no large exponent.
 inline constexpr double kSoftplusIdentityAbove = 0x1p20;
 
+// The per-token scalars of one head: δ, the decay exp(δ·A) and (with z) the gates
+// z·σ(z) of every dim, each one MPFR rounding per operation at the run's precision. The
+// MPFR core (HeadRecurrence) and the tiered fast pass (tiered.cpp) both run this, so the
+// fast pass sees bit for bit the check run's δ, decay and gates.
 template <class Arith>
-class HeadRecurrence {
+class TokenScalars {
  public:
   using Num = typename Arith::Num;
 
-  HeadRecurrence(mpfr_prec_t prec, int64_t P, int64_t N)
-      : P_(P), N_(N), S_(P * N, prec), u_(N, prec), c_(N, prec), y_(P, prec),
-        y_ungated_(P, prec), gate_(P, prec) {
-    for (Num* v : {&delta_, &decay_, &x_, &t_, &acc_, &one_}) Arith::init(*v, prec);
+  TokenScalars(mpfr_prec_t prec, int64_t P) : P_(P), gate_(P, prec) {
+    for (Num* v : {&delta_, &decay_, &x_, &t_, &one_}) Arith::init(*v, prec);
     Arith::set(one_, 1.0);
   }
 
-  // Initial state S_0 [P, N]: zero, exact floats, or MPFR values (rounded to nearest).
-  void load_zero() {
-    for (int64_t i = 0; i < P_ * N_; ++i) Arith::zero(S_[i]);
-  }
-  void load(const float* h0) {
-    for (int64_t i = 0; i < P_ * N_; ++i) Arith::set(S_[i], double(h0[i]));
-  }
-  void load(const mpfr_srcptr* h0) {
-    for (int64_t i = 0; i < P_ * N_; ++i) Arith::set(S_[i], h0[i]);
-  }
-
-  // Advances by packed token t of head h. When sum_abs_cs is given ([P]), adds
-  // |C_n·S_n| (each product rounded to the nearest double) into it, from 0.
-  void step(const Problem& pr, int64_t t, int64_t h, double* sum_abs_cs) {
+  // δ and decay of packed token t, head h; the gates too when `gates` and z is given.
+  void step(const Problem& pr, int64_t t, int64_t h, bool gates) {
     step_delta(pr, t, h);
-    const int64_t g = pr.shape.group_of(h);
     Arith::set(t_, double(pr.A[h]));
     Arith::mul(t_, delta_, t_);
     Arith::exp(decay_, t_);
-    for (int64_t n = 0; n < N_; ++n) {
-      Arith::set(t_, double(pr.B[pr.bc_index(t, g, n)]));
-      Arith::mul(u_[n], delta_, t_);
-      Arith::set(c_[n], double(pr.C[pr.bc_index(t, g, n)]));
-    }
-    const bool has_d = pr.d_mode() != DMode::none;
-    for (int64_t p = 0; p < P_; ++p) {
-      Arith::set(x_, double(pr.x[pr.x_index(t, h, p)]));
-      Arith::zero(acc_);
-      double abs_cs = 0;
-      for (int64_t n = 0; n < N_; ++n) {
-        Num& S = S_[p * N_ + n];
-        Arith::mul(S, decay_, S);
-        Arith::mul(t_, u_[n], x_);
-        Arith::add(S, S, t_);
-        Arith::mul(t_, c_[n], S);
-        Arith::add(acc_, acc_, t_);
-        if (sum_abs_cs) abs_cs += std::fabs(mpfr_get_d(Arith::view(t_), MPFR_RNDN));
-      }
-      if (sum_abs_cs) sum_abs_cs[p] = abs_cs;
-      if (has_d) {
-        Arith::set(t_, double(pr.d_value(h, p)));
-        Arith::mul(t_, t_, x_);
-        Arith::add(y_ungated_[p], acc_, t_);
-      } else {
-        Arith::set(y_ungated_[p], Arith::view(acc_));
-      }
-      if (pr.has_z()) {
-        // gate = z·σ(z) = z / (1 + e^-z)
-        Arith::set(x_, double(pr.z[pr.x_index(t, h, p)]));
-        Arith::neg(t_, x_);
-        Arith::exp(t_, t_);
-        Arith::add(t_, one_, t_);
-        Arith::div(gate_[p], x_, t_);
-        Arith::mul(y_[p], y_ungated_[p], gate_[p]);
-      } else {
-        Arith::set(y_[p], Arith::view(y_ungated_[p]));
-      }
+    if (gates && pr.has_z()) {
+      for (int64_t p = 0; p < P_; ++p) gate_of(pr.z[pr.x_index(t, h, p)], gate_[p]);
     }
   }
 
+  // gate = z·σ(z) = z / (1 + e^-z) of one z, into r (at r's precision).
+  void gate_of(float z, Num& r) {
+    Arith::set(x_, double(z));
+    Arith::neg(t_, x_);
+    Arith::exp(t_, t_);
+    Arith::add(t_, one_, t_);
+    Arith::div(r, x_, t_);
+  }
+
+  const Num& delta_num() const { return delta_; }
+  const Num& decay_num() const { return decay_; }
+  const Num& gate_num(int64_t p) const { return gate_[p]; }
   mpfr_srcptr delta() const { return Arith::view(delta_); }
   mpfr_srcptr decay() const { return Arith::view(decay_); }
-  mpfr_srcptr y(int64_t p) const { return Arith::view(y_[p]); }
-  mpfr_srcptr y_ungated(int64_t p) const { return Arith::view(y_ungated_[p]); }
-  mpfr_srcptr state(int64_t i) const { return Arith::view(S_[i]); }  // i = p·N + n
-  // The gate z·σ(z) of dim p (only computed when z is given).
   mpfr_srcptr gate(int64_t p) const { return Arith::view(gate_[p]); }
 
  private:
@@ -133,12 +94,91 @@ class HeadRecurrence {
     if (Arith::cmp(delta_, double(pr.dt_limit_hi)) > 0) Arith::set(delta_, double(pr.dt_limit_hi));
   }
 
+  int64_t P_;
+  typename Arith::Array gate_;  // [P]
+  Num delta_, decay_, x_, t_, one_;
+};
+
+template <class Arith>
+class HeadRecurrence {
+ public:
+  using Num = typename Arith::Num;
+
+  HeadRecurrence(mpfr_prec_t prec, int64_t P, int64_t N)
+      : P_(P), N_(N), scalars_(prec, P), S_(P * N, prec), u_(N, prec), c_(N, prec), y_(P, prec),
+        y_ungated_(P, prec) {
+    for (Num* v : {&x_, &t_, &acc_}) Arith::init(*v, prec);
+  }
+
+  // Initial state S_0 [P, N]: zero, exact floats, or MPFR values (rounded to nearest).
+  void load_zero() {
+    for (int64_t i = 0; i < P_ * N_; ++i) Arith::zero(S_[i]);
+  }
+  void load(const float* h0) {
+    for (int64_t i = 0; i < P_ * N_; ++i) Arith::set(S_[i], double(h0[i]));
+  }
+  void load(const mpfr_srcptr* h0) {
+    for (int64_t i = 0; i < P_ * N_; ++i) Arith::set(S_[i], h0[i]);
+  }
+
+  // Advances by packed token t of head h. When sum_abs_cs is given ([P]), adds
+  // |C_n·S_n| (each product rounded to the nearest double) into it, from 0.
+  void step(const Problem& pr, int64_t t, int64_t h, double* sum_abs_cs) {
+    scalars_.step(pr, t, h, true);
+    const Num& delta = scalars_.delta_num();
+    const Num& decay = scalars_.decay_num();
+    const int64_t g = pr.shape.group_of(h);
+    for (int64_t n = 0; n < N_; ++n) {
+      Arith::set(t_, double(pr.B[pr.bc_index(t, g, n)]));
+      Arith::mul(u_[n], delta, t_);
+      Arith::set(c_[n], double(pr.C[pr.bc_index(t, g, n)]));
+    }
+    const bool has_d = pr.d_mode() != DMode::none;
+    for (int64_t p = 0; p < P_; ++p) {
+      Arith::set(x_, double(pr.x[pr.x_index(t, h, p)]));
+      Arith::zero(acc_);
+      double abs_cs = 0;
+      for (int64_t n = 0; n < N_; ++n) {
+        Num& S = S_[p * N_ + n];
+        Arith::mul(S, decay, S);
+        Arith::mul(t_, u_[n], x_);
+        Arith::add(S, S, t_);
+        Arith::mul(t_, c_[n], S);
+        Arith::add(acc_, acc_, t_);
+        if (sum_abs_cs) abs_cs += std::fabs(mpfr_get_d(Arith::view(t_), MPFR_RNDN));
+      }
+      if (sum_abs_cs) sum_abs_cs[p] = abs_cs;
+      if (has_d) {
+        Arith::set(t_, double(pr.d_value(h, p)));
+        Arith::mul(t_, t_, x_);
+        Arith::add(y_ungated_[p], acc_, t_);
+      } else {
+        Arith::set(y_ungated_[p], Arith::view(acc_));
+      }
+      if (pr.has_z()) {
+        Arith::mul(y_[p], y_ungated_[p], scalars_.gate_num(p));
+      } else {
+        Arith::set(y_[p], Arith::view(y_ungated_[p]));
+      }
+    }
+  }
+
+  mpfr_srcptr delta() const { return scalars_.delta(); }
+  mpfr_srcptr decay() const { return scalars_.decay(); }
+  mpfr_srcptr y(int64_t p) const { return Arith::view(y_[p]); }
+  mpfr_srcptr y_ungated(int64_t p) const { return Arith::view(y_ungated_[p]); }
+  mpfr_srcptr state(int64_t i) const { return Arith::view(S_[i]); }  // i = p·N + n
+  // The gate z·σ(z) of dim p (only computed when z is given).
+  mpfr_srcptr gate(int64_t p) const { return scalars_.gate(p); }
+
+ private:
   int64_t P_, N_;
+  TokenScalars<Arith> scalars_;
   typename Arith::Array S_;  // [P, N]
   typename Arith::Array u_;  // [N] δ·B_n
   typename Arith::Array c_;  // [N] C_n
-  typename Arith::Array y_, y_ungated_, gate_;  // [P]
-  Num delta_, decay_, x_, t_, acc_, one_;
+  typename Arith::Array y_, y_ungated_;  // [P]
+  Num x_, t_, acc_;
 };
 
 }  // namespace ssmv::ref

@@ -103,7 +103,7 @@ ExactResult run_and_keep(const Problem& problem, const detail::InitialStates& in
                          const Options& options, int check_bits) {
   ExactResult r;
   ResultSink sink(problem, options, check_bits, r);
-  detail::run(problem, initial, options, sink);
+  r.tiers = detail::run(problem, initial, options, sink);
   return r;
 }
 

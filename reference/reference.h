@@ -1,7 +1,17 @@
-// The certified arbitrary-precision reference of the Mamba2 recurrence
-// (docs/design.md section 2): ground truth for every verdict ssmv gives.
+// The certified arbitrary-precision reference of the Mamba2 recurrence (docs/design.md §2):
+// ground truth for every verdict ssmv gives.
 //
-// Every value is computed twice, at `precision_bits` and at `check_precision_bits`, and
+// Two tiers (docs/reference-tiers.md). With Options::tier = automatic (the default) each
+// (sequence, head) pair first runs a fast pass in double-double (reference/tiered.h) that
+// carries a rigorous error bound for every value; a value is settled when its enclosure
+// decides its nearest double and its correct rounding in fp32, bf16 and fp16, and the
+// bound is within 2^-certified_bits of its magnitude. The first value it cannot settle
+// sends the pair to the MPFR tier below, which recomputes it from its first token and
+// hands over only what the fast pass has not. Both tiers give the same nearest, rounded
+// and magnitude for every element (reference/tests/reference_tier_equivalence_test.cpp);
+// value and certified_error differ within certified_error.
+//
+// MPFR tier: every value is computed twice, at `precision_bits` and at `check_precision_bits`, and
 // returned only when the two agree to `certified_bits` relative to the value's magnitude
 // (the same computation on absolute values); otherwise CertificationError is thrown.
 // The returned value is the check run's (the more precise one).
@@ -51,6 +61,14 @@ enum class Arithmetic : uint8_t {
   boost_mpfr,  // boost::multiprecision::mpfr_float (Real)
 };
 
+// Which tiers run (see the top of this file).
+enum class Tier : uint8_t {
+  // double-double fast pass, MPFR for the pairs it cannot settle (default); with a
+  // precision_bits other than kDefaultPrecisionBits, the MPFR tier alone
+  automatic,
+  mpfr_only,  // every pair in MPFR
+};
+
 struct Options {
   int precision_bits = kDefaultPrecisionBits;  // >= 24, so every input is exact
   int check_precision_bits = 0;  // 0: precision_bits + 64; otherwise > precision_bits
@@ -58,8 +76,9 @@ struct Options {
   // Packed token positions q (cu[s] < q <= cu[s+1]) at which to return the state of the
   // sequence s containing token q-1, after tokens [cu[s], q). Chunk boundaries, typically.
   std::vector<int64_t> state_positions;
-  int threads = 1;  // worker threads over (sequence, head) pairs; 0: hardware concurrency
+  int threads = 0;  // worker threads over (sequence, head) pairs; 0: hardware concurrency
   Arithmetic arithmetic = Arithmetic::raw_mpfr;
+  Tier tier = Tier::automatic;
 
   int resolved_check_precision_bits() const {
     return check_precision_bits ? check_precision_bits : precision_bits + kDefaultCheckExtraBits;
@@ -72,10 +91,14 @@ struct Options {
 
 // Exact values with what error bounds need beside them.
 struct ExactValues {
-  std::vector<Real> value;               // full precision (the certifying run's)
-  std::vector<double> nearest;           // value rounded to the nearest double
+  // At the check precision: the certifying run's value (MPFR tier) or the fast pass's
+  // double-double value (fast tier); either lies within certified_error of the exact value.
+  std::vector<Real> value;
+  std::vector<double> nearest;           // the check run's value rounded to the nearest double
   std::vector<double> magnitude;         // upper bound of the value's scale (see each field)
-  std::vector<double> certified_error;   // |primary − check| rounded up: ≤ 2^-certified_bits·magnitude
+  // An upper bound of |value − exact| (MPFR tier: |primary − check| rounded up; fast
+  // tier: the running error bound of docs/reference-tiers.md), ≤ 2^-certified_bits·magnitude.
+  std::vector<double> certified_error;
   size_t size() const { return nearest.size(); }
   Bits rounded(Format f, size_t i) const;  // value correctly rounded (RNE) to f
   void resize(size_t n, int precision_bits);  // n zeros of the given precision
@@ -85,6 +108,14 @@ struct StateAt {
   int64_t position = 0;   // packed token position q
   int64_t sequence = 0;   // sequence s
   ExactValues state;      // [H, P, N]; magnitude = |state| recurrence (see final_state)
+};
+
+// What each tier settled in one call. A pair counts as fast when the fast pass settled
+// all of it; an element (y, final state or requested state) counts under the tier that
+// handed it over.
+struct TierCounts {
+  int64_t fast_pairs = 0, mpfr_pairs = 0;
+  int64_t fast_elements = 0, mpfr_elements = 0;
 };
 
 struct ExactResult {
@@ -104,6 +135,7 @@ struct ExactResult {
   std::vector<StateAt> states_at;       // one per Options::state_positions entry, in order
   int precision_bits = 0;
   int check_precision_bits = 0;
+  TierCounts tiers;
 };
 
 // Throws ProblemError (bad problem or options) or CertificationError (precision too low).

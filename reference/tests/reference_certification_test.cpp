@@ -30,7 +30,7 @@ std::string certification_message(const Problem& pr, const Options& o) {
 // first element (sequence 0, token 0, head 0), with both values in hex and the ratio.
 TEST(ReferenceCertification, TooLowPrecisionIsRefused) {
   const Problem pr = random_problem({0, 3, 5}, 2, 2, 4, 1, 29, true);
-  Options o;
+  Options o = testing::mpfr_tier();
   o.precision_bits = 40;
   o.certified_bits = 64;
   const std::string msg = certification_message(pr, o);
@@ -69,7 +69,7 @@ TEST(ReferenceCertification, ExactInputsCertifyAtAnyPrecision) {
   pr.B.assign(6, 1.5f);
   pr.C.assign(6, -0.5f);
   pr.x = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f};
-  Options o;
+  Options o = testing::mpfr_tier();
   o.precision_bits = 24;
   const ExactResult r = compute(pr, o);
   for (double e : r.y.certified_error) EXPECT_EQ(e, 0.0);

@@ -33,7 +33,7 @@ TEST(ReferenceClosedForm, OneTokenDecayOfInitialStatePlusInput) {
   pr.C = {0.25f};
   pr.x = {2.0f};
   pr.initial_state = {4.0f};
-  const ExactResult r = compute(pr);
+  const ExactResult r = compute(pr, testing::mpfr_tier());
 
   Mp S, y;
   exp_of(S, -1);
@@ -66,7 +66,7 @@ TEST(ReferenceClosedForm, TwoTokensSoftplusOfZeroHalvesTheState) {
   pr.B = {1.0f, 2.0f, -1.0f, 0.5f};
   pr.x = {2.0f, 4.0f};
   pr.C = {1.0f, 1.0f, 0.5f, -1.0f};
-  const ExactResult r = compute(pr);
+  const ExactResult r = compute(pr, testing::mpfr_tier());
 
   Mp ln2;
   mpfr_const_log2(ln2.get(), MPFR_RNDN);
@@ -108,7 +108,7 @@ TEST(ReferenceClosedForm, ThreeTokensSoftplusThenClampBothSides) {
   pr.C = {1.0f, 1.0f, 1.0f};
   pr.x.assign(6, 1.0f);
   pr.D = {0.5f, 0.25f};
-  const ExactResult r = compute(pr);
+  const ExactResult r = compute(pr, testing::mpfr_tier());
 
   Mp sum(1.0), e1, e2;
   exp_of(e1, -1);
@@ -138,7 +138,7 @@ TEST(ReferenceClosedForm, SoftplusOfThirtyIsNotThirty) {
   pr.B = {1.0f};
   pr.C = {1.0f};
   pr.x = {1.0f};
-  const ExactResult r = compute(pr);
+  const ExactResult r = compute(pr, testing::mpfr_tier());
   Mp expected(30.0);
   mpfr_exp(expected.get(), expected.get(), MPFR_RNDN);
   mpfr_log1p(expected.get(), expected.get(), MPFR_RNDN);
@@ -157,7 +157,7 @@ TEST(ReferenceClosedForm, GateWithZOneAndZero) {
   pr.C = {1.0f};
   pr.x = {2.0f, 2.0f};
   pr.z = {1.0f, 0.0f};
-  const ExactResult r = compute(pr);
+  const ExactResult r = compute(pr, testing::mpfr_tier());
   Mp expected;
   exp_of(expected, -1);
   mpfr_add_ui(expected.get(), expected.get(), 1, MPFR_RNDN);

@@ -32,7 +32,7 @@ TEST(ReferenceIdentity, ZeroAGivesExactPrefixSums) {
     }
     for (int64_t p = 0; p < P; ++p) pr.x[pr.x_index(t, 0, p)] = float(p) + 1.5f - float(t % 2);
   }
-  const ExactResult r = compute(pr);
+  const ExactResult r = compute(pr, testing::mpfr_tier());
   std::vector<double> S(P * N, 0.0);
   for (int64_t t = 0; t < T; ++t) {
     for (int64_t p = 0; p < P; ++p) {
@@ -61,7 +61,7 @@ TEST(ReferenceIdentity, ZeroInputIsPureDecayOfTheInitialState) {
   pr.B.assign(T * N, 1.0f);  // would add to S if x were not 0
   pr.C.assign(T * N, 1.0f);
   pr.initial_state = {1.0f, -2.0f, 0.5f, 3.0f};
-  Options o;
+  Options o = testing::mpfr_tier();
   o.state_positions = {1, 2, 3, 4};
   const ExactResult r = compute(pr, o);
   for (int64_t t = 1; t <= T; ++t) {
@@ -84,7 +84,7 @@ TEST(ReferenceIdentity, DOnlyGivesExactSkipConnection) {
     pr.z.clear();
     pr.D = {0.5f, -1.25f, 3.0f, 0.125f, -7.0f, 1.0f};  // [H = 2, P = 3]
     std::fill(zero_b ? pr.B.begin() : pr.C.begin(), zero_b ? pr.B.end() : pr.C.end(), 0.0f);
-    const ExactResult r = compute(pr);
+    const ExactResult r = compute(pr, testing::mpfr_tier());
     for (int64_t t = 0; t < 3; ++t) {
       for (int64_t h = 0; h < 2; ++h) {
         for (int64_t p = 0; p < 3; ++p) {
@@ -109,7 +109,7 @@ TEST(ReferenceIdentity, GateMultipliesByZSigmoidZ) {
   const Problem gated = random_problem({0, 3}, 2, 2, 3, 1, 11, true);
   Problem ungated = gated;
   ungated.z.clear();
-  const ExactResult rg = compute(gated), ru = compute(ungated);
+  const ExactResult rg = compute(gated, testing::mpfr_tier()), ru = compute(ungated, testing::mpfr_tier());
   for (size_t i = 0; i < gated.z.size(); ++i) {
     Mp g(-double(gated.z[i]));
     mpfr_exp(g.get(), g.get(), MPFR_RNDN);

@@ -17,6 +17,14 @@
 
 namespace ssmv::ref::testing {
 
+// Options of the MPFR tier only, for tests of what that tier promises beyond the
+// automatic tier's contract (values to 120 bits, certified_error 0 for exact arithmetic,
+// refusal at a too low precision); reference_tier_equivalence_test ties the tiers together.
+inline Options mpfr_tier(Options o = {}) {
+  o.tier = Tier::mpfr_only;
+  return o;
+}
+
 // A problem of one sequence of T tokens with every tensor zero (fp32 formats), A = 0.
 inline Problem zero_problem(std::vector<int64_t> cu, int64_t H, int64_t P, int64_t N, int64_t G) {
   Problem pr;

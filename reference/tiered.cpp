@@ -1,0 +1,368 @@
+// The fast tier (tiered.h). Every constant and formula below is derived in
+// docs/reference-tiers.md (section numbers in brackets); u = 2^-53, u_m = 2^-check_bits.
+#include "reference/tiered.h"
+
+#include <mpfr.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+
+#include "reference/arithmetic.h"
+#include "reference/double_double.h"
+#include "reference/head_recurrence.h"
+#include "reference/magnitude.h"
+#include "spec/format.h"
+
+namespace ssmv::ref::detail {
+namespace {
+
+using dd::DD;
+
+constexpr double kU = 0x1p-53;
+constexpr double kU2 = dd::kU2;
+// Absolute error one state update may add under underflow [3]: at most eight products of
+// the double-double operations round to a subnormal, each by at most 2^-1075.
+constexpr double kZeta = 0x1p-1065;
+// Factor that makes a sum or product of at most 2^12 non-negative doubles, each rounded to
+// nearest, an upper bound of the exact one: (1 - u)^4096 · (1 + 2^-40) > 1 [2].
+constexpr double kUp = 1 + 0x1p-40;
+// Γ and Z recurrences take three rounded operations; (1 - u)^4 · (1 + 8u) > 1.
+constexpr double kUp8 = 1 + 8 * kU;
+// Values settled only inside [2^-900, 2^1000] (magnitudes) and |nearest| >= 2^-1020: the
+// error terms then stay clear of double's subnormal and overflow ranges [5].
+constexpr double kMinMagnitude = 0x1p-900, kMaxMagnitude = 0x1p1000, kMinNearest = 0x1p-1020;
+// Relative errors above this are not second-order any more; the pair goes to MPFR.
+constexpr double kMaxRho = 0x1p-60;
+
+double abs_up(mpfr_srcptr v) { return std::fabs(mpfr_get_d(v, MPFR_RNDA)); }
+
+// Relative error of hi + lo (to_dd) against the MPFR value it came from [1]:
+// |v - (hi + lo)| <= u·|lo| <= 1.01·u^2·|v|, plus 2^-1075 if lo underflows.
+double rho_conversion(const DD& v) {
+  return v.hi == 0 ? 0.0 : 1.01 * kU2 + 0x1p-1074 / std::fabs(v.hi);
+}
+
+const Format kFormats[] = {Format::fp32, Format::bf16, Format::fp16};
+
+// Whether every value within err of v (and the check run's value, which lies there too)
+// has the nearest double v.hi and (formats) one correct rounding in each format [4]. v.hi must be
+// the nearest double of v.hi + v.lo (true of every dd:: result).
+bool decides(const DD& v, double err, bool formats) {
+  const double r = v.hi;
+  if (!(std::fabs(r) >= kMinNearest) || !std::isfinite(r) || !(err >= 0) || !std::isfinite(err)) {
+    return false;
+  }
+  const double up = std::nextafter(r, INFINITY), dn = std::nextafter(r, -INFINITY);
+  // Half-gaps to the neighbours, exact (differences of adjacent normal doubles, halved).
+  const double h_up = (up - r) * 0.5, h_dn = (r - dn) * 0.5;
+  // v + err < r + h_up and v - err > r - h_dn, with the sums' roundings covered by the
+  // (1 - 2^-40) margin.
+  const double lim = std::min(h_up, h_dn) * (1 - 0x1p-40);
+  if (!(std::fabs(v.lo) + err <= lim)) return false;
+  if (!std::isfinite(up) || !std::isfinite(dn)) return false;
+  for (Format f : kFormats) {
+    if (formats && round_nearest_even(f, dn) != round_nearest_even(f, up)) return false;
+  }
+  return true;
+}
+
+// One row p of one token [3, 4]: S[n] = decay·S[n] + u[n]·x for every n (independent:
+// vectorisable), then Σ_n C[n]·S[n] over four interleaved partial sums combined as
+// (0 + 1) + (2 + 3) (a fixed tree: the bits do not depend on the machine). Compiled for
+// x86-64-v3 (AVX2, FMA) and generic x86-64, chosen at load time; std::fma rounds once in
+// both, so both give the same bits.
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+DD update_row(double* sh, double* sl, const double* uh, const double* ul, const double* c, DD decay,
+              double x, int64_t N, double* abs_cs) {
+  for (int64_t n = 0; n < N; ++n) {
+    const DD s = dd::add(dd::mul(decay, DD{sh[n], sl[n]}), dd::mul(DD{uh[n], ul[n]}, x));
+    sh[n] = s.hi;
+    sl[n] = s.lo;
+  }
+  DD acc[4] = {};
+  double abs_sum[4] = {0, 0, 0, 0};
+  int64_t n = 0;
+  for (; n + 4 <= N; n += 4) {
+    for (int k = 0; k < 4; ++k) {
+      const DD cs = dd::mul(DD{sh[n + k], sl[n + k]}, c[n + k]);
+      acc[k] = dd::add(acc[k], cs);
+      abs_sum[k] += std::fabs(cs.hi);
+    }
+  }
+  for (; n < N; ++n) {
+    const DD cs = dd::mul(DD{sh[n], sl[n]}, c[n]);
+    acc[0] = dd::add(acc[0], cs);
+    abs_sum[0] += std::fabs(cs.hi);
+  }
+  *abs_cs = (abs_sum[0] + abs_sum[1]) + (abs_sum[2] + abs_sum[3]);
+  return dd::add(dd::add(acc[0], acc[1]), dd::add(acc[2], acc[3]));
+}
+
+}  // namespace
+
+struct FastPairRunner::Impl {
+  Impl(const Problem& pr, const InitialStates& init, const Options& o, int check_bits,
+       const std::vector<std::vector<int64_t>>& positions, Sink& sink)
+      : pr(pr), init(init), positions(positions), sink(sink), P(pr.shape.P), N(pr.shape.N),
+        certified_bits(o.certified_bits), um(std::ldexp(1.0, -check_bits)), scalars(check_bits, P),
+        mag(P, N), sh(size_t(P * N)), sl(size_t(P * N)), uh(size_t(N)), ul(size_t(N)), c(size_t(N)), gate(size_t(P)), gate_up(size_t(P)),
+        y_vals(size_t(P), check_bits), state_vals(size_t(P * N), check_bits), y_ptr(size_t(P)),
+        state_ptr(size_t(P * N)), y_nearest(size_t(P)), y_err(size_t(P)), ungated_nearest(size_t(P)),
+        sum_abs_cs(size_t(P)), state_nearest(size_t(P * N)), state_err(size_t(P * N)) {
+    mpfr_init2(tmp, check_bits);
+    gate_tmp.init(check_bits);
+    cert_factor = std::ldexp(1.0, -certified_bits);
+    for (int64_t p = 0; p < P; ++p) y_ptr[p] = y_vals[p].get();
+    for (int64_t i = 0; i < P * N; ++i) state_ptr[i] = state_vals[i].get();
+  }
+  ~Impl() { mpfr_clear(tmp); }
+
+  // The check run's gate of z (TokenScalars::gate_of, the same operations at the same
+  // precision), memoised per worker: a bf16 or fp16 z takes at most 2^16 values.
+  struct Gate {
+    DD value;
+    double abs_up;
+  };
+  const Gate& gate_of(float z) {
+    uint32_t key;
+    std::memcpy(&key, &z, sizeof key);
+    auto it = gates.find(key);
+    if (it != gates.end()) return it->second;
+    if (gates.size() >= kMaxCachedGates) gates.clear();
+    scalars.gate_of(z, gate_tmp);
+    return gates.emplace(key, Gate{to_dd(gate_tmp.get()), abs_up(gate_tmp.get())}).first->second;
+  }
+
+  DD to_dd(mpfr_srcptr v) {
+    const double hi = mpfr_get_d(v, MPFR_RNDN);
+    mpfr_sub_d(tmp, v, hi, MPFR_RNDN);  // exact: v - RN(v) fits v's precision
+    return {hi, mpfr_get_d(tmp, MPFR_RNDN)};
+  }
+  void set_value(RawMpfr::Num& dst, const DD& v) {  // within u_m·|v| of hi + lo
+    mpfr_set_d(dst.get(), v.hi, MPFR_RNDN);
+    mpfr_add_d(dst.get(), dst.get(), v.lo, MPFR_RNDN);
+  }
+
+  bool load(int64_t s, int64_t h) {
+    const int64_t pn = P * N;
+    gamma = 0;
+    zeta_sum = 0;
+    gamma_m = 0;
+    if (init.exact) {
+      const int64_t base = (s * pr.shape.H + h) * pn;
+      mag.load(&init.exact->magnitude[base]);
+      for (int64_t i = 0; i < pn; ++i) {
+        const DD v = to_dd(init.exact->value[base + i].backend().data());
+        sh[i] = v.hi;
+        sl[i] = v.lo;
+        // The bound is relative to the magnitude: it must dominate the value [3].
+        if (!(std::fabs(v.hi) * (1 + 0x1p-50) <= init.exact->magnitude[base + i])) return false;
+      }
+      gamma = 1.01 * kU2;  // to_dd
+      zeta_sum = 0x1p-1074;  // a lo that underflowed
+      gamma_m = um;          // the MPFR tier sets the value at the check precision
+    } else if (const float* f = init.floats[s]) {
+      mag.load(f + h * pn);
+      for (int64_t i = 0; i < pn; ++i) {
+        sh[i] = double(f[h * pn + i]);
+        sl[i] = 0;
+      }
+    } else {
+      mag.load_zero();
+      std::fill(sh.begin(), sh.end(), 0.0);
+      std::fill(sl.begin(), sl.end(), 0.0);
+    }
+    return true;
+  }
+
+  // One token; false when a value of it cannot be settled (nothing handed over then).
+  bool token(int64_t s, int64_t t, int64_t h) {
+    scalars.step(pr, t, h, false);
+    const mpfr_srcptr delta_v = scalars.delta(), decay_v = scalars.decay();
+    if (!mpfr_number_p(delta_v) || !mpfr_number_p(decay_v) || mpfr_zero_p(decay_v)) return false;
+    const DD delta = to_dd(delta_v), decay = to_dd(decay_v);
+    if (!std::isfinite(delta.hi) || !std::isfinite(decay.hi)) return false;
+    const double delta_up = abs_up(delta_v), decay_up = abs_up(decay_v);
+    const bool has_z = pr.has_z();
+    if (has_z) {
+      for (int64_t p = 0; p < P; ++p) {
+        const Gate& gt = gate_of(pr.z[size_t(pr.x_index(t, h, p))]);
+        gate[p] = gt.value;
+        gate_up[p] = gt.abs_up;
+      }
+    }
+    mag.step(pr, t, h, delta_up, decay_up, has_z ? gate_up.data() : nullptr);
+
+    // Relative errors of the check run's δ and decay, then of their double-doubles [1].
+    const double rho_delta_m = 4.01 * um;
+    const double dA = std::fabs(delta.hi * double(pr.A[h])) * (1 + 0x1p-48);
+    const double arg_err = dA * (rho_delta_m + um) * kUp;
+    if (!(arg_err <= 0x1p-20)) return false;
+    const double rho_a_m = 1.01 * arg_err + 1.01 * um;
+    const double rho_delta = (rho_delta_m + rho_conversion(delta)) * kUp;
+    const double rho_a = (rho_a_m + rho_conversion(decay)) * kUp;
+    if (!(rho_delta <= kMaxRho) || !(rho_a <= kMaxRho)) return false;
+    // One state update's relative error against Sabs [3], fast and MPFR tiers.
+    const double theta = (std::max(rho_a, rho_delta) + 10 * kU2) * kUp;
+    const double theta_m = std::max(rho_a_m + 2 * um, rho_delta_m + 3 * um) * kUp;
+    const double a_hat = decay_up * (1 + 2 * rho_a_m) * kUp8;
+    gamma = (gamma + theta + gamma * theta) * kUp8;
+    gamma_m = (gamma_m + theta_m + gamma_m * theta_m) * kUp8;
+    zeta_sum = (a_hat * (1 + theta) * zeta_sum + kZeta) * kUp8;
+    if (!std::isfinite(zeta_sum) || !(gamma <= 0x1p-70)) return false;
+
+    const int64_t g = pr.shape.group_of(h);
+    double sum_c = 0;
+    for (int64_t n = 0; n < N; ++n) {
+      const size_t bi = size_t(pr.bc_index(t, g, n));
+      const DD un = dd::mul(delta, double(pr.B[bi]));
+      uh[n] = un.hi;
+      ul[n] = un.lo;
+      c[n] = double(pr.C[bi]);
+      sum_c += std::fabs(c[n]);
+    }
+    sum_c *= kUp;
+    const bool has_d = pr.d_mode() != DMode::none;
+    // Output error factors [4]: κ for N products and N + 1 double-double additions.
+    const double kappa = (double(N + 2) * dd::kAddErr + dd::kMulFpErr) * kUp;
+    const double kappa_m = double(N + 2) * 1.01 * um;
+    const double rho_g_m = 3.01 * um;
+    for (int64_t p = 0; p < P; ++p) {
+      const double x = double(pr.x[pr.x_index(t, h, p)]);
+      const DD acc = update_row(&sh[size_t(p * N)], &sl[size_t(p * N)], uh.data(), ul.data(), c.data(),
+                                decay, x, N, &sum_abs_cs[p]);
+      // D·x is exact in double (24 × 24 significant bits).
+      const DD yu = has_d ? dd::add(acc, double(pr.d_value(h, p)) * x) : acc;
+      const double Mu = mag.y_ungated()[p];
+      const double e_yu =
+          (gamma * Mu + zeta_sum * sum_c + kappa * (Mu * (1 + gamma) + zeta_sum * sum_c) +
+           double(N + 2) * kZeta) * kUp;
+      const double em_yu = (gamma_m * Mu + kappa_m * Mu * (1 + gamma_m)) * kUp;
+      if (!decides(yu, e_yu + em_yu, false)) return false;  // nearest only: never rounded to a format
+      ungated_nearest[p] = yu.hi;
+      DD y = yu;
+      double e_y = e_yu, em_y = em_yu;
+      if (has_z) {
+        y = dd::mul(yu, gate[p]);
+        const double rho_g = (rho_g_m + rho_conversion(gate[p])) * kUp;
+        const double g_abs = gate_up[p] * (1 + 2 * rho_g_m) * kUp;
+        e_y = g_abs * (e_yu * (1 + rho_g) * (1 + dd::kMulErr) + Mu * (rho_g + dd::kMulErr) * kUp) * kUp;
+        em_y = g_abs * (em_yu * (1 + rho_g_m) * (1 + um) + Mu * (rho_g_m + um) * 1.01) * kUp;
+      }
+      const double cert = (e_y + 2 * um * std::fabs(y.hi)) * kUp;
+      if (!settles(y, cert, em_y, mag.y()[p])) return false;
+      y_nearest[p] = y.hi;
+      y_err[p] = cert;
+      set_value(y_vals[p], y);
+    }
+    TokenOutputs out;
+    out.sequence = s;
+    out.token = t;
+    out.head = h;
+    out.delta = mpfr_get_d(delta_v, MPFR_RNDN);
+    out.decay = mpfr_get_d(decay_v, MPFR_RNDN);
+    out.y = y_ptr;
+    out.y_nearest = y_nearest;
+    out.y_magnitude = {mag.y(), size_t(P)};
+    out.y_certified_error = y_err;
+    out.sum_abs_CS = sum_abs_cs;
+    out.sum_abs_C_Sabs = {mag.sum_abs_c_sabs(), size_t(P)};
+    out.abs_Dx = {mag.abs_dx(), size_t(P)};
+    out.y_ungated = ungated_nearest;
+    sink.token(out);
+    return true;
+  }
+
+  // A printed value: decided with the check run's error beside ours, and certified.
+  bool settles(const DD& v, double cert, double em, double magnitude) const {
+    if (!(magnitude >= kMinMagnitude) || !(magnitude <= kMaxMagnitude)) return false;
+    if (!decides(v, cert + em, true)) return false;
+    // magnitude·2^-certified_bits is exact (normal) for magnitude >= 2^-900 and
+    // certified_bits <= 100; otherwise ldexp rounds it.
+    return cert <= (certified_bits <= 100 ? magnitude * cert_factor : std::ldexp(magnitude, -certified_bits));
+  }
+
+  bool state(int64_t s, int64_t h, int64_t q, bool final) {
+    const int64_t pn = P * N;
+    const double* sabs = mag.state();
+    for (int64_t i = 0; i < pn; ++i) {
+      const double e = (gamma * sabs[i] + zeta_sum) * kUp;
+      const double em = gamma_m * sabs[i] * kUp;
+      const DD v{sh[i], sl[i]};
+      const double cert = (e + 2 * um * std::fabs(v.hi)) * kUp;
+      if (!settles(v, cert, em, sabs[i])) return false;
+      state_nearest[i] = v.hi;
+      state_err[i] = cert;
+      set_value(state_vals[i], v);
+    }
+    StateOutputs out;
+    out.sequence = s;
+    out.head = h;
+    out.position = q;
+    out.final = final;
+    out.value = state_ptr;
+    out.nearest = state_nearest;
+    out.magnitude = {sabs, size_t(pn)};
+    out.certified_error = state_err;
+    sink.state(out);
+    return true;
+  }
+
+  FastOutcome run(int64_t s, int64_t h) {
+    FastOutcome r;
+    if (!load(s, h)) return r;
+    const auto& cu = pr.shape.cu_seqlens;
+    const auto& pos = positions[s];
+    for (int64_t t = cu[s]; t < cu[s + 1]; ++t) {
+      if (!token(s, t, h)) return r;
+      ++r.tokens_done;
+      r.elements += P;
+      if (r.positions_done < pos.size() && pos[r.positions_done] == t + 1) {
+        if (!state(s, h, t + 1, false)) return r;
+        ++r.positions_done;
+        r.elements += P * N;
+      }
+    }
+    if (!state(s, h, cu[s + 1], true)) return r;
+    r.elements += P * N;
+    r.settled = true;
+    return r;
+  }
+
+  const Problem& pr;
+  const InitialStates& init;
+  const std::vector<std::vector<int64_t>>& positions;
+  Sink& sink;
+  int64_t P, N;
+  int certified_bits;
+  double cert_factor = 0;  // 2^-certified_bits
+  double um;  // u_m = 2^-check_bits
+  TokenScalars<RawMpfr> scalars;
+  MagnitudeRecurrence mag;
+  std::vector<double> sh, sl;    // [P, N] state, hi and lo parts
+  std::vector<double> uh, ul;    // [N] δ·B_n, hi and lo parts
+  std::vector<double> c;         // [N] C_n
+  std::vector<DD> gate;          // [P]
+  std::vector<double> gate_up;   // [P] |gate| rounded away from zero
+  RawMpfr::Array y_vals, state_vals;
+  std::vector<mpfr_srcptr> y_ptr, state_ptr;
+  std::vector<double> y_nearest, y_err, ungated_nearest, sum_abs_cs;  // [P]
+  std::vector<double> state_nearest, state_err;                       // [P, N]
+  // Running bounds [3]: |S - S_dd| <= gamma·Sabs + zeta_sum, |S - S_check| <= gamma_m·Sabs.
+  double gamma = 0, zeta_sum = 0, gamma_m = 0;
+  mpfr_t tmp;
+  static constexpr size_t kMaxCachedGates = size_t(1) << 18;
+  std::unordered_map<uint32_t, Gate> gates;
+  RawMpfr::Num gate_tmp;
+};
+
+FastPairRunner::FastPairRunner(const Problem& pr, const InitialStates& init, const Options& o,
+                               int check_bits, const std::vector<std::vector<int64_t>>& positions,
+                               Sink& sink)
+    : impl_(std::make_unique<Impl>(pr, init, o, check_bits, positions, sink)) {}
+FastPairRunner::~FastPairRunner() = default;
+FastOutcome FastPairRunner::run(int64_t s, int64_t h) { return impl_->run(s, h); }
+
+}  // namespace ssmv::ref::detail
