@@ -509,7 +509,11 @@ def describe(kind, q):
     return opts
 
 
-def make_one(K, gen, out_dir, name, kind, q, source_base, log):
+def make_one(K, gen, out_dir, name, kind, q, source_base, log, adjust=None):
+    """One dump of kind ssu / batched / varlen / handoff with the parameters q. adjust (the
+    campaign's adversarial data, scripts/triton/campaign.py), when given, is called as
+    adjust(p, init) -> init after the problem and initial states are drawn and before the
+    kernels run; it may change p's tensors in place of the drawn ones."""
     H, P, N, G, itype = q["H"], q["P"], q["N"], q["G"], q["itype"]
     softplus = q.get("softplus", True)
     dev = gen.device
@@ -527,6 +531,7 @@ def make_one(K, gen, out_dir, name, kind, q, source_base, log):
     if kind == "ssu":
         stype = q["stype"]
         init = gen.randn((len(lengths), H, P, N), stype, 0.5)
+        init = adjust(p, init) if adjust else init
         y, final = run_ssu(K, p, lengths, init, stype, softplus, slots=q.get("slots"), nslots=q.get("nslots"))
         limit = NO_LIMIT
         fn = "selective_state_update" if ("D" in p and "dt_bias" in p) else \
@@ -537,6 +542,7 @@ def make_one(K, gen, out_dir, name, kind, q, source_base, log):
         limit = q.get("dt_limit", DEFAULT_LIMIT)
         if q.get("init"):
             init = gen.randn((q["S"], H, P, N), torch.float32, 0.5)
+        init = adjust(p, init) if adjust else init
         y, final = run_chunk_batched(K, p, q["S"], q["L"], q["chunk"], init, softplus, limit)
         meta = metadata("chunk_scan", itype, stype, softplus, limit, "triton.chunk_scan",
                         f"mamba_chunk_scan_combined (batched, return_final_states), {source_base}",
@@ -544,6 +550,8 @@ def make_one(K, gen, out_dir, name, kind, q, source_base, log):
     elif kind == "varlen":
         stype = itype
         limit = q.get("dt_limit", DEFAULT_LIMIT)
+        if adjust:
+            adjust(p, None)
         y, final = run_chunk_varlen(K, p, lengths, q["chunk"], softplus, limit)
         meta = metadata("chunk_scan", itype, stype, softplus, limit, "triton.chunk_scan.varlen",
                         f"mamba_chunk_scan_combined (batch 1, cu_seqlens, seq_idx, return_varlen_states: "
@@ -551,6 +559,8 @@ def make_one(K, gen, out_dir, name, kind, q, source_base, log):
     else:
         stype = q["stype"]
         limit = DEFAULT_LIMIT
+        if adjust:
+            adjust(p, None)
         y, final, _fin = run_handoff(K, p, q["S"], q["L"], q["prefill"], q["chunk"], stype, softplus)
         prefill = [q["prefill"]] * q["S"]
         meta = metadata("handoff", itype, stype, softplus, limit, "triton.chunk_scan",
