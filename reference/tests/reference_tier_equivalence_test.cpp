@@ -73,7 +73,9 @@ TEST(ReferenceTierEquivalence, RealisticAndAdversarialProblems) {
                 (long long)sum.fast_pairs, (long long)sum.mpfr_pairs);
     // Realistic data falls back only where an exact value sits on a rounding boundary of
     // double or a format (short bf16 products, first tokens from a zero state).
-    if (Adversity(adv) == Adversity::none) EXPECT_LE(sum.mpfr_pairs * 20, sum.fast_pairs + sum.mpfr_pairs);
+    if (Adversity(adv) == Adversity::none) {
+      EXPECT_LE(sum.mpfr_pairs * 20, sum.fast_pairs + sum.mpfr_pairs);
+    }
   }
 }
 
