@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -191,7 +192,7 @@ TierCounts run_with(const Problem& pr, const InitialStates& init, const Options&
   const int check_bits = o.resolved_check_precision_bits();
   const auto positions = positions_by_sequence(pr, o);
   const int64_t items = pr.shape.num_sequences() * pr.shape.H;  // item i = (s, h) = (i / H, i % H)
-  int64_t threads = o.threads > 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  int64_t threads = o.threads > 0 ? o.threads : default_threads();
   threads = std::min(threads, items);
 
   std::atomic<int64_t> next{0};
@@ -256,8 +257,15 @@ TierCounts run_with(const Problem& pr, const InitialStates& init, const Options&
   if (threads <= 1) {
     worker();
   } else {
+    // MPFR keeps per-thread caches (constants such as log 2, exp's tables): a worker frees
+    // its own before it ends, or they leak with the thread (LeakSanitizer sees them).
     std::vector<std::thread> pool;
-    for (int64_t k = 0; k < threads; ++k) pool.emplace_back(worker);
+    for (int64_t k = 0; k < threads; ++k) {
+      pool.emplace_back([&worker] {
+        worker();
+        mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
+      });
+    }
     for (auto& th : pool) th.join();
   }
   if (failure) std::rethrow_exception(failure);
@@ -309,3 +317,20 @@ TierCounts run(const Problem& pr, const InitialStates& init, const Options& o, S
 }
 
 }  // namespace ssmv::ref::detail
+
+namespace ssmv::ref {
+namespace {
+std::atomic<int> g_default_threads{0};  // 0: every core
+}  // namespace
+
+void set_default_threads(int n) {
+  if (n < 0) throw std::invalid_argument("default threads = " + std::to_string(n) + ": must be >= 0 (0: all cores)");
+  g_default_threads = n;
+}
+
+int default_threads() {
+  const int n = g_default_threads;
+  return n > 0 ? n : int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+}  // namespace ssmv::ref

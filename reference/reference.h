@@ -48,6 +48,12 @@ inline constexpr int kDefaultCheckExtraBits = 64;
 // Required agreement, in bits relative to the magnitudes involved.
 inline constexpr int kCertifiedBits = 64;
 
+// The worker count Options::threads = 0 means: `n` threads (n >= 1), or every core (n = 0,
+// the initial setting). For programs that judge through layers that build their own
+// Options, e.g. `ssmv check --threads N`.
+void set_default_threads(int n);
+int default_threads();  // the count 0 resolves to now (>= 1)
+
 class CertificationError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -76,7 +82,9 @@ struct Options {
   // Packed token positions q (cu[s] < q <= cu[s+1]) at which to return the state of the
   // sequence s containing token q-1, after tokens [cu[s], q). Chunk boundaries, typically.
   std::vector<int64_t> state_positions;
-  int threads = 0;  // worker threads over (sequence, head) pairs; 0: hardware concurrency
+  // Worker threads over (sequence, head) pairs; 0: the process default (set_default_threads,
+  // else every core). Results are identical for any count.
+  int threads = 0;
   Arithmetic arithmetic = Arithmetic::raw_mpfr;
   Tier tier = Tier::automatic;
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "reference/reference.h"
 #include "verify/cli/args.h"
 #include "verify/cli/dump_options.h"
 #include "verify/cli/verdict_table.h"
@@ -17,7 +18,7 @@ void check_usage() {
       "                  [--chunk-size L] [--chunk-layout sequence|global] [--prefill-tokens K]\n"
       "                  [--input-format F] [--state-format F] [--output-format F]\n"
       "                  [--dt-softplus | --no-dt-softplus] [--dt-limit LO,HI] [--round-dt-limit]\n"
-      "                  [--json FILE] [--markdown FILE]\n"
+      "                  [--threads N] [--json FILE] [--markdown FILE]\n"
       "  Verifies a kernel written elsewhere from a dump of its inputs and outputs (.npz, .npy\n"
       "  or .safetensors; names and layouts in docs/tensor-files.md): every element of y (and of\n"
       "  final_states, when present) against the certified MPFR reference and the per-element\n"
@@ -48,6 +49,7 @@ void check_usage() {
       "  --dt-softplus      δ = softplus(dt + dt_bias) (--no-dt-softplus: not; default not)\n"
       "  --dt-limit LO,HI   δ = clamp(δ, LO, HI); fp32 values, as kernels receive them: a value\n"
       "                     that is not an fp32 (0.1) is refused unless --round-dt-limit\n"
+      "  --threads N        reference worker threads (default 0: every core; results identical)\n"
       "  --json / --markdown FILE  also write the report (atomically)\n");
 }
 
@@ -61,6 +63,7 @@ int check_command(const std::vector<std::string>& args) {
     if (flag == "--problem") problem_path = reader.value(flag);
     else if (flag == "--outputs") outputs_path = reader.value(flag);
     else if (flag == "--json") json_path = reader.value(flag);
+    else if (flag == "--threads") ref::set_default_threads(int(reader.value_int(flag, 0, 1024)));
     else if (flag == "--markdown") markdown_path = reader.value(flag);
     else if (flag == "--help" || flag == "-h") { check_usage(); return 0; }
     else if (flag.rfind("-", 0) != 0 && problem_path.empty()) problem_path = flag;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <string>
 
+#include "reference/reference.h"
 #include "verify/cli/args.h"
 #include "verify/cli/dump_options.h"
 #include "verify/cli/verdict_table.h"
@@ -147,7 +148,7 @@ void compare_usage() {
       "                    [--a-chunk-layout sequence|global] [--a-prefill-tokens K]  (and --b-...)\n"
       "                    [--input-format F] [--state-format F] [--output-format F]\n"
       "                    [--dt-softplus | --no-dt-softplus] [--dt-limit LO,HI] [--round-dt-limit]\n"
-      "                    [--json FILE] [--markdown FILE]\n"
+      "                    [--threads N] [--json FILE] [--markdown FILE]\n"
       "  Two kernels' outputs on the same problem, side by side (e.g. a chunk_scan prefill and a\n"
       "  token-by-token SSU decode of the same prompt): each against the exact value under its\n"
       "  own contract, then every element where they differ: identical, explained (|a - b| <=\n"
@@ -159,6 +160,7 @@ void compare_usage() {
       "                  with optional metadata\n"
       "  --a-... / --b-...  each side's kernel options, as `ssmv check`'s (ssmv check --help)\n"
       "  problem options as `ssmv check`'s, shared by both sides\n"
+      "  --threads N        reference worker threads (default 0: every core; results identical)\n"
       "exit codes: 0 every divergence explained and no VIOLATION/INVALID, 1 otherwise, 2 bad input\n");
 }
 
@@ -178,6 +180,7 @@ int compare_command(const std::vector<std::string>& args) {
     else if (flag == "--a") a_path = reader.value(flag);
     else if (flag == "--b") b_path = reader.value(flag);
     else if (flag == "--json") json_path = reader.value(flag);
+    else if (flag == "--threads") ref::set_default_threads(int(reader.value_int(flag, 0, 1024)));
     else if (flag == "--markdown") markdown_path = reader.value(flag);
     else if (flag == "--help" || flag == "-h") { compare_usage(); return 0; }
     else throw UsageError("ssmv compare: unknown option '" + flag + "'");

@@ -45,7 +45,7 @@ void reference_usage() {
       "  --seed N          seed of the default problem's data (default 2026)\n"
       "  --precision BITS  working precision of the primary run (default %d; the certifying\n"
       "                    run uses 64 more); too low a precision fails certification\n"
-      "  --threads N       worker threads over (sequence, head) pairs (default 1; 0 = all cores)\n",
+      "  --threads N       worker threads over (sequence, head) pairs (default 0: every core)\n",
       ref::kDefaultPrecisionBits);
 }
 
@@ -106,7 +106,8 @@ int reference_command(const std::vector<std::string>& args) {
               r.precision_bits, r.check_precision_bits,
               std::log2(std::max(worst_agreement(r.y), worst_agreement(r.final_state)) + 1e-300),
               options.certified_bits);
-  std::printf("time: %.3f s (%d thread%s)\n", seconds, options.threads, options.threads == 1 ? "" : "s");
+  const int threads = options.threads > 0 ? options.threads : ref::default_threads();
+  std::printf("time: %.3f s (%d thread%s)\n", seconds, threads, threads == 1 ? "" : "s");
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "reference/reference.h"
 #include "verify/cli/args.h"
 #include "verify/cli/device_option.h"
 #include "verify/cli/verdict_table.h"
@@ -13,7 +14,7 @@ namespace ssmv::cli {
 
 void run_usage() {
   std::printf(
-      "usage: ssmv run [--device auto|twin|gpu] [--json FILE] [--markdown FILE]\n"
+      "usage: ssmv run [--device auto|twin|gpu] [--threads N] [--json FILE] [--markdown FILE]\n"
       "  Runs both bundled kernels (SSU decode and chunk_scan prefill, both contracts, and the\n"
       "  chunk_scan -> SSU hand-off) on the built-in default suite (Mamba2-realistic data, bf16\n"
       "  inputs, fp32 and bf16 state) and judges every output element against the certified\n"
@@ -21,6 +22,7 @@ void run_usage() {
       "  chunk_scan and through SSU, side by side: is their divergence explained by the sum of\n"
       "  their bounds?\n"
       "  --device  auto (default): the GPU when one is present, the host twins otherwise\n"
+      "  --threads N        reference worker threads (default 0: every core; results identical)\n"
       "  --json FILE, --markdown FILE  also write the report (atomically; schema in\n"
       "            docs/report-schema.md)\n");
 }
@@ -32,6 +34,7 @@ int run_command(const std::vector<std::string>& args) {
     const std::string flag = reader.next();
     if (flag == "--device") device_text = reader.value(flag);
     else if (flag == "--json") json_path = reader.value(flag);
+    else if (flag == "--threads") ref::set_default_threads(int(reader.value_int(flag, 0, 1024)));
     else if (flag == "--markdown") markdown_path = reader.value(flag);
     else if (flag == "--help" || flag == "-h") { run_usage(); return 0; }
     else throw UsageError("ssmv run: unknown option '" + flag + "'");
