@@ -28,15 +28,6 @@ std::vector<TranscendentalBudget> measured_budgets() {
   };
 }
 
-Reduction reduction(Sum sum, std::string what, ReductionOrder order, std::string detail) {
-  Reduction r;
-  r.sum = sum;
-  r.what = std::move(what);
-  r.order = order;
-  r.detail = std::move(detail);
-  return r;
-}
-
 // tl.dot of bf16 or fp16 operands with an fp32 accumulator on sm_90 (wgmma), chained over
 // the K blocks by `acc += tl.dot(a, b)`.
 constexpr const char* kDotOrder =
@@ -54,9 +45,9 @@ Contract triton_ssu() {
   // dtype (tl.store(state_ptrs, state)), y is computed from the unrounded fp32 state.
   c.roundings = {{Point::stored_state, FormatRef::state}, {Point::output, FormatRef::output}};
   c.transcendentals = measured_budgets();
-  c.reductions = {reduction(Sum::y, "y = Σ_n C·S + D·x", ReductionOrder::any_order,
-                            "selective_state_update.py:127-129: out = tl.sum(state * C[None, :], axis=1), "
-                            "products rounded, summed in the compiler's order; then out += x * D")};
+  c.reductions = {{Sum::y, "y = Σ_n C·S + D·x", ReductionOrder::any_order, 1,
+                   "selective_state_update.py:127-129: out = tl.sum(state * C[None, :], axis=1), products "
+                   "rounded, summed in the compiler's order; then out += x * D"}};
   c.flush_to_zero = false;
   c.softplus_shortcut = true;  // selective_state_update.py:102: tl.where(dt <= 20.0, softplus(dt), dt)
   c.gpu_twin_max_ulps = 0;
@@ -95,21 +86,20 @@ Contract triton_chunk_scan(bool varlen, int64_t chunk_size) {
   }
   c.transcendentals = measured_budgets();
   c.reductions = {
-      reduction(Sum::cumsum, "cumsum: cs_m = Σ_{k≤m} fl(δ_k·A)", ReductionOrder::any_order,
-                "ssd_chunk_state.py:84-85: dA = dt * A; dA_cs = tl.cumsum(dA, axis=1) (the scan's order is "
-                "Triton's)"),
-      reduction(Sum::chunk_state, "chunk state: Σ_k x_k[p]·R(B_k[n]·scale_k)", ReductionOrder::mma_m16n8k16,
-                std::string("ssd_chunk_state.py:254: acc += tl.dot(x, b); ") + kDotOrder),
-      reduction(Sum::state_passing, "state passing: h = exp(cs_last)·h + chunk_state", ReductionOrder::any_order,
-                "ssd_state_passing.py:80: states = scale * states + new_states in fp32 (fused or not)"),
-      reduction(Sum::cb, "C·Bᵀ: Σ_n C_m[n]·B_k[n]", ReductionOrder::mma_m16n8k16,
-                std::string("ssd_bmm.py:78: acc += tl.dot(a, b), stored in fp32; ") + kDotOrder),
-      reduction(Sum::y, "y: (C·R(h_in))·exp(cs_m), then + Σ_k R(w_mk)·x_k on the same accumulator, then + x·D",
-                ReductionOrder::mma_m16n8k16,
-                std::string("ssd_chunk_scan.py:118 (or 125-128) acc = tl.dot(C, prev_states) * scale_m; 150 acc += "
-                            "tl.dot(cb, x); 166 acc += x_residual * D (one fma: Triton fuses by default); 176 acc *= "
-                            "z * tl.sigmoid(z); ") +
-                    kDotOrder),
+      {Sum::cumsum, "cumsum: cs_m = Σ_{k≤m} fl(δ_k·A)", ReductionOrder::any_order, 1,
+       "ssd_chunk_state.py:84-85: dA = dt * A; dA_cs = tl.cumsum(dA, axis=1) (the scan's order is Triton's)"},
+      {Sum::chunk_state, "chunk state: Σ_k x_k[p]·R(B_k[n]·scale_k)", ReductionOrder::mma_m16n8k16, 1,
+       std::string("ssd_chunk_state.py:254: acc += tl.dot(x, b); ") + kDotOrder},
+      {Sum::state_passing, "state passing: h = exp(cs_last)·h + chunk_state", ReductionOrder::any_order, 1,
+       "ssd_state_passing.py:80: states = scale * states + new_states in fp32 (fused or not)"},
+      {Sum::cb, "C·Bᵀ: Σ_n C_m[n]·B_k[n]", ReductionOrder::mma_m16n8k16, 1,
+       std::string("ssd_bmm.py:78: acc += tl.dot(a, b), stored in fp32; ") + kDotOrder},
+      {Sum::y, "y: (C·R(h_in))·exp(cs_m), then + Σ_k R(w_mk)·x_k on the same accumulator, then + x·D",
+       ReductionOrder::mma_m16n8k16, 1,
+       std::string("ssd_chunk_scan.py:118 (or 125-128) acc = tl.dot(C, prev_states) * scale_m; 150 acc += "
+                   "tl.dot(cb, x); 166 acc += x_residual * D (one fma: Triton fuses by default); 176 acc *= "
+                   "z * tl.sigmoid(z); ") +
+           kDotOrder},
   };
   c.flush_to_zero = false;
   c.softplus_shortcut = true;  // ssd_chunk_state.py:77
