@@ -1,6 +1,7 @@
 // The soundness cases of the bounds, runnable on either device (soundness_cases.cpp).
 // Each runs its family's random realistic problems through kernel_check and records a
-// GoogleTest failure for every problem with a VIOLATION or INVALID element.
+// GoogleTest failure for every problem with a VIOLATION or INVALID element, and for every
+// kind of tensor whose largest bound usage falls below its tightness floor.
 #pragma once
 
 #include "verify/kernel_check.h"
