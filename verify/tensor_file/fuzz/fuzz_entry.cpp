@@ -3,10 +3,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "verify/json/json.h"
+#include "verify/tensor_file/dump_metadata.h"
 #include "verify/tensor_file/npy.h"
 #include "verify/tensor_file/problem_file.h"
 #include "verify/tensor_file/safetensors.h"
@@ -74,25 +77,42 @@ void exercise(const TensorMap& m) {
   }
 }
 
+// The dump options in a file's metadata (dump_metadata.h): each "ssmv." key may be
+// refused, none may crash; options that read are written back as the same keys.
+void exercise_metadata(const std::map<std::string, std::string>& metadata) {
+  DumpOptions o;
+  try {
+    o = dump_options_from_metadata(metadata, "fuzz");
+  } catch (const TensorFileError&) {
+    return;
+  }
+  const std::map<std::string, std::string> keys = metadata_from_dump_options(o);
+  if (metadata_from_dump_options(dump_options_from_metadata(keys, "fuzz-rt")) != keys) {
+    finding("dump options round trip changed the metadata", "");
+  }
+}
+
 // Writers then readers give back what was parsed (bf16 goes through npy as u16 bits).
-void round_trip(const TensorMap& m) {
-  // The writer may refuse a map (a name that is not UTF-8, or "__metadata__"), with a
-  // TensorFileError; what it writes must read back.
+void round_trip(const TensorMap& m, const std::map<std::string, std::string>& metadata) {
+  // The writer may refuse a map (a name or metadata that is not UTF-8, or a tensor named
+  // "__metadata__"), with a TensorFileError; what it writes must read back.
   std::vector<uint8_t> st;
   bool wrote = true;
   try {
-    st = write_safetensors(m);
+    st = write_safetensors(m, metadata);
   } catch (const TensorFileError&) {
     wrote = false;
   }
   if (wrote) {
     TensorMap back;
+    std::map<std::string, std::string> metadata_back;
     try {
-      back = parse_safetensors(st, Where{"fuzz-rt.safetensors", ""});
+      back = parse_safetensors(st, Where{"fuzz-rt.safetensors", ""}, &metadata_back);
     } catch (const TensorFileError& e) {
       std::fprintf(stderr, "%s\n", e.what());
       finding("safetensors writer wrote a file its reader rejects", "");
     }
+    if (metadata_back != metadata) finding("safetensors round trip changed the metadata", "");
     if (back.size() != m.size()) finding("safetensors round trip changed the tensor count", "");
     for (const auto& [name, t] : m) {
       const auto it = back.find(name);
@@ -122,13 +142,15 @@ void round_trip(const TensorMap& m) {
 
 void try_kind(std::span<const uint8_t> bytes, FileKind kind, const char* label) {
   TensorMap m;
+  std::map<std::string, std::string> metadata;
   try {
-    m = parse_tensor_bytes(bytes, kind, label);
+    m = parse_tensor_bytes(bytes, kind, label, &metadata);
   } catch (const TensorFileError&) {
     return;
   }
   exercise(m);
-  round_trip(m);
+  exercise_metadata(metadata);
+  round_trip(m, metadata);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The fuzzed function: every tensor-file parser on the same bytes, then everything a
-// caller does with what parsed. Shared by the libFuzzer target (libfuzzer_main.cpp, built
-// with clang's -fsanitize=fuzzer,address,undefined) and the g++ regression test that
-// replays the seed corpus and every crash input ever found (tests/fuzz_regression_test.cpp).
+// caller does with what parsed (accessors, problem and output mappings, the dump options of
+// the metadata). Shared by the libFuzzer target (libfuzzer_main.cpp, built with clang's
+// -fsanitize=fuzzer,address,undefined) and the g++ regression test that replays the seed
+// corpus and the regression corpus (tests/fuzz_regression_test.cpp).
 //
 // Contract it checks: on any input the parsers either succeed or throw TensorFileError
 // (json::ParseError for the JSON parser); any other exception, a crash, an out-of-bounds

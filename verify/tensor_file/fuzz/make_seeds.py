@@ -81,3 +81,24 @@ end64 = struct.pack("<IQHHIIQQQQ", 0x06064b50, 44, 45, 45, 0, 0, 1, 1, len(centr
 locator = struct.pack("<IIQI", 0x07064b50, 0, end64_at, 1)
 end = struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
 open("corpus/zip64.npz", "wb").write(local + npy + central + end64 + locator + end)
+
+# Self-describing dumps (dump_metadata.h): "ssmv." keys in a safetensors "__metadata__" and
+# in an .npz "__metadata__.npy" entry (1-D uint8, the UTF-8 bytes of a JSON object). Made
+# with the standard library only (npy v1.0 headers written by hand, as np.save writes them).
+import zipfile
+
+def npy(descr, shape, raw):
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, repr(tuple(shape)))
+    header += " " * (-(10 + len(header) + 1) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + raw
+
+safetensors("corpus/dump.safetensors", {"A": ("F32", [1], struct.pack("<f", -1))}, metadata={
+    "ssmv.kernel": "chunk_scan", "ssmv.input_format": "bf16", "ssmv.state_format": "fp32",
+    "ssmv.output_format": "fp16", "ssmv.dt_softplus": "true", "ssmv.dt_limit": "0x1p-4,inf",
+    "ssmv.chunk_size": "64", "ssmv.chunk_layout": "sequence", "ssmv.prefill_tokens": "3",
+    "ssmv.contract": "production", "ssmv.decode_contract": "sequential", "ssmv.source": "seed"})
+text = json.dumps({"ssmv.kernel": "ssu", "ssmv.dt_limit": "-inf,0.5", "format": "np"}).encode()
+with zipfile.ZipFile("corpus/dump.npz", "w", zipfile.ZIP_STORED) as z:
+    for name, data in [("A.npy", npy("<f4", [1], struct.pack("<f", -1))),
+                       ("__metadata__.npy", npy("|u1", [len(text)], text))]:
+        z.writestr(zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0)), data)
