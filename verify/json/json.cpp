@@ -54,7 +54,7 @@ class Builder : public nlohmann::json_sax<Value> {
   bool number_unsigned(number_unsigned_t v) override { return add(Value(v)); }
   bool number_float(number_float_t v, const string_t&) override { return add(Value(v)); }
   bool string(string_t& s) override { return add(Value(std::move(s))); }
-  bool binary(binary_t&) override { return false; }  // JSON text has no binary values
+  bool binary(binary_t&) override { return fail(read(), "binary value"); }  // not in JSON text
 
   bool start_object(std::size_t) override { return open(Value::object()); }
   bool start_array(std::size_t) override { return open(Value::array()); }
@@ -217,8 +217,9 @@ Value parse(std::string_view text) {
   if (text.starts_with("\xEF\xBB\xBF")) throw ParseError(text, 0, "invalid value");
   const char* cursor = text.data();
   Builder builder(text, &cursor);
-  Value::sax_parse(TrackedChars{text.data(), &cursor}, TrackedChars{text.data() + text.size(), &cursor}, &builder);
-  if (builder.failed) throw ParseError(text, builder.error.offset, builder.error.reason);
+  const bool parsed =
+      Value::sax_parse(TrackedChars{text.data(), &cursor}, TrackedChars{text.data() + text.size(), &cursor}, &builder);
+  if (!parsed || builder.failed) throw ParseError(text, builder.error.offset, builder.error.reason);
   return std::move(builder.root);
 }
 
