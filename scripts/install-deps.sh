@@ -9,6 +9,7 @@ packages=(
   librapidcheck-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
   zlib1g-dev
+  nlohmann-json3-dev libcli11-dev  # JSON (verify/json) and the command line (verify/cli)
   python3-numpy python3-pip python3-setuptools python3-pytest  # the Python package (python/)
 )
 

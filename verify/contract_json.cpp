@@ -42,14 +42,14 @@ E parse_enum(const Field& f, const E (&values)[K], NameFn name, const char* what
 }
 
 Value extended(double v) {
-  if (std::isinf(v)) return Value::from_string(v > 0 ? "inf" : "-inf");
-  return Value::from_double(v);
+  if (std::isinf(v)) return Value(v > 0 ? "inf" : "-inf");
+  return Value(v);
 }
 
 // A finite number ≥ 0.
 double non_negative(const Field& f) {
   const double v = f.as_double();
-  if (!(v >= 0)) f.fail("must be >= 0, found " + f.value().text);
+  if (!(v >= 0)) f.fail("must be >= 0, found " + f.text());
   return v;
 }
 
@@ -87,7 +87,7 @@ TranscendentalBudget parse_budget(const Field& f) {
   b.arg_lo = lo.as_extended();
   b.arg_hi = hi.as_extended();
   if (!(b.arg_lo <= b.arg_hi) || b.arg_lo == HUGE_VAL || b.arg_hi == -HUGE_VAL) {
-    hi.fail("the argument range [" + lo.value().text + ", " + hi.value().text + "] is empty");
+    hi.fail("the argument range [" + lo.text() + ", " + hi.text() + "] is empty");
   }
   b.how_measured = o.get("how_measured").as_string();
   return b;
@@ -114,46 +114,46 @@ Reduction parse_reduction(const Field& f) {
 
 json::Value contract_to_json(const Contract& c) {
   Value v = Value::object();
-  v.add("name", Value::from_string(c.name));
-  v.add("kernel", Value::from_string(c.kernel));
-  v.add("family", Value::from_string(std::string(family_name(c.family))));
-  v.add("chunk_size", Value::from_int(c.chunk_size));
-  v.add("chunk_layout", Value::from_string(std::string(chunk_layout_name(c.chunk_layout))));
-  v.add("accumulation", Value::from_string(std::string(format_name(c.accumulation))));
+  v.emplace("name", Value(c.name));
+  v.emplace("kernel", Value(c.kernel));
+  v.emplace("family", Value(std::string(family_name(c.family))));
+  v.emplace("chunk_size", Value(c.chunk_size));
+  v.emplace("chunk_layout", Value(std::string(chunk_layout_name(c.chunk_layout))));
+  v.emplace("accumulation", Value(std::string(format_name(c.accumulation))));
   Value inputs = Value::array();
-  for (Format f : c.input_formats) inputs.items.push_back(Value::from_string(std::string(format_name(f))));
-  v.add("input_formats", std::move(inputs));
+  for (Format f : c.input_formats) inputs.push_back(Value(std::string(format_name(f))));
+  v.emplace("input_formats", std::move(inputs));
   Value roundings = Value::array();
   for (const Rounding& r : c.roundings) {
-    roundings.items.push_back(Value::object({{"point", Value::from_string(std::string(point_name(r.point)))},
-                                             {"format", Value::from_string(std::string(format_ref_name(r.format)))}}));
+    roundings.push_back(Value::object({{"point", Value(std::string(point_name(r.point)))},
+                                             {"format", Value(std::string(format_ref_name(r.format)))}}));
   }
-  v.add("roundings", std::move(roundings));
+  v.emplace("roundings", std::move(roundings));
   Value budgets = Value::array();
   for (const TranscendentalBudget& b : c.transcendentals) {
-    budgets.items.push_back(Value::object({{"function", Value::from_string(b.function)},
-                                           {"ulp_const", Value::from_double(b.ulp_const)},
-                                           {"ulp_per_abs_arg", Value::from_double(b.ulp_per_abs_arg)},
-                                           {"abs_error", Value::from_double(b.abs_error)},
+    budgets.push_back(Value::object({{"function", Value(b.function)},
+                                           {"ulp_const", Value(b.ulp_const)},
+                                           {"ulp_per_abs_arg", Value(b.ulp_per_abs_arg)},
+                                           {"abs_error", Value(b.abs_error)},
                                            {"arg_lo", extended(b.arg_lo)},
                                            {"arg_hi", extended(b.arg_hi)},
-                                           {"how_measured", Value::from_string(b.how_measured)}}));
+                                           {"how_measured", Value(b.how_measured)}}));
   }
-  v.add("transcendentals", std::move(budgets));
+  v.emplace("transcendentals", std::move(budgets));
   Value reductions = Value::array();
   for (const Reduction& r : c.reductions) {
-    reductions.items.push_back(
-        Value::object({{"sum", Value::from_string(std::string(sum_name(r.sum)))},
-                       {"what", Value::from_string(r.what)},
-                       {"order", Value::from_string(std::string(reduction_order_name(r.order)))},
-                       {"partials", Value::from_int(r.partials)},
-                       {"detail", Value::from_string(r.detail)}}));
+    reductions.push_back(
+        Value::object({{"sum", Value(std::string(sum_name(r.sum)))},
+                       {"what", Value(r.what)},
+                       {"order", Value(std::string(reduction_order_name(r.order)))},
+                       {"partials", Value(r.partials)},
+                       {"detail", Value(r.detail)}}));
   }
-  v.add("reductions", std::move(reductions));
-  v.add("flush_to_zero", Value::from_bool(c.flush_to_zero));
-  v.add("softplus_shortcut", Value::from_bool(c.softplus_shortcut));
-  v.add("gpu_twin_max_ulps", Value::from_double(c.gpu_twin_max_ulps));
-  v.add("gpu_twin_how_measured", Value::from_string(c.gpu_twin_how_measured));
+  v.emplace("reductions", std::move(reductions));
+  v.emplace("flush_to_zero", Value(c.flush_to_zero));
+  v.emplace("softplus_shortcut", Value(c.softplus_shortcut));
+  v.emplace("gpu_twin_max_ulps", Value(c.gpu_twin_max_ulps));
+  v.emplace("gpu_twin_how_measured", Value(c.gpu_twin_how_measured));
   return v;
 }
 

@@ -20,23 +20,23 @@ constexpr int64_t kVersion = 1;
 
 Value int_array(const std::vector<int64_t>& v) {
   Value a = Value::array();
-  for (int64_t x : v) a.items.push_back(Value::from_int(x));
+  for (int64_t x : v) a.push_back(Value(x));
   return a;
 }
 
 Value limit(float v) {
-  if (std::isinf(v)) return Value::from_string(v > 0 ? "inf" : "-inf");
-  return Value::from_double(v);  // the shortest literal that reads back to this float's value
+  if (std::isinf(v)) return Value(v > 0 ? "inf" : "-inf");
+  return Value(v);  // the shortest literal that reads back to this float's value
 }
 
 // {"shape": [...], "format": "bf16", "bits": ["0x3f80", ...]} — or null when empty.
 Value tensor(const std::vector<float>& values, std::vector<int64_t> shape, Format f) {
-  if (values.empty()) return Value::null_value();
+  if (values.empty()) return Value();
   Value bits = Value::array();
-  bits.items.reserve(values.size());
-  for (float v : values) bits.items.push_back(Value::from_string(hex_bits(f, encode_exact(f, v))));
+  bits.get_ref<Value::array_t&>().reserve(values.size());
+  for (float v : values) bits.push_back(Value(hex_bits(f, encode_exact(f, v))));
   return Value::object({{"shape", int_array(shape)},
-                        {"format", Value::from_string(std::string(format_name(f)))},
+                        {"format", Value(std::string(format_name(f)))},
                         {"bits", std::move(bits)}});
 }
 
@@ -44,41 +44,41 @@ Value problem_json(const Problem& p) {
   const Shape& s = p.shape;
   const int64_t T = s.num_tokens(), S = s.num_sequences();
   Value v = Value::object();
-  v.add("shape", Value::object({{"cu_seqlens", int_array(s.cu_seqlens)},
-                                {"H", Value::from_int(s.H)},
-                                {"P", Value::from_int(s.P)},
-                                {"N", Value::from_int(s.N)},
-                                {"G", Value::from_int(s.G)}}));
-  v.add("formats", Value::object({{"input", Value::from_string(std::string(format_name(p.formats.input)))},
-                                  {"state", Value::from_string(std::string(format_name(p.formats.state)))},
-                                  {"output", Value::from_string(std::string(format_name(p.formats.output)))}}));
-  v.add("options", Value::object({{"dt_softplus", Value::from_bool(p.dt_softplus)},
+  v.emplace("shape", Value::object({{"cu_seqlens", int_array(s.cu_seqlens)},
+                                {"H", Value(s.H)},
+                                {"P", Value(s.P)},
+                                {"N", Value(s.N)},
+                                {"G", Value(s.G)}}));
+  v.emplace("formats", Value::object({{"input", Value(std::string(format_name(p.formats.input)))},
+                                  {"state", Value(std::string(format_name(p.formats.state)))},
+                                  {"output", Value(std::string(format_name(p.formats.output)))}}));
+  v.emplace("options", Value::object({{"dt_softplus", Value(p.dt_softplus)},
                                   {"dt_limit_lo", limit(p.dt_limit_lo)},
                                   {"dt_limit_hi", limit(p.dt_limit_hi)}}));
   const Format in = p.formats.input;
   Value t = Value::object();
-  t.add("x", tensor(p.x, {T, s.H, s.P}, in));
-  t.add("dt", tensor(p.dt, {T, s.H}, in));
-  t.add("A", tensor(p.A, {s.H}, Format::fp32));
-  t.add("B", tensor(p.B, {T, s.G, s.N}, in));
-  t.add("C", tensor(p.C, {T, s.G, s.N}, in));
-  t.add("z", tensor(p.z, {T, s.H, s.P}, in));
-  t.add("dt_bias", tensor(p.dt_bias, {s.H}, Format::fp32));
-  t.add("D", tensor(p.D, p.d_mode() == DMode::per_head_dim ? std::vector<int64_t>{s.H, s.P}
+  t.emplace("x", tensor(p.x, {T, s.H, s.P}, in));
+  t.emplace("dt", tensor(p.dt, {T, s.H}, in));
+  t.emplace("A", tensor(p.A, {s.H}, Format::fp32));
+  t.emplace("B", tensor(p.B, {T, s.G, s.N}, in));
+  t.emplace("C", tensor(p.C, {T, s.G, s.N}, in));
+  t.emplace("z", tensor(p.z, {T, s.H, s.P}, in));
+  t.emplace("dt_bias", tensor(p.dt_bias, {s.H}, Format::fp32));
+  t.emplace("D", tensor(p.D, p.d_mode() == DMode::per_head_dim ? std::vector<int64_t>{s.H, s.P}
                                                             : std::vector<int64_t>{s.H},
                     Format::fp32));
-  t.add("initial_state", tensor(p.initial_state, {S, s.H, s.P, s.N}, p.formats.state));
-  v.add("tensors", std::move(t));
+  t.emplace("initial_state", tensor(p.initial_state, {S, s.H, s.P, s.N}, p.formats.state));
+  v.emplace("tensors", std::move(t));
   return v;
 }
 
 Value decode_json(const DecodeProblem& d) {
   const Shape& s = d.problem.shape;
-  return Value::object({{"slots", Value::from_int(d.slots)},
+  return Value::object({{"slots", Value(d.slots)},
                         {"state_pool", tensor(d.state_pool, {d.slots, s.H, s.P, s.N}, d.problem.formats.state)},
                         {"slot_in", int_array(d.slot_in)},
                         {"slot_out", int_array(d.slot_out)},
-                        {"pad_slot_id", Value::from_int(d.pad_slot_id)}});
+                        {"pad_slot_id", Value(d.pad_slot_id)}});
 }
 
 // ---- reading ------------------------------------------------------------------------
@@ -99,7 +99,7 @@ std::vector<int64_t> parse_int_array(const Field& f) {
 
 float parse_limit(const Field& f) {
   const double v = f.as_extended();
-  if (std::isfinite(v) && double(float(v)) != v) f.fail("value " + f.value().text + " is not an fp32 value");
+  if (std::isfinite(v) && double(float(v)) != v) f.fail("value " + f.text() + " is not an fp32 value");
   return float(v);
 }
 
@@ -181,7 +181,7 @@ Problem parse_problem(const Field& f) {
     p.shape.G = s.get("G").as_int64();
     // Sizes are checked before the tensors are (their expected shapes multiply them).
     for (const char* k : {"H", "P", "N", "G"}) {
-      if (s.get(k).as_int64() < 1) s.get(k).fail("must be >= 1, found " + s.get(k).value().text);
+      if (s.get(k).as_int64() < 1) s.get(k).fail("must be >= 1, found " + s.get(k).text());
     }
     if (p.shape.cu_seqlens.size() < 2) s.get("cu_seqlens").fail("needs at least 2 entries");
   }
@@ -229,20 +229,20 @@ std::string one_of(const Field& f, std::initializer_list<std::string_view> allow
 void write_counterexample(const std::string& path, const Counterexample& c) {
   const bool decode = c.kernel == "ssu";
   Value v = Value::object();
-  v.add("format", Value::from_string(kFormatTag));
-  v.add("version", Value::from_int(kVersion));
-  v.add("kernel", Value::from_string(c.kernel));
-  v.add("contract", Value::from_string(c.contract));
-  v.add("chunk_size", Value::from_int(c.chunk_size));
-  v.add("split", Value::from_int(c.split));
-  v.add("device", Value::from_string(c.device));
-  v.add("planted_bug", Value::from_string(c.planted_bug));
-  v.add("property", Value::from_string(c.property));
-  v.add("reproduce", Value::from_string(c.reproduce));
-  v.add("verdict", Value::from_string(c.verdict));
-  v.add("worst", Value::from_string(c.worst));
-  v.add("problem", problem_json(decode ? c.decode.problem : c.problem));
-  v.add("decode", decode ? decode_json(c.decode) : Value::null_value());
+  v.emplace("format", Value(kFormatTag));
+  v.emplace("version", Value(kVersion));
+  v.emplace("kernel", Value(c.kernel));
+  v.emplace("contract", Value(c.contract));
+  v.emplace("chunk_size", Value(c.chunk_size));
+  v.emplace("split", Value(c.split));
+  v.emplace("device", Value(c.device));
+  v.emplace("planted_bug", Value(c.planted_bug));
+  v.emplace("property", Value(c.property));
+  v.emplace("reproduce", Value(c.reproduce));
+  v.emplace("verdict", Value(c.verdict));
+  v.emplace("worst", Value(c.worst));
+  v.emplace("problem", problem_json(decode ? c.decode.problem : c.problem));
+  v.emplace("decode", decode ? decode_json(c.decode) : Value());
   const std::string text = json::dump(v, 1) + "\n";
   tensor_file::write_file_atomically(
       path, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
@@ -257,7 +257,7 @@ Counterexample read_counterexample(const std::string& path) {
     o.get("format").fail("'" + o.get("format").as_string() + "', expected '" + kFormatTag + "'");
   }
   if (o.get("version").as_int64() != kVersion) {
-    o.get("version").fail("version " + o.get("version").value().text + " is not supported (this ssmv reads " +
+    o.get("version").fail("version " + o.get("version").text() + " is not supported (this ssmv reads " +
                           std::to_string(kVersion) + ")");
   }
   Counterexample c;
@@ -269,11 +269,11 @@ Counterexample read_counterexample(const std::string& path) {
                          : one_of(contract, {"chunk_scan.production", "chunk_scan.fp32"});
   const Field chunk = o.get("chunk_size");
   c.chunk_size = chunk.as_int64();
-  if (chunked && c.chunk_size < 1) chunk.fail("must be >= 1 for kernel '" + c.kernel + "', found " + chunk.value().text);
-  if (decode && c.chunk_size != 0) chunk.fail("must be 0 for kernel 'ssu', found " + chunk.value().text);
+  if (chunked && c.chunk_size < 1) chunk.fail("must be >= 1 for kernel '" + c.kernel + "', found " + chunk.text());
+  if (decode && c.chunk_size != 0) chunk.fail("must be 0 for kernel 'ssu', found " + chunk.text());
   const Field split = o.get("split");
   c.split = split.as_int64();
-  if (!handoff && c.split != 0) split.fail("must be 0 for kernel '" + c.kernel + "', found " + split.value().text);
+  if (!handoff && c.split != 0) split.fail("must be 0 for kernel '" + c.kernel + "', found " + split.text());
   c.device = one_of(o.get("device"), {"twin", "gpu"});
   c.planted_bug = o.get("planted_bug").as_string();
   c.property = o.get("property").as_string();
@@ -291,7 +291,7 @@ Counterexample read_counterexample(const std::string& path) {
     if (decode) {
       const ObjectFields d(decode_field, {"slots", "state_pool", "slot_in", "slot_out", "pad_slot_id"});
       c.decode.slots = d.get("slots").as_int64();
-      if (c.decode.slots < 0) d.get("slots").fail("must be >= 0, found " + d.get("slots").value().text);
+      if (c.decode.slots < 0) d.get("slots").fail("must be >= 0, found " + d.get("slots").text());
       const Shape& s = p.shape;
       c.decode.state_pool =
           parse_tensor(d.get("state_pool"), p.formats.state, {{c.decode.slots, s.H, s.P, s.N}}, c.decode.slots == 0);

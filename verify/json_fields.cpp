@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -44,42 +45,44 @@ void Field::fail(const std::string& reason) const {
 }
 
 namespace {
-std::string found(const json::Value& v) { return "found " + std::string(json::kind_name(v.kind)); }
+std::string found(const json::Value& v) { return "found " + std::string(v.type_name()); }
 }  // namespace
 
+std::string Field::text() const {
+  return v_->is_string() ? v_->get<std::string>() : v_->dump(-1, ' ', false, json::Value::error_handler_t::replace);
+}
+
 bool Field::as_bool() const {
-  if (!v_->is_bool()) fail("expected true or false, " + found(*v_));
-  return v_->boolean;
+  if (!v_->is_boolean()) fail("expected true or false, " + found(*v_));
+  return v_->get<bool>();
 }
 
 const std::string& Field::as_string() const {
   if (!v_->is_string()) fail("expected a string, " + found(*v_));
-  return v_->text;
+  return v_->get_ref<const std::string&>();
 }
 
 int64_t Field::as_int64() const {
   if (!v_->is_number()) fail("expected an integer, " + found(*v_));
-  try {
-    return v_->as_int64();
-  } catch (const json::TypeError&) {
-    fail("expected an integer, found " + v_->text);
+  // An unsigned integer above 2^63 - 1, or a number written with a fraction or an
+  // exponent (nlohmann's float, shown as it writes one: 1.0, 1000.0), is no int64.
+  if (v_->is_number_integer() && (!v_->is_number_unsigned() || v_->get<uint64_t>() <= uint64_t(INT64_MAX))) {
+    return v_->get<int64_t>();
   }
+  fail("expected an integer, found " + text());
 }
 
 double Field::as_double() const {
   if (!v_->is_number()) fail("expected a number, " + found(*v_));
-  try {
-    return v_->as_double();
-  } catch (const json::TypeError&) {
-    fail("number " + v_->text + " is out of the range of double");
-  }
+  return v_->get<double>();  // finite: parse() refuses numbers beyond the range of double
 }
 
 double Field::as_extended() const {
   if (v_->is_string()) {
-    if (v_->text == "inf") return HUGE_VAL;
-    if (v_->text == "-inf") return -HUGE_VAL;
-    fail("expected a number, \"inf\" or \"-inf\", found \"" + v_->text + "\"");
+    const std::string& s = v_->get_ref<const std::string&>();
+    if (s == "inf") return HUGE_VAL;
+    if (s == "-inf") return -HUGE_VAL;
+    fail("expected a number, \"inf\" or \"-inf\", found \"" + s + "\"");
   }
   if (!v_->is_number()) fail("expected a number, \"inf\" or \"-inf\", " + found(*v_));
   return as_double();
@@ -88,16 +91,16 @@ double Field::as_extended() const {
 std::vector<Field> Field::items() const {
   if (!v_->is_array()) fail("expected an array, " + found(*v_));
   std::vector<Field> out;
-  out.reserve(v_->items.size());
-  for (size_t i = 0; i < v_->items.size(); ++i) {
-    out.emplace_back(v_->items[i], file_, path_ + "[" + std::to_string(i) + "]");
+  out.reserve(v_->size());
+  for (size_t i = 0; i < v_->size(); ++i) {
+    out.emplace_back((*v_)[i], file_, path_ + "[" + std::to_string(i) + "]");
   }
   return out;
 }
 
 Field Field::member(std::string_view key) const {
-  const json::Value* m = v_->find(key);
-  if (m == nullptr) Field(*v_, file_, member_path(path_, key)).fail("missing");
+  const auto m = v_->is_object() ? v_->find(key) : v_->end();
+  if (m == v_->end()) Field(*v_, file_, member_path(path_, key)).fail("missing");
   return Field(*m, file_, member_path(path_, key));
 }
 
@@ -105,13 +108,13 @@ ObjectFields::ObjectFields(const Field& object, std::initializer_list<std::strin
     : object_(object) {
   const json::Value& v = object.value();
   if (!v.is_object()) object.fail("expected an object, " + found(v));
-  for (const json::Value::Member& m : v.members) {
+  for (const auto& [key, member] : v.get_ref<const json::Value::object_t&>()) {
     bool known = false;
-    for (std::string_view f : fields) known = known || f == m.first;
-    if (!known) object.member(m.first).fail("unknown field (expected " + join(fields) + ")");
+    for (std::string_view f : fields) known = known || f == key;
+    if (!known) object.member(key).fail("unknown field (expected " + join(fields) + ")");
   }
   for (std::string_view f : fields) {
-    if (v.find(f) == nullptr) object.member(f);  // fails: "field <path>.'f': missing"
+    if (!v.contains(f)) object.member(f);  // fails: "field <path>.'f': missing"
   }
 }
 

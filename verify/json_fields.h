@@ -25,7 +25,8 @@ class FileFormatError : public std::runtime_error {
 // The whole file as text; FileFormatError "<path>: cannot read: <why>" when unreadable.
 std::string read_text_file(const std::string& path);
 
-// Parses `text` as JSON; a ParseError becomes "<file>: invalid JSON: line L column C ...".
+// Parses `text` as JSON; a ParseError becomes "<file>: invalid JSON (truncated or
+// malformed): JSON line L column C ...".
 json::Value parse_json_file_text(std::string_view text, const std::string& file);
 
 // One JSON value at a path inside a file, with checked accessors that name both.
@@ -40,6 +41,9 @@ class Field {
   // The member `key` of this object (which must exist), path "<path>.'key'".
   Field member(std::string_view key) const;
   [[noreturn]] void fail(const std::string& reason) const;
+  // The value for messages: a string's contents, otherwise the JSON text as nlohmann
+  // writes it ("-1", "1.5", "1.0": a number with a fraction or exponent shows one).
+  std::string text() const;
 
   bool as_bool() const;
   const std::string& as_string() const;

@@ -58,7 +58,7 @@ bool layout_is(const TensorReport& r, std::initializer_list<const char*> names) 
 
 // ---- JSON helpers --------------------------------------------------------------------
 
-Value str(std::string_view s) { return Value::from_string(std::string(s)); }
+Value str(std::string_view s) { return Value(std::string(s)); }
 
 // A double exactly: {"decimal": "%.17g", "hex": "%a"} ("inf" in both when infinite).
 Value real(double v) {
@@ -75,31 +75,31 @@ Value format_value(Format f, Bits b) {
 }
 
 // A ratio or statistic: a number, or "inf" when infinite.
-Value number(double v) { return std::isfinite(v) ? Value::from_double(v) : str(decimal_text(v)); }
+Value number(double v) { return std::isfinite(v) ? Value(v) : str(decimal_text(v)); }
 
 Value ints(const std::vector<int64_t>& v) {
   Value a = Value::array();
-  for (int64_t x : v) a.items.push_back(Value::from_int(x));
+  for (int64_t x : v) a.push_back(Value(x));
   return a;
 }
 
 Value strings(const std::vector<std::string>& v) {
   Value a = Value::array();
-  for (const std::string& x : v) a.items.push_back(str(x));
+  for (const std::string& x : v) a.push_back(str(x));
   return a;
 }
 
 Value difference_json(const DifferenceAt& d) {
-  if (d.index < 0) return Value::null_value();
-  return Value::object({{"index", Value::from_int(d.index)}, {"coords", ints(d.coords)}, {"value", real(d.value)}});
+  if (d.index < 0) return Value();
+  return Value::object({{"index", Value(d.index)}, {"coords", ints(d.coords)}, {"value", real(d.value)}});
 }
 
 Value inputs_json(const std::vector<InputValue>& inputs) {
   Value a = Value::array();
   for (const InputValue& in : inputs) {
     Value values = Value::array();
-    for (Bits b : in.bits) values.items.push_back(format_value(in.format, b));
-    a.items.push_back(Value::object({{"name", str(in.name)},
+    for (Bits b : in.bits) values.push_back(format_value(in.format, b));
+    a.push_back(Value::object({{"name", str(in.name)},
                                      {"index", ints(in.index)},
                                      {"format", str(format_name(in.format))},
                                      {"values", std::move(values)}}));
@@ -109,15 +109,15 @@ Value inputs_json(const std::vector<InputValue>& inputs) {
 
 Value worst_json(const TensorReport& r, const std::vector<InputValue>& inputs) {
   const WorstElement& w = r.worst;
-  if (w.index < 0) return Value::null_value();
+  if (w.index < 0) return Value();
   const ElementJudgement& j = w.judgement;
   return Value::object(
-      {{"index", Value::from_int(w.index)},
+      {{"index", Value(w.index)},
        {"coords", ints(w.coords)},
        {"verdict", str(verdict_name(j.verdict))},
        {"bound_usage", number(j.bound_usage)},
-       {"unwritten", Value::from_bool(j.unwritten)},
-       {"ulps", j.ulps == kNanUlpDistance ? Value::null_value() : Value::from_int(j.ulps)},
+       {"unwritten", Value(j.unwritten)},
+       {"ulps", j.ulps == kNanUlpDistance ? Value() : Value(j.ulps)},
        {"computed", format_value(r.format, w.computed)},
        {"exact", Value::object({{"decimal40", str(w.exact_decimal)},
                                 {"nearest_double", real(w.exact)},
@@ -130,8 +130,8 @@ Value worst_json(const TensorReport& r, const std::vector<InputValue>& inputs) {
 Value bound_sources_json(const std::vector<BoundShare>& shares) {
   Value a = Value::array();
   for (const BoundShare& b : shares) {
-    a.items.push_back(Value::object(
-        {{"source", str(b.source)}, {"label", str(b.label)}, {"share", Value::from_double(b.share)}}));
+    a.push_back(Value::object(
+        {{"source", str(b.source)}, {"label", str(b.label)}, {"share", Value(b.share)}}));
   }
   return a;
 }
@@ -139,19 +139,19 @@ Value bound_sources_json(const std::vector<BoundShare>& shares) {
 Value tensor_json(const TensorReport& r, const std::vector<InputValue>& inputs) {
   Value counts = Value::object();
   for (Verdict v : {Verdict::exact, Verdict::within_contract, Verdict::violation, Verdict::invalid}) {
-    counts.add(std::string(verdict_name(v)), Value::from_int(r.count(v)));
+    counts.emplace(std::string(verdict_name(v)), Value(r.count(v)));
   }
   return Value::object(
       {{"name", str(r.name)},
        {"format", str(format_name(r.format))},
        {"coord_names", strings(r.coord_names)},
-       {"elements", Value::from_int(r.elements)},
+       {"elements", Value(r.elements)},
        {"verdict", str(verdict_name(r.overall()))},
        {"counts", std::move(counts)},
        {"exact_share", number(r.elements ? double(r.count(Verdict::exact)) / double(r.elements) : 0.0)},
-       {"ulp", Value::object({{"p50", Value::from_int(r.ulp_p50)},
-                              {"p99", Value::from_int(r.ulp_p99)},
-                              {"max", Value::from_int(r.ulp_max)}})},
+       {"ulp", Value::object({{"p50", Value(r.ulp_p50)},
+                              {"p99", Value(r.ulp_p99)},
+                              {"max", Value(r.ulp_max)}})},
        {"max_bound_usage", number(r.max_bound_usage)},
        {"max_abs_difference", difference_json(r.max_abs_difference)},
        {"max_rel_difference", difference_json(r.max_rel_difference)},
@@ -169,11 +169,11 @@ Value comparison_json(const SideBySide& s) {
   Value tensors = Value::array();
   for (const SideBySideTensor& t : s.tensors) {
     const DivergentElement& w = t.worst;
-    Value worst = Value::null_value();
+    Value worst = Value();
     if (w.index >= 0) {
-      worst = Value::object({{"index", Value::from_int(w.index)},
+      worst = Value::object({{"index", Value(w.index)},
                              {"coords", ints(w.coords)},
-                             {"explained", Value::from_bool(w.divergence <= w.bound_a + w.bound_b)},
+                             {"explained", Value(w.divergence <= w.bound_a + w.bound_b)},
                              {"a", format_value(t.format, w.a)},
                              {"b", format_value(t.format, w.b)},
                              {"exact_nearest_double", real(w.exact)},
@@ -182,14 +182,14 @@ Value comparison_json(const SideBySide& s) {
                              {"divergence", real(w.divergence)},
                              {"usage", number(w.usage)}});
     }
-    tensors.items.push_back(Value::object({{"name", str(t.name)},
+    tensors.push_back(Value::object({{"name", str(t.name)},
                                            {"format", str(format_name(t.format))},
                                            {"coord_names", strings(t.coord_names)},
-                                           {"elements", Value::from_int(t.elements)},
-                                           {"identical", Value::from_int(t.identical)},
-                                           {"explained", Value::from_int(t.explained)},
-                                           {"unexplained", Value::from_int(t.unexplained)},
-                                           {"ulp_max", Value::from_int(t.ulp_max)},
+                                           {"elements", Value(t.elements)},
+                                           {"identical", Value(t.identical)},
+                                           {"explained", Value(t.explained)},
+                                           {"unexplained", Value(t.unexplained)},
+                                           {"ulp_max", Value(t.ulp_max)},
                                            {"max_divergence_over_scale", number(t.max_divergence_over_scale)},
                                            {"max_usage", number(t.max_usage)},
                                            {"verdict_a", str(verdict_name(t.verdict_a))},
@@ -201,7 +201,7 @@ Value comparison_json(const SideBySide& s) {
   return Value::object({{"name", str(s.name)},
                         {"a", side_json(s.kernel_a, s.contract_a, s.device_a)},
                         {"b", side_json(s.kernel_b, s.contract_b, s.device_b)},
-                        {"explained_all", Value::from_bool(s.explained_all())},
+                        {"explained_all", Value(s.explained_all())},
                         {"tensors", std::move(tensors)}});
 }
 
@@ -329,24 +329,24 @@ json::Value report_to_json(const Report& r) {
     Value tensors = Value::array();
     for (size_t i = 0; i < e.check.tensors.size(); ++i) {
       static const std::vector<InputValue> kNone;
-      tensors.items.push_back(tensor_json(e.check.tensors[i], i < e.worst_inputs.size() ? e.worst_inputs[i] : kNone));
+      tensors.push_back(tensor_json(e.check.tensors[i], i < e.worst_inputs.size() ? e.worst_inputs[i] : kNone));
     }
-    entries.items.push_back(Value::object({{"name", str(e.name)},
+    entries.push_back(Value::object({{"name", str(e.name)},
                                            {"problem", str(e.problem)},
                                            {"kernel", str(e.check.kernel)},
                                            {"contract", str(e.check.contract)},
                                            {"device", str(e.check.device)},
                                            {"verdict", str(verdict_name(e.check.overall()))},
-                                           {"ok", Value::from_bool(e.check.ok())},
+                                           {"ok", Value(e.check.ok())},
                                            {"tensors", std::move(tensors)}}));
   }
   Value comparisons = Value::array();
-  for (const SideBySide& s : r.comparisons) comparisons.items.push_back(comparison_json(s));
+  for (const SideBySide& s : r.comparisons) comparisons.push_back(comparison_json(s));
   return Value::object({{"schema", str("ssmv report")},
-                        {"schema_version", Value::from_int(1)},
+                        {"schema_version", Value(1)},
                         {"ssmv_version", str(r.ssmv_version)},
                         {"command", str(r.command)},
-                        {"ok", Value::from_bool(r.ok())},
+                        {"ok", Value(r.ok())},
                         {"entries", std::move(entries)},
                         {"comparisons", std::move(comparisons)}});
 }

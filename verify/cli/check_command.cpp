@@ -4,7 +4,7 @@
 #include <string>
 
 #include "reference/reference.h"
-#include "verify/cli/args.h"
+#include "verify/cli/command_line.h"
 #include "verify/cli/dump_options.h"
 #include "verify/cli/verdict_table.h"
 #include "verify/external_check.h"
@@ -56,18 +56,18 @@ void check_usage() {
 int check_command(const std::vector<std::string>& args) {
   std::string problem_path, outputs_path, json_path, markdown_path;
   DeclaredOptions declared;
-  ArgReader reader(args);
-  while (reader.more()) {
-    const std::string flag = reader.next();
-    if (read_problem_flag(reader, flag, declared) || read_kernel_flag(reader, flag, "", declared.dump)) continue;
-    if (flag == "--problem") problem_path = reader.value(flag);
-    else if (flag == "--outputs") outputs_path = reader.value(flag);
-    else if (flag == "--json") json_path = reader.value(flag);
-    else if (flag == "--threads") ref::set_default_threads(int(reader.value_int(flag, 0, 1024)));
-    else if (flag == "--markdown") markdown_path = reader.value(flag);
-    else if (flag == "--help" || flag == "-h") { check_usage(); return 0; }
-    else if (flag.rfind("-", 0) != 0 && problem_path.empty()) problem_path = flag;
-    else throw UsageError("ssmv check: unknown option '" + flag + "'");
+  CommandLine line("ssmv check");
+  add_problem_options(line, declared);
+  add_kernel_options(line, "", declared.dump);
+  line.text("--problem", problem_path);
+  line.text("--outputs", outputs_path);
+  line.report_files(json_path, markdown_path);
+  line.integer("--threads", 0, 1024, [](int64_t n) { ref::set_default_threads(int(n)); });
+  if (!line.parse(args, check_usage, 1)) return 0;
+  // FILE is the problem file; one beside --problem is not an option.
+  if (!line.positionals().empty()) {
+    if (!problem_path.empty()) throw UsageError("ssmv check: unknown option '" + line.positionals()[0] + "'");
+    problem_path = line.positionals()[0];
   }
   if (problem_path.empty()) throw UsageError("ssmv check: a problem file is required (FILE or --problem FILE)");
   check_writable("--json", json_path);

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "reference/reference.h"
-#include "verify/cli/args.h"
+#include "verify/cli/command_line.h"
 #include "verify/cli/dump_options.h"
 #include "verify/cli/verdict_table.h"
 #include "verify/external_check.h"
@@ -169,22 +169,16 @@ int compare_command(const std::vector<std::string>& args) {
   DeclaredOptions common;
   Side a, b;
   std::string a_path, b_path;
-  ArgReader reader(args);
-  while (reader.more()) {
-    const std::string flag = reader.next();
-    if (read_problem_flag(reader, flag, common) || read_kernel_flag(reader, flag, "a-", a.flags) ||
-        read_kernel_flag(reader, flag, "b-", b.flags)) {
-      continue;
-    }
-    if (flag == "--problem") problem_path = reader.value(flag);
-    else if (flag == "--a") a_path = reader.value(flag);
-    else if (flag == "--b") b_path = reader.value(flag);
-    else if (flag == "--json") json_path = reader.value(flag);
-    else if (flag == "--threads") ref::set_default_threads(int(reader.value_int(flag, 0, 1024)));
-    else if (flag == "--markdown") markdown_path = reader.value(flag);
-    else if (flag == "--help" || flag == "-h") { compare_usage(); return 0; }
-    else throw UsageError("ssmv compare: unknown option '" + flag + "'");
-  }
+  CommandLine line("ssmv compare");
+  add_problem_options(line, common);
+  add_kernel_options(line, "a-", a.flags);
+  add_kernel_options(line, "b-", b.flags);
+  line.text("--problem", problem_path);
+  line.text("--a", a_path);
+  line.text("--b", b_path);
+  line.report_files(json_path, markdown_path);
+  line.integer("--threads", 0, 1024, [](int64_t n) { ref::set_default_threads(int(n)); });
+  if (!line.parse(args, compare_usage)) return 0;
   if (a_path.empty() || b_path.empty()) throw UsageError("ssmv compare: --a FILE and --b FILE are required");
   check_writable("--json", json_path);
   check_writable("--markdown", markdown_path);

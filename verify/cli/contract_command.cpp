@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "verify/cli/args.h"
+#include "verify/cli/command_line.h"
 #include "verify/contract_json.h"
 
 namespace ssmv::cli {
@@ -35,15 +35,12 @@ int contract_command(const std::vector<std::string>& args) {
   if (args[0] != "show") throw UsageError("ssmv contract: unknown subcommand '" + args[0] + "' (expected list or show)");
   std::string name;
   int64_t chunk_size = 0;
-  std::vector<std::string> rest(args.begin() + 1, args.end());
-  ArgReader reader(rest);
-  while (reader.more()) {
-    const std::string flag = reader.next();
-    if (flag == "--chunk-size") chunk_size = reader.value_int(flag, 1, 1 << 20);
-    else if (flag == "--help" || flag == "-h") { contract_usage(); return 0; }
-    else if (flag.rfind("-", 0) != 0 && name.empty()) name = flag;
-    else throw UsageError("ssmv contract show: unexpected argument '" + flag + "'");
+  CommandLine line("ssmv contract show");
+  line.integer("--chunk-size", 1, 1 << 20, [&chunk_size](int64_t v) { chunk_size = v; });
+  if (!line.parse(std::vector<std::string>(args.begin() + 1, args.end()), contract_usage, 1, "unexpected argument")) {
+    return 0;
   }
+  if (!line.positionals().empty()) name = line.positionals()[0];
   if (name.empty()) throw UsageError("ssmv contract show: a preset name or contract file is required");
   Contract c;
   try {

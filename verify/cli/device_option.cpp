@@ -1,6 +1,6 @@
 #include "verify/cli/device_option.h"
 
-#include "verify/cli/args.h"
+#include "verify/cli/command_line.h"
 
 namespace ssmv::cli {
 

@@ -39,17 +39,14 @@ void merge_field(std::optional<T>& into, const std::optional<T>& from, const cha
 
 }  // namespace
 
-bool read_problem_flag(ArgReader& reader, const std::string& flag, DeclaredOptions& o) {
+void add_problem_options(CommandLine& line, DeclaredOptions& o) {
   DumpOptions& d = o.dump;
-  if (flag == "--input-format") d.input_format = format_value(flag, reader.value(flag));
-  else if (flag == "--state-format") d.state_format = format_value(flag, reader.value(flag));
-  else if (flag == "--output-format") d.output_format = format_value(flag, reader.value(flag));
-  else if (flag == "--dt-softplus") d.dt_softplus = true;
-  else if (flag == "--no-dt-softplus") d.dt_softplus = false;
-  else if (flag == "--round-dt-limit") o.round_dt_limit = true;
-  else if (flag == "--dt-limit") o.dt_limit_text = reader.value(flag);
-  else return false;
-  return true;
+  line.text("--input-format", [&d](const std::string& v) { d.input_format = format_value("--input-format", v); });
+  line.text("--state-format", [&d](const std::string& v) { d.state_format = format_value("--state-format", v); });
+  line.text("--output-format", [&d](const std::string& v) { d.output_format = format_value("--output-format", v); });
+  line.flag_pair("--dt-softplus", "--no-dt-softplus", [&d](bool on) { d.dt_softplus = on; });
+  line.flag("--round-dt-limit", [&o] { o.round_dt_limit = true; });
+  line.text("--dt-limit", [&o](const std::string& v) { o.dt_limit_text = v; });
 }
 
 DumpOptions resolve_declared(const DeclaredOptions& o) {
@@ -71,30 +68,22 @@ DumpOptions resolve_declared(const DeclaredOptions& o) {
   return d;
 }
 
-bool read_kernel_flag(ArgReader& reader, const std::string& flag, const std::string& prefix, DumpOptions& o) {
-  const auto is = [&](const char* name) { return flag == "--" + prefix + name; };
-  if (is("kernel")) {
-    const std::string k = reader.value(flag);
+void add_kernel_options(CommandLine& line, const std::string& prefix, DumpOptions& o) {
+  const std::string kernel = "--" + prefix + "kernel", layout = "--" + prefix + "chunk-layout";
+  line.text(kernel, [&o, kernel](const std::string& k) {
     if (k != "ssu" && k != "chunk_scan" && k != "handoff") {
-      throw UsageError("option '" + flag + "' = '" + k + "': expected " + tensor_file::kDumpKernels);
+      throw UsageError("option '" + kernel + "' = '" + k + "': expected " + tensor_file::kDumpKernels);
     }
     o.kernel = k;
-  } else if (is("contract")) {
-    o.contract = reader.value(flag);
-  } else if (is("decode-contract")) {
-    o.decode_contract = reader.value(flag);
-  } else if (is("chunk-size")) {
-    o.chunk_size = reader.value_int(flag, 1, 1 << 20);
-  } else if (is("chunk-layout")) {
-    const std::string v = reader.value(flag);
-    if (v != "sequence" && v != "global") throw UsageError("option '" + flag + "' = '" + v + "': expected sequence or global");
+  });
+  line.text("--" + prefix + "contract", [&o](const std::string& v) { o.contract = v; });
+  line.text("--" + prefix + "decode-contract", [&o](const std::string& v) { o.decode_contract = v; });
+  line.integer("--" + prefix + "chunk-size", 1, 1 << 20, [&o](int64_t v) { o.chunk_size = v; });
+  line.text(layout, [&o, layout](const std::string& v) {
+    if (v != "sequence" && v != "global") throw UsageError("option '" + layout + "' = '" + v + "': expected sequence or global");
     o.chunk_layout = v;
-  } else if (is("prefill-tokens")) {
-    o.prefill_tokens = reader.value_int(flag, 0, kMaxTokens);
-  } else {
-    return false;
-  }
-  return true;
+  });
+  line.integer("--" + prefix + "prefill-tokens", 0, kMaxTokens, [&o](int64_t v) { o.prefill_tokens = v; });
 }
 
 LoadedFile load_dump_file(const std::string& path) {

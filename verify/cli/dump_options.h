@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "spec/problem.h"
-#include "verify/cli/args.h"
+#include "verify/cli/command_line.h"
 #include "verify/external_check.h"
 #include "verify/tensor_file/dump_metadata.h"
 #include "verify/tensor_file/problem_file.h"
@@ -25,15 +25,13 @@ struct DeclaredOptions {
 // The options with dt_limit parsed (refused unless fp32, or rounded with a note on stderr).
 tensor_file::DumpOptions resolve_declared(const DeclaredOptions& o);
 
-// Reads `flag` (with its value) into `o` when it is one of the problem options
-// (--input-format, --state-format, --output-format, --dt-softplus, --no-dt-softplus,
-// --dt-limit, --round-dt-limit); false when it is not.
-bool read_problem_flag(ArgReader& reader, const std::string& flag, DeclaredOptions& o);
+// The problem options, read into `o`: --input-format, --state-format, --output-format,
+// --dt-softplus / --no-dt-softplus, --dt-limit, --round-dt-limit.
+void add_problem_options(CommandLine& line, DeclaredOptions& o);
 // The kernel options --<prefix>kernel, --<prefix>contract, --<prefix>decode-contract,
 // --<prefix>chunk-size, --<prefix>chunk-layout, --<prefix>prefill-tokens (prefix "" for
-// check, "a-" / "b-" for compare's two sides); false when `flag` is none of them.
-bool read_kernel_flag(ArgReader& reader, const std::string& flag, const std::string& prefix,
-                      tensor_file::DumpOptions& o);
+// check, "a-" / "b-" for compare's two sides), read into `o`.
+void add_kernel_options(CommandLine& line, const std::string& prefix, tensor_file::DumpOptions& o);
 
 // A file's tensors and metadata, loaded once.
 struct LoadedFile {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "spec/problem.h"
-#include "verify/cli/args.h"
+#include "verify/cli/command_line.h"
 #include "verify/cli/check_command.h"
 #include "verify/cli/compare_command.h"
 #include "verify/cli/contract_command.h"

@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "reference/reference.h"
-#include "verify/cli/args.h"
+#include "verify/cli/command_line.h"
 #include "verify/cli/default_problem.h"
 
 namespace ssmv::cli {
@@ -52,15 +52,11 @@ void reference_usage() {
 int reference_command(const std::vector<std::string>& args) {
   uint64_t seed = 2026;
   ref::Options options;
-  ArgReader reader(args);
-  while (reader.more()) {
-    const std::string flag = reader.next();
-    if (flag == "--seed") seed = reader.value_u64(flag);
-    else if (flag == "--precision") options.precision_bits = int(reader.value_int(flag, 16, 100000));
-    else if (flag == "--threads") options.threads = int(reader.value_int(flag, 0, 1024));
-    else if (flag == "--help" || flag == "-h") { reference_usage(); return 0; }
-    else throw UsageError("ssmv reference: unknown option '" + flag + "'");
-  }
+  CommandLine line("ssmv reference");
+  line.u64("--seed", [&seed](uint64_t v) { seed = v; });
+  line.integer("--precision", 16, 100000, [&options](int64_t v) { options.precision_bits = int(v); });
+  line.integer("--threads", 0, 1024, [&options](int64_t v) { options.threads = int(v); });
+  if (!line.parse(args, reference_usage)) return 0;
 
   const Problem problem = default_problem(seed);
   const Shape& s = problem.shape;

@@ -1,8 +1,9 @@
 #include "verify/cli/replay_command.h"
 
+#include <cstdint>
 #include <cstdio>
 
-#include "verify/cli/args.h"
+#include "verify/cli/command_line.h"
 #include "verify/cli/device_option.h"
 #include "verify/cli/verdict_table.h"
 #include "verify/counterexample.h"
@@ -37,18 +38,14 @@ void replay_usage() {
 
 int replay_command(const std::vector<std::string>& args) {
   std::string path, device_text = "twin", json_path, markdown_path;
-  ArgReader reader(args);
-  while (reader.more()) {
-    const std::string a = reader.next();
-    if (a == "--device") device_text = reader.value(a);
-    else if (a == "--json") json_path = reader.value(a);
-    else if (a == "--markdown") markdown_path = reader.value(a);
-    else if (a == "--help" || a == "-h") { replay_usage(); return 0; }
-    else if (a.rfind("-", 0) == 0) throw UsageError("ssmv replay: unknown option '" + a + "'");
-    else if (path.empty()) path = a;
-    else throw UsageError("ssmv replay: one FILE only ('" + path + "' and '" + a + "' given)");
-  }
-  if (path.empty()) throw UsageError("ssmv replay: FILE is required");
+  CommandLine line("ssmv replay");
+  line.text("--device", device_text);
+  line.report_files(json_path, markdown_path);
+  if (!line.parse(args, replay_usage, SIZE_MAX)) return 0;
+  const std::vector<std::string>& files = line.positionals();
+  if (files.empty()) throw UsageError("ssmv replay: FILE is required");
+  if (files.size() > 1) throw UsageError("ssmv replay: one FILE only ('" + files[0] + "' and '" + files[1] + "' given)");
+  path = files[0];
   const verify::Device device = parse_device(device_text, /*allow_auto=*/false);
 
   const verify::Counterexample cex = verify::read_counterexample(path);

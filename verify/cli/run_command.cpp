@@ -5,7 +5,7 @@
 #include <string>
 
 #include "reference/reference.h"
-#include "verify/cli/args.h"
+#include "verify/cli/command_line.h"
 #include "verify/cli/device_option.h"
 #include "verify/cli/verdict_table.h"
 #include "verify/default_suite.h"
@@ -29,16 +29,11 @@ void run_usage() {
 
 int run_command(const std::vector<std::string>& args) {
   std::string device_text = "auto", json_path, markdown_path;
-  ArgReader reader(args);
-  while (reader.more()) {
-    const std::string flag = reader.next();
-    if (flag == "--device") device_text = reader.value(flag);
-    else if (flag == "--json") json_path = reader.value(flag);
-    else if (flag == "--threads") ref::set_default_threads(int(reader.value_int(flag, 0, 1024)));
-    else if (flag == "--markdown") markdown_path = reader.value(flag);
-    else if (flag == "--help" || flag == "-h") { run_usage(); return 0; }
-    else throw UsageError("ssmv run: unknown option '" + flag + "'");
-  }
+  CommandLine line("ssmv run");
+  line.text("--device", device_text);
+  line.report_files(json_path, markdown_path);
+  line.integer("--threads", 0, 1024, [](int64_t n) { ref::set_default_threads(int(n)); });
+  if (!line.parse(args, run_usage)) return 0;
   const verify::Device device = parse_device(device_text, /*allow_auto=*/true);
 
   std::printf("ssmv run: default suite on the %s\n",

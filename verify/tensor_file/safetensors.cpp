@@ -1,6 +1,7 @@
 #include "verify/tensor_file/safetensors.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <tuple>
 
 #include "verify/json/json.h"
@@ -39,43 +40,40 @@ Entry parse_entry(const std::string& name, const json::Value& v, uint64_t buffer
   if (!v.is_object()) where.fail("header", "entry is not a JSON object");
   Entry e;
   e.name = name;
-  for (const auto& [key, value] : v.members) {
+  for (const auto& [key, value] : v.get_ref<const json::Value::object_t&>()) {
     if (key != "dtype" && key != "shape" && key != "data_offsets") {
       where.fail("header", "unknown field '" + key + "' (expected dtype, shape, data_offsets)");
     }
   }
   const std::string fd = "header field 'dtype'", fs = "header field 'shape'", fo = "header field 'data_offsets'";
-  const json::Value* dt = v.find("dtype");
-  const json::Value* sh = v.find("shape");
-  const json::Value* off = v.find("data_offsets");
-  if (dt == nullptr) where.fail(fd, "missing");
-  if (sh == nullptr) where.fail(fs, "missing");
-  if (off == nullptr) where.fail(fo, "missing");
+  const auto dt = v.find("dtype"), sh = v.find("shape"), off = v.find("data_offsets");
+  if (dt == v.end()) where.fail(fd, "missing");
+  if (sh == v.end()) where.fail(fs, "missing");
+  if (off == v.end()) where.fail(fo, "missing");
   if (!dt->is_string()) where.fail(fd, "is not a string");
-  if (!parse_safetensors_dtype(dt->text, e.dtype)) {
-    where.fail(fd, "unknown dtype \"" + dt->text + "\" (supported: BOOL U8 I8 I16 U16 I32 U32 I64 U64 F16 BF16 F32 F64)");
+  const std::string& dtype = dt->get_ref<const std::string&>();
+  if (!parse_safetensors_dtype(dtype, e.dtype)) {
+    where.fail(fd, "unknown dtype \"" + dtype + "\" (supported: BOOL U8 I8 I16 U16 I32 U32 I64 U64 F16 BF16 F32 F64)");
   }
   if (!sh->is_array()) where.fail(fs, "is not an array");
-  if (sh->items.size() > kMaxRank) where.fail(fs, "more than " + std::to_string(kMaxRank) + " dimensions");
-  for (size_t i = 0; i < sh->items.size(); ++i) {
-    const json::Value& d = sh->items[i];
-    if (!d.is_integer() || d.text[0] == '-') where.fail(fs, "dimension " + std::to_string(i) + " is not a non-negative integer");
-    try {
-      e.shape.push_back(d.as_int64());
-    } catch (const json::TypeError&) {
-      where.fail(fs, "dimension " + std::to_string(i) + " = " + d.text + " does not fit in 64 bits");
+  if (sh->size() > kMaxRank) where.fail(fs, "more than " + std::to_string(kMaxRank) + " dimensions");
+  // Non-negative integer literals are nlohmann's unsigned numbers ("-0" is a signed one);
+  // an integer of 2^64 or more is a float.
+  for (size_t i = 0; i < sh->size(); ++i) {
+    const json::Value& d = (*sh)[i];
+    if (!d.is_number_unsigned()) where.fail(fs, "dimension " + std::to_string(i) + " is not a non-negative integer");
+    if (d.get<uint64_t>() > uint64_t(INT64_MAX)) {
+      where.fail(fs, "dimension " + std::to_string(i) + " = " + d.dump() + " does not fit in 64 bits");
     }
+    e.shape.push_back(d.get<int64_t>());
   }
-  if (!off->is_array() || off->items.size() != 2) where.fail(fo, "is not an array of two integers [begin, end]");
+  if (!off->is_array() || off->size() != 2) where.fail(fo, "is not an array of two integers [begin, end]");
   uint64_t o[2];
   for (int i = 0; i < 2; ++i) {
-    const json::Value& x = off->items[size_t(i)];
-    if (!x.is_integer() || x.text[0] == '-') where.fail(fo, "is not an array of two non-negative integers");
-    try {
-      o[i] = uint64_t(x.as_int64());
-    } catch (const json::TypeError&) {
-      where.fail(fo, x.text + " does not fit in 64 bits");
-    }
+    const json::Value& x = (*off)[size_t(i)];
+    if (!x.is_number_unsigned()) where.fail(fo, "is not an array of two non-negative integers");
+    if (x.get<uint64_t>() > uint64_t(INT64_MAX)) where.fail(fo, x.dump() + " does not fit in 64 bits");
+    o[i] = x.get<uint64_t>();
   }
   e.begin = o[0];
   e.end = o[1];
@@ -87,7 +85,7 @@ Entry parse_entry(const std::string& name, const json::Value& v, uint64_t buffer
   const int64_t n = checked_element_count(e.shape, dtype_size(e.dtype), buffer, where, fs);
   if (uint64_t(n) * dtype_size(e.dtype) != e.end - e.begin) {
     where.fail(fo, "[" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "] holds " +
-                       std::to_string(e.end - e.begin) + " bytes, shape " + shape_string(e.shape) + " of " + dt->text +
+                       std::to_string(e.end - e.begin) + " bytes, shape " + shape_string(e.shape) + " of " + dtype +
                        " needs " + std::to_string(uint64_t(n) * dtype_size(e.dtype)));
   }
   return e;
@@ -138,12 +136,12 @@ TensorMap parse_safetensors(std::span<const uint8_t> bytes, const Where& where,
   const uint8_t* data = bytes.data() + 8 + n;
 
   std::vector<Entry> entries;
-  for (const auto& [name, value] : header.members) {
+  for (const auto& [name, value] : header.get_ref<const json::Value::object_t&>()) {
     if (name == "__metadata__") {
       if (!value.is_object()) where.fail("__metadata__", "is not a JSON object");
-      for (const auto& [k, v] : value.members) {
+      for (const auto& [k, v] : value.get_ref<const json::Value::object_t&>()) {
         if (!v.is_string()) where.fail("__metadata__", "value of '" + k + "' is not a string");
-        if (metadata) (*metadata)[k] = v.text;
+        if (metadata) (*metadata)[k] = v.get<std::string>();
       }
       continue;
     }
@@ -194,9 +192,9 @@ std::vector<uint8_t> write_safetensors(const TensorMap& tensors, const std::map<
       if (!json::is_valid_utf8(k) || !json::is_valid_utf8(v)) {
         Where{"", ""}.fail("__metadata__", "entry '" + k + "' is not valid UTF-8, which a JSON header requires");
       }
-      m.add(k, json::Value::from_string(v));
+      m[k] = v;
     }
-    header.add("__metadata__", std::move(m));
+    header["__metadata__"] = std::move(m);
   }
   uint64_t offset = 0;
   for (const auto& [name, t] : tensors) {
@@ -207,13 +205,12 @@ std::vector<uint8_t> write_safetensors(const TensorMap& tensors, const std::map<
     if (name == "__metadata__") t.where().fail("name", "'__metadata__' is reserved by the format");
     if (!json::is_valid_utf8(name)) t.where().fail("name", "is not valid UTF-8, which a JSON header requires");
     json::Value e = json::Value::object();
-    e.add("dtype", json::Value::from_string(safetensors_dtype_name(t.dtype)));
+    e["dtype"] = safetensors_dtype_name(t.dtype);
     json::Value shape = json::Value::array();
-    for (const int64_t d : t.shape) shape.items.push_back(json::Value::from_int(d));
-    e.add("shape", std::move(shape));
-    e.add("data_offsets", json::Value::array({json::Value::from_int(int64_t(offset)),
-                                              json::Value::from_int(int64_t(offset + t.data.size()))}));
-    header.add(name, std::move(e));
+    for (const int64_t d : t.shape) shape.push_back(d);
+    e["shape"] = std::move(shape);
+    e["data_offsets"] = json::Value::array({int64_t(offset), int64_t(offset + t.data.size())});
+    header[name] = std::move(e);  // names are unique: TensorMap's keys
     offset += t.data.size();
   }
   std::string text = json::dump(header);

@@ -47,9 +47,9 @@ std::map<std::string, std::string> npz_metadata(const Tensor& t) {
   }
   if (!v.is_object()) w.fail("metadata", "is not a JSON object");
   std::map<std::string, std::string> out;
-  for (const auto& [k, value] : v.as_object()) {
+  for (const auto& [k, value] : v.get_ref<const json::Value::object_t&>()) {
     if (!value.is_string()) w.fail("metadata", "value of '" + k + "' is not a string");
-    out[k] = value.as_string();
+    out[k] = value.get<std::string>();
   }
   return out;
 }
@@ -197,9 +197,9 @@ void save_npz(const std::string& path, const TensorMap& tensors, const std::map<
       entries.push_back(ZipEntry{name + ".npy", write_npy(t)});
     }
     if (!metadata.empty()) {
-      std::vector<json::Value::Member> members;
-      for (const auto& [k, v] : metadata) members.emplace_back(k, json::Value::from_string(v));
-      const std::string text = json::dump(json::Value::object(std::move(members)));
+      json::Value members = json::Value::object();
+      for (const auto& [k, v] : metadata) members[k] = v;
+      const std::string text = json::dump(members);
       Tensor m;
       m.name = kMetadataEntry;
       m.dtype = DType::u8;

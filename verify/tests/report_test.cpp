@@ -48,36 +48,36 @@ using ReportTest = Fixture;
 
 TEST_F(ReportTest, JsonHasVerdictsAndTheWorstElementExactly) {
   const json::Value v = report_to_json(report());
-  EXPECT_EQ(v.at("schema").as_string(), "ssmv report");
-  EXPECT_FALSE(v.at("ok").as_bool());
-  const json::Value& bad = v.at("entries").items.at(1);
-  EXPECT_EQ(bad.at("verdict").as_string(), "INVALID");
-  const json::Value& y = bad.at("tensors").items.at(0);
-  EXPECT_EQ(y.at("counts").at("VIOLATION").as_int64(), 1);
-  EXPECT_EQ(y.at("counts").at("INVALID").as_int64(), 1);
-  EXPECT_EQ(y.at("max_bound_usage").as_string(), "inf");
+  EXPECT_EQ(v.at("schema").get<std::string>(), "ssmv report");
+  EXPECT_FALSE(v.at("ok").get<bool>());
+  const json::Value& bad = v.at("entries").at(1);
+  EXPECT_EQ(bad.at("verdict").get<std::string>(), "INVALID");
+  const json::Value& y = bad.at("tensors").at(0);
+  EXPECT_EQ(y.at("counts").at("VIOLATION").get<int64_t>(), 1);
+  EXPECT_EQ(y.at("counts").at("INVALID").get<int64_t>(), 1);
+  EXPECT_EQ(y.at("max_bound_usage").get<std::string>(), "inf");
   const json::Value& w = y.at("worst");
-  EXPECT_EQ(w.at("index").as_int64(), kUnwritten);
+  EXPECT_EQ(w.at("index").get<int64_t>(), kUnwritten);
   EXPECT_EQ(json::dump(w.at("coords")), "[0,25,0,0]");
-  EXPECT_EQ(w.at("computed").at("bits").as_string(), "0x7fa5");
-  EXPECT_TRUE(w.at("unwritten").as_bool());
+  EXPECT_EQ(w.at("computed").at("bits").get<std::string>(), "0x7fa5");
+  EXPECT_TRUE(w.at("unwritten").get<bool>());
   EXPECT_TRUE(w.at("ulps").is_null());
   // The exact value: 40 digits, the nearest double in %a, the correctly rounded bits.
   const WorstElement& we = planted().tensors[0].worst;
-  EXPECT_EQ(w.at("exact").at("decimal40").as_string(), we.exact_decimal);
-  EXPECT_EQ(w.at("exact").at("nearest_double").at("hex").as_string(), hexfloat_text(we.exact));
-  EXPECT_EQ(w.at("bound").at("hex").as_string(), hexfloat_text(we.bound));
+  EXPECT_EQ(w.at("exact").at("decimal40").get<std::string>(), we.exact_decimal);
+  EXPECT_EQ(w.at("exact").at("nearest_double").at("hex").get<std::string>(), hexfloat_text(we.exact));
+  EXPECT_EQ(w.at("bound").at("hex").get<std::string>(), hexfloat_text(we.bound));
   // The inputs at (t = 25, h = 0, p = 0): x exactly as in the problem, then the B, C rows.
-  const json::Value& x = w.at("inputs").items.at(0);
-  EXPECT_EQ(x.at("name").as_string(), "x");
+  const json::Value& x = w.at("inputs").at(0);
+  EXPECT_EQ(x.at("name").get<std::string>(), "x");
   EXPECT_EQ(json::dump(x.at("index")), "[25,0,0]");
-  EXPECT_EQ(x.at("values").items.at(0).at("bits").as_string(),
+  EXPECT_EQ(x.at("values").at(0).at("bits").get<std::string>(),
             hex_bits(Format::bf16, round_nearest_even(Format::bf16, problem().x[problem().x_index(25, 0, 0)])));
-  const json::Value& c_row = w.at("inputs").items.back();
-  EXPECT_EQ(c_row.at("name").as_string(), "C");
-  EXPECT_EQ(c_row.at("values").items.size(), 16u);
+  const json::Value& c_row = w.at("inputs").back();
+  EXPECT_EQ(c_row.at("name").get<std::string>(), "C");
+  EXPECT_EQ(c_row.at("values").size(), 16u);
   // The greatest absolute difference is the planted + 1.
-  EXPECT_EQ(y.at("max_abs_difference").at("index").as_int64(), kViolated);
+  EXPECT_EQ(y.at("max_abs_difference").at("index").get<int64_t>(), kViolated);
   // Text round trip: the dump is valid JSON and stable.
   const std::string text = json::dump(v, 2);
   EXPECT_EQ(json::dump(json::parse(text), 2), text);
@@ -120,10 +120,10 @@ TEST_F(ReportTest, ErrorsAtScaleAreInTheTableAndTheJson) {
   const std::string m = report_to_markdown(report());
   EXPECT_NE(m.find(" | " + err_over_scale_text(y) + " | " + ulps_at_scale_text(y) + " | "), std::string::npos) << m;
   const json::Value v = report_to_json(report());
-  const json::Value& t = v.at("entries").items.at(0).at("tensors").items.at(0);
-  EXPECT_EQ(t.at("max_err_over_scale").at("index").as_int64(), i);
-  EXPECT_EQ(t.at("max_ulps_at_scale").at("index").as_int64(), j);
-  EXPECT_EQ(t.at("ulp").at("max").as_int64(), y.ulp_max);  // raw ULP distances stay in the JSON
+  const json::Value& t = v.at("entries").at(0).at("tensors").at(0);
+  EXPECT_EQ(t.at("max_err_over_scale").at("index").get<int64_t>(), i);
+  EXPECT_EQ(t.at("max_ulps_at_scale").at("index").get<int64_t>(), j);
+  EXPECT_EQ(t.at("ulp").at("max").get<int64_t>(), y.ulp_max);  // raw ULP distances stay in the JSON
 }
 
 // Where the worst element's bound comes from: in the JSON (source, label, share; the
@@ -132,19 +132,19 @@ TEST_F(ReportTest, BoundSourcesOfTheWorstElementAreReported) {
   const TensorReport& y = honest().tensors[0];
   ASSERT_FALSE(y.worst_bound_sources.empty());
   const json::Value v = report_to_json(report());
-  const json::Value& shares = v.at("entries").items.at(0).at("tensors").items.at(0).at("worst_bound_sources");
-  ASSERT_EQ(shares.items.size(), y.worst_bound_sources.size());
+  const json::Value& shares = v.at("entries").at(0).at("tensors").at(0).at("worst_bound_sources");
+  ASSERT_EQ(shares.size(), y.worst_bound_sources.size());
   double sum = 0, prev = 2;
-  for (const json::Value& s : shares.items) {
-    const double share = s.at("share").as_double();
+  for (const json::Value& s : shares) {
+    const double share = s.at("share").get<double>();
     EXPECT_LE(share, prev);
     prev = share;
     sum += share;
-    EXPECT_FALSE(s.at("source").as_string().empty());
-    EXPECT_EQ(s.at("label").as_string().rfind(s.at("source").as_string(), 0) == 0 ||
-                  s.at("source").as_string() == "arithmetic",
+    EXPECT_FALSE(s.at("source").get<std::string>().empty());
+    EXPECT_EQ(s.at("label").get<std::string>().rfind(s.at("source").get<std::string>(), 0) == 0 ||
+                  s.at("source").get<std::string>() == "arithmetic",
               true)
-        << s.at("label").as_string();
+        << s.at("label").get<std::string>();
   }
   EXPECT_NEAR(sum, 1.0, 1e-12);
   const std::string line = bound_sources_text(y);
@@ -273,7 +273,7 @@ TEST_F(SideBySideTest, APlantedErrorIsTheWorstUnexplainedDivergence) {
             std::string::npos)
       << m;
   const json::Value v = report_to_json(r);
-  EXPECT_EQ(v.at("comparisons").items.at(0).at("tensors").items.at(0).at("unexplained").as_int64(), 2);
+  EXPECT_EQ(v.at("comparisons").at(0).at("tensors").at(0).at("unexplained").get<int64_t>(), 2);
 }
 
 TEST_F(SideBySideTest, MismatchedTensorsAreRejected) {
