@@ -19,12 +19,15 @@ struct TrackedChars {
   using value_type = char;
   using difference_type = std::ptrdiff_t;
   using pointer = const char*;
-  using reference = const char&;
+  using reference = char;
 
   const char* at;
   const char** cursor;
 
-  reference operator*() const { return *at; }
+  // nlohmann's lexer takes a NUL byte for the end of the input, so `"a"\0garbage` would
+  // parse; JSON text has no raw NUL, and handing the lexer another control character
+  // (U+0001) makes it refuse the byte where it stands, as any stray control character.
+  value_type operator*() const { return *at == '\0' ? '\x01' : *at; }
   TrackedChars& operator++() {
     *cursor = ++at;
     return *this;

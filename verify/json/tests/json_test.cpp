@@ -105,6 +105,17 @@ TEST(Json, ErrorsInEveryPlaceOfTheGrammar) {
   EXPECT_EQ(parse_error("\xEF\xBB\xBF{}"), "JSON line 1 column 1 (byte 0): invalid value");
 }
 
+// nlohmann's lexer ends the input at a NUL byte; ssmv refuses the byte where it stands
+// (a fuzzed safetensors header "\"Q...\"\0" parsed as a string before; the regression corpus
+// of verify/tensor_file/fuzz holds it).
+TEST(Json, NulBytesAreRefusedWhereTheyStand) {
+  using namespace std::string_literals;
+  EXPECT_EQ(parse_error("\"a\"\0"s), "JSON line 1 column 4 (byte 3): unexpected text after the value");
+  EXPECT_EQ(parse_error("\0{}"s), "JSON line 1 column 1 (byte 0): invalid value");
+  EXPECT_EQ(parse_error("{\"a\": 1}\0\0"s), "JSON line 1 column 9 (byte 8): unexpected text after the value");
+  EXPECT_NE(parse_error("\"a\0b\""s), "");
+}
+
 TEST(Json, DeepNestingIsRejected) {
   const std::string ok = std::string(kMaxDepth, '[') + std::string(kMaxDepth, ']');
   EXPECT_NO_THROW(parse(ok));
