@@ -101,6 +101,50 @@ TEST(ReferenceCertification, DefaultPrecisionErrorsWithinAllowance) {
     EXPECT_EQ(r.y.rounded(Format::bf16, i), round_nearest_even(Format::bf16, r.y.nearest[i]));
 }
 
+// Every value the MPFR tier certifies lies within its certified error of the same value
+// computed at 400 bits (whose own certified error is added), and the nearest double and
+// the rounding in every format are those of the 400-bit run: the a-priori bound is a bound
+// and its enclosure decides the roundings. At the default precision, and at 80 bits, where
+// the bound is about 2^-75 of the magnitude (still deciding nearly every nearest double, so
+// nearly every value comes from the 80-bit run) and the real errors are large enough to
+// show it is not too small.
+void expect_certified_against(const ExactValues& v, const ExactValues& hi, const char* tensor) {
+  ASSERT_EQ(v.size(), hi.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    EXPECT_TRUE(testing::within_certified(v, i, hi.value[i].backend().data(), hi.certified_error[i]))
+        << tensor;
+    EXPECT_EQ(v.nearest[i], hi.nearest[i]) << tensor << " " << i;
+    for (Format f : {Format::fp32, Format::bf16, Format::fp16}) {
+      EXPECT_EQ(v.rounded(f, i), hi.rounded(f, i)) << tensor << " " << i << " " << format_name(f);
+    }
+  }
+}
+
+TEST(ReferenceCertification, CertifiedValuesAgreeWithAMuchHigherPrecision) {
+  for (uint32_t seed : {53u, 59u}) {
+    Problem pr = random_problem({0, 9, 16}, 2, 3, 8, 1, seed, seed == 53u);
+    if (seed == 59u) pr.D.assign(2 * 3, -0.625f);  // D per (head, dim)
+    for (const auto& [bits, certified] : {std::pair{kDefaultPrecisionBits, kCertifiedBits}, std::pair{80, kCertifiedBits}}) {
+      Options o = testing::mpfr_tier();
+      o.precision_bits = bits;
+      o.certified_bits = certified;
+      o.state_positions = {4, 12};
+      const ExactResult r = compute(pr, o);
+      Options high = testing::mpfr_tier();
+      high.precision_bits = 400;
+      high.state_positions = o.state_positions;
+      const ExactResult h = compute(pr, high);
+      expect_certified_against(r.y, h.y, "y");
+      expect_certified_against(r.final_state, h.final_state, "final_state");
+      expect_certified_against(r.states_at[1].state, h.states_at[1].state, "state_at");
+      EXPECT_EQ(r.delta, h.delta);  // both from the check precision's δ, which 2^-100 decides here
+      bool some_error = false;
+      for (double e : r.y.certified_error) some_error |= e > 0;
+      EXPECT_TRUE(some_error) << bits << " bits: the bounds compared something";
+    }
+  }
+}
+
 // Raw mpfr_t and boost::multiprecision::mpfr_float run the same core with the same
 // operations: identical bits on every field.
 TEST(ReferenceCertification, RawAndBoostArithmeticGiveIdenticalBits) {
