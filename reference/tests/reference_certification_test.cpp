@@ -25,9 +25,9 @@ std::string certification_message(const Problem& pr, const Options& o) {
   return "";
 }
 
-// At 40 bits the primary run's δ = softplus(dt + bias) differs from the check run's by
-// about 2^-40 relative, far above the 2^-64 demanded: the reference must refuse, at the
-// first element (sequence 0, token 0, head 0), with both values in hex and the ratio.
+// At 40 bits the a-priori bound of δ = softplus(dt + bias) is about 2^-38 relative, far
+// above the 2^-64 demanded: the reference must refuse, at the first element (sequence 0,
+// token 0, head 0), with the 40-bit value and the check precision's in hex, and the ratio.
 TEST(ReferenceCertification, TooLowPrecisionIsRefused) {
   const Problem pr = random_problem({0, 3, 5}, 2, 2, 4, 1, 29, true);
   Options o = testing::mpfr_tier();
@@ -62,7 +62,8 @@ TEST(ReferenceCertification, LowPrecisionCertifiesFewerBits) {
 }
 
 // Softplus off, A = 0 and dyadic inputs: δ = dt and a = 1 exactly, and every product
-// and sum below is exact at 24 bits, so both runs agree exactly and 24 bits certify 64.
+// and sum below is exact at 24 bits (MPFR's inexact flag stays clear), so 24 bits certify
+// 64 with error bound 0.
 TEST(ReferenceCertification, ExactInputsCertifyAtAnyPrecision) {
   Problem pr = zero_problem({0, 3}, 1, 2, 2, 1);
   pr.dt = {1.0f, 0.5f, 0.25f};

@@ -20,7 +20,7 @@ using testing::within_certified;
 using testing::zero_problem;
 
 // A = 0, no softplus: a = exp(0) = 1 and δ = dt exactly, so S_t = Σ_{k<=t} dt_k·B_k·x_k, a
-// prefix sum. With small dyadic inputs every product and sum is exact in both runs:
+// prefix sum. With small dyadic inputs every product and sum is exact:
 // the values equal the prefix sums computed in double and the certified error is 0.
 TEST(ReferenceIdentity, ZeroAGivesExactPrefixSums) {
   const int64_t T = 5, P = 2, N = 3;
@@ -206,9 +206,8 @@ TEST(ReferenceIdentity, PackedSequencesEqualEachAlone) {
 }
 
 // Prefill [0,k) then [k,T) from the handed-over full-precision state equals [0,T): the
-// check run of the continuation starts from the check run's own state, so value,
-// nearest and magnitude are bit-identical (the primary run starts from that state
-// rounded to its precision, so only certified_error may differ). Handing over a state
+// continuation starts from the state the first part computed, so value, nearest and
+// magnitude are bit-identical (only certified_error may differ). Handing over a state
 // rounded to the state format could not be exact; that is the kernels' business.
 TEST(ReferenceIdentity, PrefillThenContinuationEqualsWholePrefill) {
   const int64_t T = 6, k = 4, H = 2, P = 2, N = 3;
