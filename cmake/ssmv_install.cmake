@@ -4,7 +4,7 @@
 # (README.md, "C++"). Installed: the judging libraries of docs/design.md §5 — none links a
 # kernel or CUDA — their headers under include/ with the paths the code uses
 # ("verify/gtest_contract.h"), and lib/cmake/ssmv/ (ssmvConfig.cmake, the exported targets
-# ssmvTargets.cmake, FindMPFR/FindMPFI). Not installed: ssmv_run, ssmv_ssu, ssmv_chunk_scan
+# ssmvTargets.cmake, FindMPFR). Not installed: ssmv_run, ssmv_ssu, ssmv_chunk_scan
 # (the bundled kernels), the build tree's ssmv_verify (it links ssmv_run), the ssmv command.
 # CI checks the package from outside: the cmake_package_consumer test
 # (scripts/cmake_package_consumer.sh, cmake/consumer_test/).
@@ -68,7 +68,7 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/ssmvConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/ssmvConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)  # 0.x: a minor version may break the API
 install(FILES ${PROJECT_BINARY_DIR}/ssmvConfig.cmake ${PROJECT_BINARY_DIR}/ssmvConfigVersion.cmake
-  ${PROJECT_SOURCE_DIR}/cmake/FindMPFR.cmake ${PROJECT_SOURCE_DIR}/cmake/FindMPFI.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/FindMPFR.cmake
   DESTINATION ${ssmv_cmake_dir})
 
 # CI: install this build into a temporary prefix, build a consumer project against it

@@ -65,7 +65,7 @@ log=""
 config=$(find "$prefix" -name ssmvConfig.cmake -print -quit)
 [[ -n $config ]] || fail "no ssmvConfig.cmake under $prefix"
 package_dir=$(dirname "$config")
-for f in ssmvConfigVersion.cmake ssmvTargets.cmake FindMPFR.cmake FindMPFI.cmake; do
+for f in ssmvConfigVersion.cmake ssmvTargets.cmake FindMPFR.cmake; do
   [[ -f $package_dir/$f ]] || fail "$package_dir/$f is missing"
 done
 if grep -n -i cuda "$package_dir"/ssmvTargets*.cmake; then

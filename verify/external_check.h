@@ -10,15 +10,20 @@
 #include "spec/contract.h"
 #include "spec/problem.h"
 #include "verify/check_result.h"
+#include "verify/tensor_judge.h"
 
 namespace ssmv::verify {
 
 // An external kernel's outputs (values of the problem's output and state formats; NaN and
 // Inf allowed, judged INVALID), judged under `contract`: the sequential family as a decode
 // kernel launched once per token (the state stored in the state format after every token),
-// the chunked family with the contract's chunk size. `final_states` may be empty.
+// the chunked family with the contract's chunk size. `final_states` may be empty. The
+// sequential family is judged as the reference streams its outputs, without keeping an
+// exact value per element; `detail` says whether the reports keep their per-element vectors
+// (side-by-side comparisons need them; a summary does not).
 KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
-                          const std::vector<float>& y, const std::vector<float>& final_states);
+                          const std::vector<float>& y, const std::vector<float>& final_states,
+                          ElementDetail detail = ElementDetail::elements);
 
 // An external prefill/decode hand-off's outputs: the first prefill[s] tokens of sequence s
 // through a chunked kernel under `chunked`, the rest through a decode kernel launched once
@@ -50,6 +55,6 @@ void validate_external(const Problem& p, const ExternalKernel& k);
 // y [T, H, P] (output format) and final_states [S, H, P, N] (state format, may be empty);
 // NaN and Inf are judged INVALID.
 KernelCheck check_external(const Problem& p, const ExternalKernel& k, const std::vector<float>& y,
-                           const std::vector<float>& final_states);
+                           const std::vector<float>& final_states, ElementDetail detail = ElementDetail::elements);
 
 }  // namespace ssmv::verify

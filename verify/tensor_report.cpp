@@ -1,10 +1,10 @@
 #include "verify/tensor_report.h"
 
-#include <mpfr.h>
-
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+
+#include "verify/tensor_judge.h"
 
 namespace ssmv::verify {
 
@@ -47,72 +47,13 @@ TensorReport judge_tensor(const std::string& name, Format format, const std::vec
                                 " exact values and " + std::to_string(bounds.size()) +
                                 " bounds must agree");
   }
-  TensorReport r;
-  r.name = name;
-  r.format = format;
-  r.coord_names = std::move(coord_names);
-  r.elements = int64_t(computed.size());
-  std::vector<int64_t> ulps;
-  ulps.reserve(computed.size());
-  double worst_key = -1;
+  TensorJudge tj(name, format, int64_t(computed.size()), problem, coords, std::move(coord_names),
+                    ElementDetail::elements);
   for (size_t i = 0; i < computed.size(); ++i) {
-    const Bits rounded = exact.rounded(format, i);
-    const ElementJudgement j =
-        judge(format, computed[i], rounded, exact.nearest[i], exact.certified_error[i], bounds[i]);
-    ++r.counts[size_t(j.verdict)];
-    if (j.verdict != Verdict::invalid) ulps.push_back(j.ulps);
-    if (j.verdict != Verdict::invalid) r.max_bound_usage = std::max(r.max_bound_usage, j.bound_usage);
-    // Invalid elements rank above every finite usage.
-    const double key = j.verdict == Verdict::invalid ? HUGE_VAL : j.bound_usage;
-    const double v = decode(format, computed[i]);
-    if (std::isfinite(v)) {
-      const double diff = std::fabs(v - exact.nearest[i]);
-      const double rel = exact.nearest[i] != 0 ? diff / std::fabs(exact.nearest[i]) : diff > 0 ? HUGE_VAL : 0;
-      if (r.max_abs_difference.index < 0 || diff > r.max_abs_difference.value) {
-        r.max_abs_difference = {int64_t(i), {}, diff};
-      }
-      if (r.max_rel_difference.index < 0 || rel > r.max_rel_difference.value) {
-        r.max_rel_difference = {int64_t(i), {}, rel};
-      }
-      if (i < exact.magnitude.size()) {
-        const double scale = exact.magnitude[i];
-        const double over = scale > 0 ? diff / scale : diff > 0 ? HUGE_VAL : 0;
-        const double at_scale = diff / ulp_of(format, scale);
-        if (r.max_err_over_scale.index < 0 || over > r.max_err_over_scale.value) {
-          r.max_err_over_scale = {int64_t(i), {}, over};
-        }
-        if (r.max_ulps_at_scale.index < 0 || at_scale > r.max_ulps_at_scale.value) {
-          r.max_ulps_at_scale = {int64_t(i), {}, at_scale};
-        }
-      }
-    }
-    if (key > worst_key) {
-      worst_key = key;
-      r.worst = WorstElement{int64_t(i), coords(problem, int64_t(i)), computed[i], rounded,
-                             exact.nearest[i], "", bounds[i], j};
-    }
+    tj.add(int64_t(i), computed[i], exact.rounded(format, i), exact.nearest[i], exact.certified_error[i],
+              exact.magnitude[i], bounds[i], exact.value[i].backend().data());
   }
-  for (DifferenceAt* d : {&r.max_abs_difference, &r.max_rel_difference, &r.max_err_over_scale, &r.max_ulps_at_scale}) {
-    if (d->index >= 0) d->coords = coords(problem, d->index);
-  }
-  r.computed = computed;
-  r.exact_nearest = exact.nearest;
-  r.bounds = bounds;
-  r.scales = exact.magnitude;
-  if (r.count(Verdict::invalid) > 0) r.max_bound_usage = HUGE_VAL;
-  if (!ulps.empty()) {
-    std::sort(ulps.begin(), ulps.end());
-    const auto at = [&](double q) { return ulps[size_t(std::floor(q * double(ulps.size() - 1)))]; };
-    r.ulp_p50 = at(0.50);
-    r.ulp_p99 = at(0.99);
-    r.ulp_max = ulps.back();
-  }
-  if (r.worst.index >= 0) {
-    char buf[80];
-    mpfr_snprintf(buf, sizeof buf, "%.40Rg", exact.value[size_t(r.worst.index)].backend().data());
-    r.worst.exact_decimal = buf;
-  }
-  return r;
+  return tj.finish();
 }
 
 }  // namespace ssmv::verify
