@@ -9,6 +9,7 @@ bound::ChunkedInput chunked_input_for(const Problem& p, const Contract& contract
   in.delta = &exact.delta;
   in.y_exact = &exact.y.nearest;
   in.y_ungated = &exact.y_ungated;
+  in.threads = ref::default_threads();
   return in;
 }
 

@@ -63,6 +63,7 @@ KernelCheck check_outputs(const Problem& p, const Contract& contract, const std:
     in.delta = &exact.delta;
     in.decay = &exact.decay;
     in.store_every_token = true;
+    in.threads = ref::default_threads();
     bound::SequentialBounds b = bound::sequential_bounds(in);
     y_bound = std::move(b.y);
     state_bound = std::move(b.stored_state);

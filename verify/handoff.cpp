@@ -79,6 +79,7 @@ class HandoffParts {
     pre_in_.delta = &pre_delta_;
     pre_in_.y_exact = &pre_y_;
     pre_in_.y_ungated = &pre_y_ungated_;
+    pre_in_.threads = ref::default_threads();
     if (!pre_kept_.empty()) pre_bounds_ = bound::chunked_bounds(pre_in_);
     for (size_t r = 0; r < pre_kept_.size(); ++r) {
       const int64_t q = pre_kept_[r];
@@ -96,6 +97,7 @@ class HandoffParts {
     dec_in_.store_every_token = stores_every_token;
     dec_in_.delta = &dec_delta_;
     dec_in_.decay = &dec_decay_;
+    dec_in_.threads = ref::default_threads();
     std::vector<int64_t> state_at(S, -1);  // states_at: one per sequence with a prefix, in order
     for (int64_t q = 0, k = 0; q < S; ++q) {
       if (prefill[q] > 0) state_at[q] = k++;

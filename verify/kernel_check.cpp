@@ -91,6 +91,7 @@ KernelCheck judge_ssu(const DecodeProblem& d, const ref::ExactDecodeResult& exac
   in.contract = &contract;
   in.delta = &exact.result.delta;
   in.decay = &exact.result.decay;
+  in.threads = ref::default_threads();
   const bound::SequentialBounds b = bound::sequential_bounds(in);
 
   const Shape& s = d.problem.shape;

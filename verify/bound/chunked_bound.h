@@ -19,6 +19,9 @@ struct ChunkedInput {
   // Optional multipliers of the bound's sources (verify/bound/source.h; null: all 1, the
   // rigorous bound).
   const SourceWeights* weights = nullptr;
+  // Worker threads (>= 1) over the heads of each piece and the rows of C·Bᵀ; the bounds are
+  // identical for any count. Checks pass ref::default_threads() (verify/exact_bounds.cpp).
+  int threads = 1;
 };
 
 struct ChunkedBounds {

@@ -26,13 +26,13 @@ double underflow_floor(Format accumulation, bool flush_to_zero) {
 
 double half_ulp_at_most(Format f, double magnitude) { return 0.5 * ulp_of(f, magnitude); }
 
-double transcendental_error(const TranscendentalBudget& b, double arg, double value_magnitude) {
+double transcendental_error(const TranscendentalBudget& b, double arg, double value_magnitude, double arg_error) {
   if (arg < b.arg_lo || arg > b.arg_hi) {
     throw std::invalid_argument("transcendental '" + b.function + "' evaluated at " +
                                 std::to_string(arg) + ", outside its budget's range [" +
                                 std::to_string(b.arg_lo) + ", " + std::to_string(b.arg_hi) + "]");
   }
-  const double ulps = b.ulp_const + b.ulp_per_abs_arg * std::fabs(arg);
+  const double ulps = b.ulp_const + b.ulp_per_abs_arg * (std::fabs(arg) + arg_error);
   return ulps * ulp_of(Format::fp32, value_magnitude) + b.abs_error;
 }
 

@@ -35,8 +35,12 @@ double underflow_floor(Format accumulation, bool flush_to_zero);
 double half_ulp_at_most(Format f, double magnitude);
 
 // |computed − exact| allowed by a transcendental's budget at argument `arg` for an exact
-// result of magnitude at most `value_magnitude` (fp32 ULPs; spec/contract.h).
-double transcendental_error(const TranscendentalBudget& b, double arg, double value_magnitude);
+// result of magnitude at most `value_magnitude` (fp32 ULPs; spec/contract.h). The kernel
+// evaluates it at an argument within `arg_error` of `arg`: the ULPs that grow with |arg|
+// are taken at |arg| + arg_error. Throws std::invalid_argument when `arg` lies outside the
+// budget's range.
+double transcendental_error(const TranscendentalBudget& b, double arg, double value_magnitude,
+                            double arg_error = 0.0);
 
 // The contract's budget for `function`; throws std::invalid_argument naming the contract
 // and the function when it has none (an evaluation the contract does not describe cannot

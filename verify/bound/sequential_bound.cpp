@@ -8,6 +8,7 @@
 #include <string>
 
 #include "verify/bound/error_model.h"
+#include "verify/bound/parallel.h"
 #include "verify/bound/terms.h"
 
 namespace ssmv::bound {
@@ -21,19 +22,13 @@ struct StepErrors {
 };
 
 template <class V>
-StepErrors<V> step_errors(const Problem& pr, const Contract& c, int64_t t, int64_t h, double delta, double decay,
-                          double u, double eta, const Tagger<V>& tag) {
+StepErrors<V> step_errors(const Problem& pr, const TranscendentalBudget* b_softplus, const TranscendentalBudget& b_exp,
+                          int64_t t, int64_t h, double delta, double decay, double u, double eta, const Tagger<V>& tag) {
   StepErrors<V> e;
-  e.d_delta = delta_error(pr, pr.dt_softplus ? &budget(c, "softplus") : nullptr, t, h, u, eta, tag);
-  const double dd = total(e.d_delta);
+  e.d_delta = delta_error(pr, b_softplus, t, h, u, eta, tag);
+  // [2.3] â = exp(ŵ), ŵ = fl(δ̂·A).
   const double A = pr.A[h];
-  // [2.3] ŵ = fl(δ̂·A): |ŵ − δA| ≤ |A|·Δδ + u·|δ̂A| (+ underflow); â = exp(ŵ)(1 + budget).
-  const V dw = std::fabs(A) * e.d_delta + tag.at(BoundSource::arithmetic, u * std::fabs(A) * (std::fabs(delta) + dd)) +
-               tag.at(BoundSource::underflow, eta);
-  const double w = delta * A, dwt = total(dw);
-  const double a_hi = decay * std::exp(dwt);
-  e.d_decay = tag.like(dw, decay * std::expm1(dwt), BoundSource::arithmetic) +
-              tag.at(BoundSource::exp, transcendental_error(budget(c, "exp"), w, a_hi));
+  e.d_decay = exp_error(b_exp, delta * A, decay, scaled_dt_error(A, delta, e.d_delta, u, eta, tag), tag);
   return e;
 }
 
@@ -80,11 +75,30 @@ void run(const SequentialInput& in, const Tagger<V>& tag, Focus<V>* focus, Seque
     if (focus != nullptr) focus->keep(which, i, kSafetyFactor * v);
   };
 
-  std::vector<double> St(P * N), Sabs(P * N);  // per (sequence, head) working set
-  std::vector<V> E(P * N);
+  const TranscendentalBudget* b_sp = T > 0 && pr.dt_softplus ? &budget(c, "softplus") : nullptr;
+  const TranscendentalBudget* b_exp = T > 0 ? &budget(c, "exp") : nullptr;
+  // The (sequence, head) pairs, each bounded by one worker with its own working set.
+  std::vector<std::pair<int64_t, int64_t>> pairs;
   for (int64_t seq = 0; seq < S; ++seq) {
     for (int64_t h = 0; h < H; ++h) {
-      if (focus != nullptr && !focus->covers(seq, h)) continue;
+      if (focus == nullptr || focus->covers(seq, h)) pairs.emplace_back(seq, h);
+    }
+  }
+  struct Work {
+    std::vector<double> St, Sabs;
+    std::vector<V> E;
+  };
+  const int threads = focus != nullptr ? 1 : std::max(1, in.threads);
+  std::vector<Work> works(static_cast<size_t>(threads));
+  for_each_task(int64_t(pairs.size()), threads, [&](int64_t task, int64_t worker) {
+    const auto [seq, h] = pairs[task];
+    std::vector<double>& St = works[worker].St;
+    std::vector<double>& Sabs = works[worker].Sabs;
+    std::vector<V>& E = works[worker].E;
+    St.resize(P * N);
+    Sabs.resize(P * N);
+    E.resize(P * N);
+    {
       const int64_t g = s.group_of(h);
       for (int64_t i = 0; i < P * N; ++i) {
         const int64_t si = pr.state_index(seq, h, 0, 0) + i;
@@ -96,7 +110,7 @@ void run(const SequentialInput& in, const Tagger<V>& tag, Focus<V>* focus, Seque
       for (int64_t t = s.cu_seqlens[seq]; t < s.cu_seqlens[seq + 1]; ++t) {
         const double delta = (*in.delta)[pr.dt_index(t, h)];
         const double a = (*in.decay)[pr.dt_index(t, h)];
-        const StepErrors<V> se = step_errors(pr, c, t, h, delta, a, u, eta, tag);
+        const StepErrors<V> se = step_errors(pr, b_sp, *b_exp, t, h, delta, a, u, eta, tag);
         const double dd = total(se.d_delta), da = total(se.d_decay);
         // |S| upper bound from the double recurrence St: its own error is below
         // 8·(steps+1)·2^-53·Sabs ([2.4]: a few double roundings per step, decaying).
@@ -170,7 +184,7 @@ void run(const SequentialInput& in, const Tagger<V>& tag, Focus<V>* focus, Seque
                  : E[i] + tag.at(BoundSource::stored_state, half_ulp_at_most(state_fmt, ub + total(E[i]))));
       }
     }
-  }
+  });
 }
 
 }  // namespace

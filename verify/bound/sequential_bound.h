@@ -26,6 +26,9 @@ struct SequentialInput {
   // Optional multipliers of the bound's sources (verify/bound/source.h; null: all 1, the
   // rigorous bound).
   const SourceWeights* weights = nullptr;
+  // Worker threads (>= 1) over (sequence, head) pairs; the bounds are identical for any
+  // count. Checks pass ref::default_threads() (verify/exact_bounds.cpp).
+  int threads = 1;
 };
 
 struct SequentialBounds {
