@@ -58,12 +58,7 @@ KernelCheck check_outputs(const Problem& p, const Contract& contract, const std:
   std::vector<double> y_bound, state_bound;
   bound::SequentialInput in;
   if (contract.family == Family::sequential) {
-    in.problem = &p;
-    in.contract = &contract;
-    in.delta = &exact.delta;
-    in.decay = &exact.decay;
-    in.store_every_token = true;
-    in.threads = ref::default_threads();
+    in = sequential_input_for(p, contract, exact, /*store_every_token=*/true);
     bound::SequentialBounds b = bound::sequential_bounds(in);
     y_bound = std::move(b.y);
     state_bound = std::move(b.stored_state);

@@ -169,8 +169,9 @@ struct Work {
 // and y only at focus_token).
 template <class V>
 void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t focus_token, ChunkedBounds* out) {
-  if (!in.problem || !in.contract || !in.delta || !in.y_exact || !in.y_ungated) {
-    throw std::invalid_argument("chunked_bounds: problem, contract, delta, y_exact and y_ungated are required");
+  if (!in.problem || !in.contract || !in.delta || !in.y_exact || !in.y_ungated || !in.y_certified_error) {
+    throw std::invalid_argument(
+        "chunked_bounds: problem, contract, delta, y_exact, y_ungated and y_certified_error are required");
   }
   const Problem& pr = *in.problem;
   const Contract& c = *in.contract;
@@ -382,16 +383,19 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
           V dD;
           const double D = seg_decay(Lc - 1, k, dD);
           const double sc = D * dl[k], dDt = total(dD), ddt = total(ddl[k]);
-          const V dsc = (dl[k] + ddt) * dD + D * ddl[k] + tag.at(BS::arithmetic, u * (D + dDt) * (dl[k] + ddt)) +
-                        tag.at(BS::underflow, eta);
+          const V dsc = (dl[k] + ddt) * dD + D * ddl[k] + tag.at(BS::arithmetic, u * (D + dDt) * (dl[k] + ddt));
           const double dsct = total(dsc);
+          // The underflow of the first of the three products B·decay·δ (η when it is
+          // subnormal), in any association, times the third factor: max(|B|, δ̂, decay)·η.
+          const double first_underflow = std::max(dl[k] + ddt, D + dDt);
           const double wp = ch_st.primary_weight(k, Lc), wm = ch_st.mma_weight(k, Lc);
           for (int64_t n = 0; n < N; ++n) {
             const double Bv = pr.B[pr.bc_index(t0 + k, g, n)], B = std::fabs(Bv);
             const int64_t i = k * N + n;
             wk.Bt[i] = Bv * sc;
             wk.dBt[i] = B * dsc + tag.at(BS::arithmetic, u * B * (sc + dsct)) +
-                        tag.at(BS::dt_scaled_B, r_B.u * B * (sc + dsct)) + tag.at(BS::underflow, eta + r_B.eta);
+                        tag.at(BS::dt_scaled_B, r_B.u * B * (sc + dsct)) +
+                        tag.at(BS::underflow, std::max(B, first_underflow) * eta + eta + r_B.eta);
             // the chain term |x|·(|B̃| + ΔB̃) without |x|, times its weights
             const double term = std::fabs(wk.Bt[i]) + total(wk.dBt[i]);
             wk.Bt_p[i] = wp * term;
@@ -460,10 +464,12 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
             const V& dcb = cb.err[m * Lc + k];
             const double mag = (cbm + total(dcb)) * (D + dDt) * (dl[k] + ddt);
             wk.w[k] = cbm * D * dl[k];
-            // The underflow of fl(CB·decay) (up to η absolute when the product is subnormal) is
-            // multiplied by δ_k before the next rounding: η·(δ + Δδ), then η for fl(·δ).
+            // The underflow of the first of the products CB·decay·δ_k (up to η absolute when it
+            // is subnormal) is multiplied by the third factor before the next rounding — in
+            // any association: max(δ̂, |CB|, decay)·η — then η for the second product.
+            const double third = std::max({dl[k] + ddt, cbm + total(dcb), D + dDt});
             wk.dw[k] = (D * dl[k]) * dcb + (cbm * dl[k]) * dD + (cbm * D) * ddl[k] + tag.at(BS::arithmetic, 2 * u * mag) +
-                       tag.at(BS::decayed_CB, r_CB.u * mag) + tag.at(BS::underflow, eta * (dl[k] + ddt) + eta + r_CB.eta);
+                       tag.at(BS::decayed_CB, r_CB.u * mag) + tag.at(BS::underflow, eta * third + eta + r_CB.eta);
           }
           // inter: q = Σ_n C_m[n]·R(h)[p,n] for every p, then fl(q·exp(cs_m))
           wk.q_mag.assign(P, 0);
@@ -503,14 +509,11 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
             const int64_t yi = pr.x_index(t, h, p);
             const double y_pre = std::fabs((*in.y_ungated)[yi]);
             err += tag.at(BS::arithmetic, u * (y_pre + total(err))) + tag.at(BS::underflow, eta);
-            double y_abs = y_pre;
-            if (b_sig) {
-              err = gate_error(err, y_pre, double(pr.z[yi]), *b_sig, g2, eta, tag);  // [3.8] as [2.7]
-              y_abs = std::fabs((*in.y_exact)[yi]);
-            }
-            // [3.9] rounding to the output format
+            if (b_sig) err = gate_error(err, y_pre, double(pr.z[yi]), *b_sig, g2, eta, tag);  // [3.8] as [2.7]
+            // [3.9] rounding to the output format, at an upper bound of |y| from the reference
+            const double y_abs = exact_abs_upper((*in.y_exact)[yi], (*in.y_certified_error)[yi]);
             emit(BoundOf::y, &ChunkedBounds::y, yi,
-                 err + tag.at(BS::output, half_ulp_at_most(pr.formats.output, y_abs * (1 + 0x1p-50) + total(err))));
+                 err + tag.at(BS::output, half_ulp_at_most(pr.formats.output, y_abs + total(err))));
           }
         }
         // [3.10] stage (c): h_out = fma(exp(cs_last), h_in, chunk_state), kept in fp32.

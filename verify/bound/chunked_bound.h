@@ -16,6 +16,7 @@ struct ChunkedInput {
   const std::vector<double>* delta = nullptr;    // [T, H] exact δ (reference, nearest doubles)
   const std::vector<double>* y_exact = nullptr;  // [T, H, P] exact y (reference)
   const std::vector<double>* y_ungated = nullptr;  // [T, H, P] exact y before the gate
+  const std::vector<double>* y_certified_error = nullptr;  // [T, H, P] of y_exact (ExactValues)
   // Optional multipliers of the bound's sources (verify/bound/source.h; null: all 1, the
   // rigorous bound).
   const SourceWeights* weights = nullptr;

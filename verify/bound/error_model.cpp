@@ -19,6 +19,12 @@ int64_t product_sum_roundings(const Reduction& r, int64_t length) {
   return reduction_depth(r, length) + (r.order == ReductionOrder::tree && length >= 1 ? 1 : 0);
 }
 
+double double_recurrence_margin(int64_t steps) {
+  const double u = 0x1p-53;
+  const double m = gamma(5, u) * double(steps + 2) * std::pow(1 + gamma(4, u), double(steps));
+  return m / (1 - m);
+}
+
 double underflow_floor(Format accumulation, bool flush_to_zero) {
   const FormatInfo& fi = format_info(accumulation);
   return flush_to_zero ? std::ldexp(1.0, fi.emin) : 0.5 * fi.min_subnormal;

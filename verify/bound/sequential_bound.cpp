@@ -36,8 +36,10 @@ StepErrors<V> step_errors(const Problem& pr, const TranscendentalBudget* b_softp
 // keeps the focused element's parts (`focus`, only its sequence, head and dim evaluated).
 template <class V>
 void run(const SequentialInput& in, const Tagger<V>& tag, Focus<V>* focus, SequentialBounds* out) {
-  if (in.problem == nullptr || in.contract == nullptr || in.delta == nullptr || in.decay == nullptr) {
-    throw std::invalid_argument("sequential_bounds: problem, contract, delta and decay are required");
+  if (in.problem == nullptr || in.contract == nullptr || in.delta == nullptr || in.decay == nullptr ||
+      in.y_exact == nullptr || in.y_certified_error == nullptr || in.y_ungated == nullptr) {
+    throw std::invalid_argument(
+        "sequential_bounds: problem, contract, delta, decay, y_exact, y_certified_error and y_ungated are required");
   }
   const Problem& pr = *in.problem;
   const Contract& c = *in.contract;
@@ -112,13 +114,17 @@ void run(const SequentialInput& in, const Tagger<V>& tag, Focus<V>* focus, Seque
         const double a = (*in.decay)[pr.dt_index(t, h)];
         const StepErrors<V> se = step_errors(pr, b_sp, *b_exp, t, h, delta, a, u, eta, tag);
         const double dd = total(se.d_delta), da = total(se.d_decay);
-        // |S| upper bound from the double recurrence St: its own error is below
-        // 8·(steps+1)·2^-53·Sabs ([2.4]: a few double roundings per step, decaying).
-        const double dbl_margin = 8.0 * double(t - s.cu_seqlens[seq] + 2) * 0x1p-53;
+        // |S| ≤ |St| + margin·Sabs: the double recurrence St and its absolute Sabs after
+        // this token's step, at most t − cu + 1 steps from the start [2.4].
+        const double dbl_margin = double_recurrence_margin(t - s.cu_seqlens[seq] + 1);
+        // [2.4] the underflow of the first of the two products δ·B·x, which the contract
+        // lets a kernel associate in any order: (δ·B)·x carries it times |x|, δ·(B·x)
+        // times δ̂ ≤ δ + Δδ, (δ·x)·B times |B_n|.
+        const double delta_hi = std::fabs(delta) + dd;
         for (int64_t p = 0; p < P; ++p) {
           if (focus != nullptr && !focus->covers_dim(p)) continue;
           const double x = pr.x[pr.x_index(t, h, p)];
-          double sum_CS = 0, y_dbl = 0;
+          double sum_CS = 0;
           V sum_CE{};
           for (int64_t n = 0; n < N; ++n) {
             const int64_t i = p * N + n;
@@ -130,14 +136,16 @@ void run(const SequentialInput& in, const Tagger<V>& tag, Focus<V>* focus, Seque
             //   (a + Δa)·E + Δa·|S| : the previous error carried, the decay's error;
             //   |B·x|·Δδ + γ2·|δBx| : δ's error and the two roundings of δ·B·x;
             //   γ2·(|âŜ| + |δ̂Bx|)  : the update's at most two roundings (FMA or not);
-            //   |x|·η + 3η          : underflow of fl(δ·B) — up to η absolute when δ·B is
-            //                         subnormal — then multiplied by x; and of the update's
-            //                         rounded results.
+            //   max(|x|, δ̂, |B|)·η + 3η : underflow of the first product — up to η absolute
+            //                         when it is subnormal — then multiplied by the third
+            //                         factor (any association); and of the two roundings
+            //                         of the update and the second product.
             const double aS_mag = (a + da) * (prev_ub + total(E[i]));
             const double bx_mag = std::fabs(bx) + std::fabs(Bn * x) * dd;
+            const double first_product_underflow = std::max({std::fabs(x), delta_hi, std::fabs(Bn)}) * eta;
             V e = (a + da) * E[i] + prev_ub * se.d_decay + std::fabs(Bn * x) * se.d_delta +
                   tag.at(BoundSource::arithmetic, g2 * bx_mag + g2 * (aS_mag + bx_mag)) +
-                  tag.at(BoundSource::underflow, std::fabs(x) * eta + 3 * eta);
+                  tag.at(BoundSource::underflow, first_product_underflow + 3 * eta);
             St[i] = a * St[i] + bx;
             Sabs[i] = a * Sabs[i] + std::fabs(bx);
             const double cur_ub = std::fabs(St[i]) + dbl_margin * Sabs[i];
@@ -146,7 +154,6 @@ void run(const SequentialInput& in, const Tagger<V>& tag, Focus<V>* focus, Seque
               e += tag.at(BoundSource::stored_state, half_ulp_at_most(state_fmt, cur_ub + total(e)));
             }
             E[i] = e;
-            y_dbl += Cn * St[i];
             sum_CE += std::fabs(Cn) * e;
             sum_CS += std::fabs(Cn) * (cur_ub + total(e));
           }
@@ -157,26 +164,25 @@ void run(const SequentialInput& in, const Tagger<V>& tag, Focus<V>* focus, Seque
           V y_pre_err = sum_CE + tag.at(BoundSource::sum_y, g_red * (sum_CS + std::fabs(Dx))) +
                         tag.at(BoundSource::arithmetic, u * std::fabs(Dx)) +
                         tag.at(BoundSource::underflow, (N + 2) * eta);
-          const double y_mag = sum_CS + std::fabs(Dx);  // ≥ |ŷ_pre|, first order
-          // |y| from the double recurrence, made an upper bound with its error margin.
-          double y_abs = std::fabs(y_dbl + Dx) + dbl_margin * y_mag;
+          // |y| from the reference: before the gate (its nearest double: it enters only
+          // first-order terms) and an upper bound of the output [2.8].
+          const int64_t yi = pr.x_index(t, h, p);
           if (sig != nullptr) {
             // [2.7] gate y·z·σ(z)
-            const double z = pr.z[pr.x_index(t, h, p)];
-            y_pre_err = gate_error(y_pre_err, y_abs, z, *sig, g2, eta, tag);
-            y_abs = std::fabs(z) * sigmoid(z) * y_abs * (1 + 0x1p-50);  // double rounding of zσ(z)
+            y_pre_err = gate_error(y_pre_err, std::fabs((*in.y_ungated)[yi]), double(pr.z[yi]), *sig, g2, eta, tag);
           }
+          const double y_abs = exact_abs_upper((*in.y_exact)[yi], (*in.y_certified_error)[yi]);
           // [2.8] rounding to the output format: half an ULP at |ŷ| ≤ |y| + error. With an
           // fp32 output this is the final fp32 rounding of the gate or of the sum.
           const V beta =
               y_pre_err + tag.at(BoundSource::output, half_ulp_at_most(out_fmt, y_abs + total(y_pre_err)));
-          emit(BoundOf::y, &SequentialBounds::y, pr.x_index(t, h, p), beta);
+          emit(BoundOf::y, &SequentialBounds::y, yi, beta);
         }
       }
       for (int64_t i = 0; i < P * N; ++i) {
         if (focus != nullptr && !focus->covers_dim(i / N)) continue;
         const int64_t si = pr.state_index(seq, h, 0, 0) + i;
-        const double ub = std::fabs(St[i]) + 8.0 * double(s.seq_len(seq) + 2) * 0x1p-53 * Sabs[i];
+        const double ub = std::fabs(St[i]) + double_recurrence_margin(s.seq_len(seq)) * Sabs[i];
         emit(BoundOf::state, &SequentialBounds::state, si, E[i]);
         emit(BoundOf::stored_state, &SequentialBounds::stored_state, si,
              (state_fmt == c.accumulation || in.store_every_token)
