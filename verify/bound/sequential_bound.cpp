@@ -87,8 +87,9 @@ void run(const SequentialInput& in, const Tagger<V>& tag, Focus<V>* focus, Seque
     }
   }
   struct Work {
-    std::vector<double> St, Sabs;
+    std::vector<double> St, Sabs;  // [P, N]
     std::vector<V> E;
+    std::vector<double> Bt, abs_Ct, ub;  // [N]: this token's B and |C|, the row's |S_t| bounds
   };
   const int threads = focus != nullptr ? 1 : std::max(1, in.threads);
   std::vector<Work> works(static_cast<size_t>(threads));
@@ -100,6 +101,12 @@ void run(const SequentialInput& in, const Tagger<V>& tag, Focus<V>* focus, Seque
     St.resize(P * N);
     Sabs.resize(P * N);
     E.resize(P * N);
+    std::vector<double>& Bt = works[worker].Bt;
+    std::vector<double>& abs_Ct = works[worker].abs_Ct;
+    std::vector<double>& ub = works[worker].ub;
+    Bt.resize(N);
+    abs_Ct.resize(N);
+    ub.resize(N);
     {
       const int64_t g = s.group_of(h);
       for (int64_t i = 0; i < P * N; ++i) {
@@ -121,16 +128,23 @@ void run(const SequentialInput& in, const Tagger<V>& tag, Focus<V>* focus, Seque
         // lets a kernel associate in any order: (δ·B)·x carries it times |x|, δ·(B·x)
         // times δ̂ ≤ δ + Δδ, (δ·x)·B times |B_n|.
         const double delta_hi = std::fabs(delta) + dd;
+        for (int64_t n = 0; n < N; ++n) {
+          Bt[n] = pr.B[pr.bc_index(t, g, n)];
+          abs_Ct[n] = std::fabs(double(pr.C[pr.bc_index(t, g, n)]));
+        }
+        const double a_hi = a + da;
         for (int64_t p = 0; p < P; ++p) {
           if (focus != nullptr && !focus->covers_dim(p)) continue;
           const double x = pr.x[pr.x_index(t, h, p)];
-          double sum_CS = 0;
-          V sum_CE{};
+          const double x_underflow = std::max(std::fabs(x), delta_hi);
+          double* __restrict st = &St[p * N];
+          double* __restrict sabs = &Sabs[p * N];
+          V* __restrict err = &E[p * N];
+          const double* __restrict bt = Bt.data();
+          double* __restrict cur_ub = ub.data();
           for (int64_t n = 0; n < N; ++n) {
-            const int64_t i = p * N + n;
-            const double Bn = pr.B[pr.bc_index(t, g, n)];
-            const double Cn = pr.C[pr.bc_index(t, g, n)];
-            const double prev_ub = std::fabs(St[i]) + dbl_margin * Sabs[i];  // ≥ |S_{t-1}|
+            const double Bn = bt[n];
+            const double prev_ub = std::fabs(st[n]) + dbl_margin * sabs[n];  // ≥ |S_{t-1}|
             const double bx = delta * Bn * x;
             // [2.4] the update S = a·S + (δ·B)·x:
             //   (a + Δa)·E + Δa·|S| : the previous error carried, the decay's error;
@@ -140,22 +154,27 @@ void run(const SequentialInput& in, const Tagger<V>& tag, Focus<V>* focus, Seque
             //                         when it is subnormal — then multiplied by the third
             //                         factor (any association); and of the two roundings
             //                         of the update and the second product.
-            const double aS_mag = (a + da) * (prev_ub + total(E[i]));
+            const double aS_mag = a_hi * (prev_ub + total(err[n]));
             const double bx_mag = std::fabs(bx) + std::fabs(Bn * x) * dd;
-            const double first_product_underflow = std::max({std::fabs(x), delta_hi, std::fabs(Bn)}) * eta;
-            V e = (a + da) * E[i] + prev_ub * se.d_decay + std::fabs(Bn * x) * se.d_delta +
-                  tag.at(BoundSource::arithmetic, g2 * bx_mag + g2 * (aS_mag + bx_mag)) +
-                  tag.at(BoundSource::underflow, first_product_underflow + 3 * eta);
-            St[i] = a * St[i] + bx;
-            Sabs[i] = a * Sabs[i] + std::fabs(bx);
-            const double cur_ub = std::fabs(St[i]) + dbl_margin * Sabs[i];
-            if (in.store_every_token && state_fmt != c.accumulation) {
-              // [2.6] store, felt by the next step
-              e += tag.at(BoundSource::stored_state, half_ulp_at_most(state_fmt, cur_ub + total(e)));
+            const double first_product_underflow = std::max(x_underflow, std::fabs(Bn)) * eta;
+            err[n] = a_hi * err[n] + prev_ub * se.d_decay + std::fabs(Bn * x) * se.d_delta +
+                     tag.at(BoundSource::arithmetic, g2 * bx_mag + g2 * (aS_mag + bx_mag)) +
+                     tag.at(BoundSource::underflow, first_product_underflow + 3 * eta);
+            st[n] = a * st[n] + bx;
+            sabs[n] = a * sabs[n] + std::fabs(bx);
+            cur_ub[n] = std::fabs(st[n]) + dbl_margin * sabs[n];
+          }
+          if (in.store_every_token && state_fmt != c.accumulation) {
+            // [2.6] store, felt by the next step
+            for (int64_t n = 0; n < N; ++n) {
+              err[n] += tag.at(BoundSource::stored_state, half_ulp_at_most(state_fmt, cur_ub[n] + total(err[n])));
             }
-            E[i] = e;
-            sum_CE += std::fabs(Cn) * e;
-            sum_CS += std::fabs(Cn) * (cur_ub + total(e));
+          }
+          double sum_CS = 0;
+          V sum_CE{};
+          for (int64_t n = 0; n < N; ++n) {
+            sum_CE += abs_Ct[n] * err[n];
+            sum_CS += abs_Ct[n] * (cur_ub[n] + total(err[n]));
           }
           // [2.5] y before the gate. With store_every_token the output is still computed from
           // the unrounded state of this token in SSU, but an external kernel may read back
