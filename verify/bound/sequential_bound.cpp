@@ -133,10 +133,15 @@ void run(const SequentialInput& in, const Tagger<V>& tag, Focus<V>* focus, Seque
           abs_Ct[n] = std::fabs(double(pr.C[pr.bc_index(t, g, n)]));
         }
         const double a_hi = a + da;
+        // tag.at(source, v) = v·unit(source): the sources' units hoisted out of the loop.
+        const V unit_arithmetic = tag.at(BoundSource::arithmetic, 1.0), unit_underflow = tag.at(BoundSource::underflow, 1.0);
         for (int64_t p = 0; p < P; ++p) {
           if (focus != nullptr && !focus->covers_dim(p)) continue;
           const double x = pr.x[pr.x_index(t, h, p)];
           const double x_underflow = std::max(std::fabs(x), delta_hi);
+          // Locals, not the closure's references, so that the loop below vectorises.
+          const double g2_ = g2, eta_ = eta, margin = dbl_margin;
+          const V d_decay = se.d_decay, d_delta = se.d_delta;
           double* __restrict st = &St[p * N];
           double* __restrict sabs = &Sabs[p * N];
           V* __restrict err = &E[p * N];
@@ -144,7 +149,7 @@ void run(const SequentialInput& in, const Tagger<V>& tag, Focus<V>* focus, Seque
           double* __restrict cur_ub = ub.data();
           for (int64_t n = 0; n < N; ++n) {
             const double Bn = bt[n];
-            const double prev_ub = std::fabs(st[n]) + dbl_margin * sabs[n];  // ≥ |S_{t-1}|
+            const double prev_ub = std::fabs(st[n]) + margin * sabs[n];  // ≥ |S_{t-1}|
             const double bx = delta * Bn * x;
             // [2.4] the update S = a·S + (δ·B)·x:
             //   (a + Δa)·E + Δa·|S| : the previous error carried, the decay's error;
@@ -156,13 +161,13 @@ void run(const SequentialInput& in, const Tagger<V>& tag, Focus<V>* focus, Seque
             //                         of the update and the second product.
             const double aS_mag = a_hi * (prev_ub + total(err[n]));
             const double bx_mag = std::fabs(bx) + std::fabs(Bn * x) * dd;
-            const double first_product_underflow = std::max(x_underflow, std::fabs(Bn)) * eta;
-            err[n] = a_hi * err[n] + prev_ub * se.d_decay + std::fabs(Bn * x) * se.d_delta +
-                     tag.at(BoundSource::arithmetic, g2 * bx_mag + g2 * (aS_mag + bx_mag)) +
-                     tag.at(BoundSource::underflow, first_product_underflow + 3 * eta);
+            const double first_product_underflow = std::max(x_underflow, std::fabs(Bn)) * eta_;
+            err[n] = a_hi * err[n] + prev_ub * d_decay + std::fabs(Bn * x) * d_delta +
+                     (g2_ * bx_mag + g2_ * (aS_mag + bx_mag)) * unit_arithmetic +
+                     (first_product_underflow + 3 * eta_) * unit_underflow;
             st[n] = a * st[n] + bx;
             sabs[n] = a * sabs[n] + std::fabs(bx);
-            cur_ub[n] = std::fabs(st[n]) + dbl_margin * sabs[n];
+            cur_ub[n] = std::fabs(st[n]) + margin * sabs[n];
           }
           if (in.store_every_token && state_fmt != c.accumulation) {
             // [2.6] store, felt by the next step
