@@ -205,6 +205,10 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
   const double g2 = gamma(2, u);
   const bool y_wanted = focus == nullptr || focus->which == BoundOf::y;
   const int threads = focus != nullptr ? 1 : std::max(1, in.threads);
+  // Workers for a step of `work` multiply-adds: one per work_per_thread.
+  const auto threads_for = [&](double work) {
+    return int(std::clamp(work / double(std::max<int64_t>(1, in.work_per_thread)), 1.0, double(threads)));
+  };
 
   std::vector<std::vector<Piece>> seq_pieces(S);
   int64_t chunks_total = 0;
@@ -281,7 +285,7 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
           cb.ub.assign(Lc * Lc, 0.0);
           cb.err.assign(Lc * Lc, V{});
           const double dot_err = gamma(N, 0x1p-53);
-          for_each_task(Lc, threads, [&](int64_t m, int64_t worker) {
+          for_each_task(Lc, threads_for(0.5 * double(Lc * Lc * N)), [&](int64_t m, int64_t worker) {
             if (!row_wanted(m)) return;
             Work<V>& wk = works[worker];
             wk.cb_v.assign(m + 1, 0.0);
@@ -305,7 +309,8 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
         }
       }
 
-      for_each_task(nh, threads, [&](int64_t hi, int64_t worker) {
+      const double head_work = double(Lc * (P * N + (any_row ? Lc * P + P * N : 0)));
+      for_each_task(nh, threads_for(double(nh) * head_work), [&](int64_t hi, int64_t worker) {
         const int64_t h = hs[hi];
         const int64_t g = s.group_of(h);
         const double A = pr.A[h];

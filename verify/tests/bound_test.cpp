@@ -270,6 +270,7 @@ TEST(BoundThreads, ChunkedBoundsAreIdenticalForAnyThreadCount) {
     const Contract c = chunked(chunk_scan::ContractKind::production, 8, layout);
     bound::ChunkedInput in = chunked_input_for(p, c, exact);
     in.threads = 1;
+    in.work_per_thread = 1;  // threads even for these small pieces
     const bound::ChunkedBounds one = bound::chunked_bounds(in);
     for (int threads : {2, 3, 16}) {
       in.threads = threads;
