@@ -107,112 +107,110 @@ void run(const SequentialInput& in, const Tagger<V>& tag, Focus<V>* focus, Seque
     Bt.resize(N);
     abs_Ct.resize(N);
     ub.resize(N);
-    {
-      const int64_t g = s.group_of(h);
-      for (int64_t i = 0; i < P * N; ++i) {
-        const int64_t si = pr.state_index(seq, h, 0, 0) + i;
-        St[i] = !in.initial_state.empty() ? in.initial_state[si]
-                : pr.has_initial_state() ? double(pr.initial_state[si]) : 0.0;
-        Sabs[i] = std::fabs(St[i]);
-        E[i] = in.initial_error.empty() ? V{} : tag.at(BoundSource::initial_error, in.initial_error[si]);
+    const int64_t g = s.group_of(h);
+    for (int64_t i = 0; i < P * N; ++i) {
+      const int64_t si = pr.state_index(seq, h, 0, 0) + i;
+      St[i] = !in.initial_state.empty() ? in.initial_state[si]
+              : pr.has_initial_state() ? double(pr.initial_state[si]) : 0.0;
+      Sabs[i] = std::fabs(St[i]);
+      E[i] = in.initial_error.empty() ? V{} : tag.at(BoundSource::initial_error, in.initial_error[si]);
+    }
+    for (int64_t t = s.cu_seqlens[seq]; t < s.cu_seqlens[seq + 1]; ++t) {
+      const double delta = (*in.delta)[pr.dt_index(t, h)];
+      const double a = (*in.decay)[pr.dt_index(t, h)];
+      const StepErrors<V> se = step_errors(pr, b_sp, *b_exp, t, h, delta, a, u, eta, tag);
+      const double dd = total(se.d_delta), da = total(se.d_decay);
+      // |S| ≤ |St| + margin·Sabs: the double recurrence St and its absolute Sabs after
+      // this token's step, at most t − cu + 1 steps from the start [2.4].
+      const double dbl_margin = double_recurrence_margin(t - s.cu_seqlens[seq] + 1);
+      // [2.4] the underflow of the first of the two products δ·B·x, which the contract
+      // lets a kernel associate in any order: (δ·B)·x carries it times |x|, δ·(B·x)
+      // times δ̂ ≤ δ + Δδ, (δ·x)·B times |B_n|.
+      const double delta_hi = std::fabs(delta) + dd;
+      for (int64_t n = 0; n < N; ++n) {
+        Bt[n] = pr.B[pr.bc_index(t, g, n)];
+        abs_Ct[n] = std::fabs(double(pr.C[pr.bc_index(t, g, n)]));
       }
-      for (int64_t t = s.cu_seqlens[seq]; t < s.cu_seqlens[seq + 1]; ++t) {
-        const double delta = (*in.delta)[pr.dt_index(t, h)];
-        const double a = (*in.decay)[pr.dt_index(t, h)];
-        const StepErrors<V> se = step_errors(pr, b_sp, *b_exp, t, h, delta, a, u, eta, tag);
-        const double dd = total(se.d_delta), da = total(se.d_decay);
-        // |S| ≤ |St| + margin·Sabs: the double recurrence St and its absolute Sabs after
-        // this token's step, at most t − cu + 1 steps from the start [2.4].
-        const double dbl_margin = double_recurrence_margin(t - s.cu_seqlens[seq] + 1);
-        // [2.4] the underflow of the first of the two products δ·B·x, which the contract
-        // lets a kernel associate in any order: (δ·B)·x carries it times |x|, δ·(B·x)
-        // times δ̂ ≤ δ + Δδ, (δ·x)·B times |B_n|.
-        const double delta_hi = std::fabs(delta) + dd;
+      const double a_hi = a + da;
+      // tag.at(source, v) = v·unit(source): the sources' units hoisted out of the loop.
+      const V unit_arithmetic = tag.at(BoundSource::arithmetic, 1.0), unit_underflow = tag.at(BoundSource::underflow, 1.0);
+      for (int64_t p = 0; p < P; ++p) {
+        if (focus != nullptr && !focus->covers_dim(p)) continue;
+        const double x = pr.x[pr.x_index(t, h, p)];
+        const double x_underflow = std::max(std::fabs(x), delta_hi);
+        // Locals, not the closure's references, so that the loop below vectorises.
+        const double g2_ = g2, eta_ = eta, margin = dbl_margin;
+        const V d_decay = se.d_decay, d_delta = se.d_delta;
+        double* __restrict st = &St[p * N];
+        double* __restrict sabs = &Sabs[p * N];
+        V* __restrict err = &E[p * N];
+        const double* __restrict bt = Bt.data();
+        double* __restrict cur_ub = ub.data();
         for (int64_t n = 0; n < N; ++n) {
-          Bt[n] = pr.B[pr.bc_index(t, g, n)];
-          abs_Ct[n] = std::fabs(double(pr.C[pr.bc_index(t, g, n)]));
+          const double Bn = bt[n];
+          const double prev_ub = std::fabs(st[n]) + margin * sabs[n];  // ≥ |S_{t-1}|
+          const double bx = delta * Bn * x;
+          // [2.4] the update S = a·S + (δ·B)·x:
+          //   (a + Δa)·E + Δa·|S| : the previous error carried, the decay's error;
+          //   |B·x|·Δδ + γ2·|δBx| : δ's error and the two roundings of δ·B·x;
+          //   γ2·(|âŜ| + |δ̂Bx|)  : the update's at most two roundings (FMA or not);
+          //   max(|x|, δ̂, |B|)·η + 3η : underflow of the first product — up to η absolute
+          //                         when it is subnormal — then multiplied by the third
+          //                         factor (any association); and of the two roundings
+          //                         of the update and the second product.
+          const double aS_mag = a_hi * (prev_ub + total(err[n]));
+          const double bx_mag = std::fabs(bx) + std::fabs(Bn * x) * dd;
+          const double first_product_underflow = std::max(x_underflow, std::fabs(Bn)) * eta_;
+          err[n] = a_hi * err[n] + prev_ub * d_decay + std::fabs(Bn * x) * d_delta +
+                   (g2_ * bx_mag + g2_ * (aS_mag + bx_mag)) * unit_arithmetic +
+                   (first_product_underflow + 3 * eta_) * unit_underflow;
+          st[n] = a * st[n] + bx;
+          sabs[n] = a * sabs[n] + std::fabs(bx);
+          cur_ub[n] = std::fabs(st[n]) + margin * sabs[n];
         }
-        const double a_hi = a + da;
-        // tag.at(source, v) = v·unit(source): the sources' units hoisted out of the loop.
-        const V unit_arithmetic = tag.at(BoundSource::arithmetic, 1.0), unit_underflow = tag.at(BoundSource::underflow, 1.0);
-        for (int64_t p = 0; p < P; ++p) {
-          if (focus != nullptr && !focus->covers_dim(p)) continue;
-          const double x = pr.x[pr.x_index(t, h, p)];
-          const double x_underflow = std::max(std::fabs(x), delta_hi);
-          // Locals, not the closure's references, so that the loop below vectorises.
-          const double g2_ = g2, eta_ = eta, margin = dbl_margin;
-          const V d_decay = se.d_decay, d_delta = se.d_delta;
-          double* __restrict st = &St[p * N];
-          double* __restrict sabs = &Sabs[p * N];
-          V* __restrict err = &E[p * N];
-          const double* __restrict bt = Bt.data();
-          double* __restrict cur_ub = ub.data();
+        if (in.store_every_token && state_fmt != c.accumulation) {
+          // [2.6] store, felt by the next step
           for (int64_t n = 0; n < N; ++n) {
-            const double Bn = bt[n];
-            const double prev_ub = std::fabs(st[n]) + margin * sabs[n];  // ≥ |S_{t-1}|
-            const double bx = delta * Bn * x;
-            // [2.4] the update S = a·S + (δ·B)·x:
-            //   (a + Δa)·E + Δa·|S| : the previous error carried, the decay's error;
-            //   |B·x|·Δδ + γ2·|δBx| : δ's error and the two roundings of δ·B·x;
-            //   γ2·(|âŜ| + |δ̂Bx|)  : the update's at most two roundings (FMA or not);
-            //   max(|x|, δ̂, |B|)·η + 3η : underflow of the first product — up to η absolute
-            //                         when it is subnormal — then multiplied by the third
-            //                         factor (any association); and of the two roundings
-            //                         of the update and the second product.
-            const double aS_mag = a_hi * (prev_ub + total(err[n]));
-            const double bx_mag = std::fabs(bx) + std::fabs(Bn * x) * dd;
-            const double first_product_underflow = std::max(x_underflow, std::fabs(Bn)) * eta_;
-            err[n] = a_hi * err[n] + prev_ub * d_decay + std::fabs(Bn * x) * d_delta +
-                     (g2_ * bx_mag + g2_ * (aS_mag + bx_mag)) * unit_arithmetic +
-                     (first_product_underflow + 3 * eta_) * unit_underflow;
-            st[n] = a * st[n] + bx;
-            sabs[n] = a * sabs[n] + std::fabs(bx);
-            cur_ub[n] = std::fabs(st[n]) + margin * sabs[n];
+            err[n] += tag.at(BoundSource::stored_state, half_ulp_at_most(state_fmt, cur_ub[n] + total(err[n])));
           }
-          if (in.store_every_token && state_fmt != c.accumulation) {
-            // [2.6] store, felt by the next step
-            for (int64_t n = 0; n < N; ++n) {
-              err[n] += tag.at(BoundSource::stored_state, half_ulp_at_most(state_fmt, cur_ub[n] + total(err[n])));
-            }
-          }
-          double sum_CS = 0;
-          V sum_CE{};
-          for (int64_t n = 0; n < N; ++n) {
-            sum_CE += abs_Ct[n] * err[n];
-            sum_CS += abs_Ct[n] * (cur_ub[n] + total(err[n]));
-          }
-          // [2.5] y before the gate. With store_every_token the output is still computed from
-          // the unrounded state of this token in SSU, but an external kernel may read back
-          // the stored one; E already includes the store rounding in that case.
-          const double Dx = double(pr.d_value(h, p)) * x;
-          V y_pre_err = sum_CE + tag.at(BoundSource::sum_y, g_red * (sum_CS + std::fabs(Dx))) +
-                        tag.at(BoundSource::arithmetic, u * std::fabs(Dx)) +
-                        tag.at(BoundSource::underflow, (N + 2) * eta);
-          // |y| from the reference: before the gate (its nearest double: it enters only
-          // first-order terms) and an upper bound of the output [2.8].
-          const int64_t yi = pr.x_index(t, h, p);
-          if (sig != nullptr) {
-            // [2.7] gate y·z·σ(z)
-            y_pre_err = gate_error(y_pre_err, std::fabs((*in.y_ungated)[yi]), double(pr.z[yi]), *sig, g2, eta, tag);
-          }
-          const double y_abs = exact_abs_upper((*in.y_exact)[yi], (*in.y_certified_error)[yi]);
-          // [2.8] rounding to the output format: half an ULP at |ŷ| ≤ |y| + error. With an
-          // fp32 output this is the final fp32 rounding of the gate or of the sum.
-          const V beta =
-              y_pre_err + tag.at(BoundSource::output, half_ulp_at_most(out_fmt, y_abs + total(y_pre_err)));
-          emit(BoundOf::y, &SequentialBounds::y, yi, beta);
         }
+        double sum_CS = 0;
+        V sum_CE{};
+        for (int64_t n = 0; n < N; ++n) {
+          sum_CE += abs_Ct[n] * err[n];
+          sum_CS += abs_Ct[n] * (cur_ub[n] + total(err[n]));
+        }
+        // [2.5] y before the gate. With store_every_token the output is still computed from
+        // the unrounded state of this token in SSU, but an external kernel may read back
+        // the stored one; E already includes the store rounding in that case.
+        const double Dx = double(pr.d_value(h, p)) * x;
+        V y_pre_err = sum_CE + tag.at(BoundSource::sum_y, g_red * (sum_CS + std::fabs(Dx))) +
+                      tag.at(BoundSource::arithmetic, u * std::fabs(Dx)) +
+                      tag.at(BoundSource::underflow, (N + 2) * eta);
+        // |y| from the reference: before the gate (its nearest double: it enters only
+        // first-order terms) and an upper bound of the output [2.8].
+        const int64_t yi = pr.x_index(t, h, p);
+        if (sig != nullptr) {
+          // [2.7] gate y·z·σ(z)
+          y_pre_err = gate_error(y_pre_err, std::fabs((*in.y_ungated)[yi]), double(pr.z[yi]), *sig, g2, eta, tag);
+        }
+        const double y_abs = exact_abs_upper((*in.y_exact)[yi], (*in.y_certified_error)[yi]);
+        // [2.8] rounding to the output format: half an ULP at |ŷ| ≤ |y| + error. With an
+        // fp32 output this is the final fp32 rounding of the gate or of the sum.
+        const V beta =
+            y_pre_err + tag.at(BoundSource::output, half_ulp_at_most(out_fmt, y_abs + total(y_pre_err)));
+        emit(BoundOf::y, &SequentialBounds::y, yi, beta);
       }
-      for (int64_t i = 0; i < P * N; ++i) {
-        if (focus != nullptr && !focus->covers_dim(i / N)) continue;
-        const int64_t si = pr.state_index(seq, h, 0, 0) + i;
-        const double ub = std::fabs(St[i]) + double_recurrence_margin(s.seq_len(seq)) * Sabs[i];
-        emit(BoundOf::state, &SequentialBounds::state, si, E[i]);
-        emit(BoundOf::stored_state, &SequentialBounds::stored_state, si,
-             (state_fmt == c.accumulation || in.store_every_token)
-                 ? E[i]
-                 : E[i] + tag.at(BoundSource::stored_state, half_ulp_at_most(state_fmt, ub + total(E[i]))));
-      }
+    }
+    for (int64_t i = 0; i < P * N; ++i) {
+      if (focus != nullptr && !focus->covers_dim(i / N)) continue;
+      const int64_t si = pr.state_index(seq, h, 0, 0) + i;
+      const double state_ub = std::fabs(St[i]) + double_recurrence_margin(s.seq_len(seq)) * Sabs[i];
+      emit(BoundOf::state, &SequentialBounds::state, si, E[i]);
+      emit(BoundOf::stored_state, &SequentialBounds::stored_state, si,
+           (state_fmt == c.accumulation || in.store_every_token)
+               ? E[i]
+               : E[i] + tag.at(BoundSource::stored_state, half_ulp_at_most(state_fmt, state_ub + total(E[i]))));
     }
   });
 }
