@@ -52,74 +52,17 @@ KernelCheck judge_outputs(const Problem& p, KernelCheck kc, const ref::ExactResu
   return kc;
 }
 
-// Judges the reference's outputs as they arrive from the worker threads (y of each token,
-// then the final state of each pair) against the kernel's values and precomputed bounds.
-class JudgingSink : public ref::Sink {
- public:
-  JudgingSink(const Problem& p, const std::vector<float>& y, const std::vector<double>& y_bound, TensorJudge& y_judge,
-              const std::vector<float>& final_states, const std::vector<double>& state_bound, TensorJudge* state_judge)
-      : p_(p), y_(y), y_bound_(y_bound), y_judge_(y_judge), final_states_(final_states), state_bound_(state_bound),
-        state_judge_(state_judge) {}
-
-  void token(const ref::TokenOutputs& o) override {
-    const Format f = p_.formats.output;
-    for (int64_t q = 0; q < p_.shape.P; ++q) {
-      const size_t i = size_t(p_.x_index(o.token, o.head, q));
-      y_judge_.add(int64_t(i), round_nearest_even(f, y_[i]), ref::round_nearest_even(f, o.y[size_t(q)]),
-                   o.y_nearest[size_t(q)], o.y_certified_error[size_t(q)], o.y_magnitude[size_t(q)], y_bound_[i],
-                   o.y[size_t(q)]);
-    }
-  }
-
-  void state(const ref::StateOutputs& o) override {
-    if (!o.final || !state_judge_) return;
-    const Format f = p_.formats.state;
-    const size_t base = size_t(p_.state_index(o.sequence, o.head, 0, 0));
-    for (size_t k = 0; k < o.nearest.size(); ++k) {
-      const size_t i = base + k;
-      state_judge_->add(int64_t(i), round_nearest_even(f, final_states_[i]), ref::round_nearest_even(f, o.value[k]),
-                        o.nearest[k], o.certified_error[k], o.magnitude[k], state_bound_[i], o.value[k]);
-    }
-  }
-
- private:
-  const Problem& p_;
-  const std::vector<float>& y_;
-  const std::vector<double>& y_bound_;
-  TensorJudge& y_judge_;
-  const std::vector<float>& final_states_;
-  const std::vector<double>& state_bound_;
-  TensorJudge* state_judge_;
-};
-
-// The sequential family, streamed over the tokens: δ and the decay first
-// (ref::compute_scalars, bit for bit compute()'s), the bounds from them, then every output
-// judged as the reference hands it over (ref::compute_streaming). No exact value is kept
-// per element: memory is the bounds, the kernel's outputs and O(threads·P·N).
+// The sequential family. The bound reads the reference's y (its nearest value, certified
+// error and the value before the gate: verify/bound/sequential_bound.h), so the exact result
+// is computed whole before the bounds and the judging.
 KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                                      const std::vector<float>& y, const std::vector<float>& final_states,
-                                     ElementDetail detail) {
-  const ref::ExactScalars scalars = ref::compute_scalars(p);
-  bound::SequentialInput in;
-  in.problem = &p;
-  in.contract = &contract;
-  in.delta = &scalars.delta;
-  in.decay = &scalars.decay;
-  in.store_every_token = true;
+                                     ElementDetail /*detail: the kept result holds every element*/) {
+  const ref::ExactResult exact = ref::compute(p);
+  const bound::SequentialInput in = sequential_input_for(p, contract, exact, /*store_every_token=*/true);
   const bound::SequentialBounds b = bound::sequential_bounds(in);
-  const Shape& s = p.shape;
-  TensorJudge y_judge("y", p.formats.output, s.num_tokens() * s.H * s.P, p, y_coords, kYCoordNames, detail);
-  std::unique_ptr<TensorJudge> state_judge;
-  if (!final_states.empty()) {
-    state_judge = std::make_unique<TensorJudge>("final_state", p.formats.state,
-                                                s.num_sequences() * s.state_elements_per_sequence(), p, state_coords,
-                                                kStateCoordNames, detail);
-  }
-  JudgingSink sink(p, y, b.y, y_judge, final_states, b.stored_state, state_judge.get());
-  ref::compute_streaming(p, sink);
-  KernelCheck kc{kernel, contract.name, "external", {}};
-  kc.tensors.push_back(y_judge.finish());
-  if (state_judge) kc.tensors.push_back(state_judge->finish());
+  KernelCheck kc = judge_outputs(p, KernelCheck{kernel, contract.name, "external", {}}, exact, y, b.y, final_states,
+                                 b.stored_state);
   for (TensorReport& r : kc.tensors) {
     attribute_worst(r, in, r.name == "y" ? bound::BoundOf::y : bound::BoundOf::stored_state, r.worst.index);
   }

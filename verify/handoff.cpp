@@ -74,11 +74,14 @@ class HandoffParts {
     pre_delta_ = slice_values(p, exact.delta, H, zero, prefill);
     pre_y_ = slice_values(p, exact.y.nearest, H * P, zero, prefill);
     pre_y_ungated_ = slice_values(p, exact.y_ungated, H * P, zero, prefill);
+    pre_y_error_ = slice_values(p, exact.y.certified_error, H * P, zero, prefill);
     pre_in_.problem = &pre_;
     pre_in_.contract = &chunked;
     pre_in_.delta = &pre_delta_;
     pre_in_.y_exact = &pre_y_;
     pre_in_.y_ungated = &pre_y_ungated_;
+    pre_in_.y_certified_error = &pre_y_error_;
+    pre_in_.threads = ref::default_threads();
     if (!pre_kept_.empty()) pre_bounds_ = bound::chunked_bounds(pre_in_);
     for (size_t r = 0; r < pre_kept_.size(); ++r) {
       const int64_t q = pre_kept_[r];
@@ -91,11 +94,18 @@ class HandoffParts {
     dec_.initial_state.clear();
     dec_delta_ = slice_values(p, exact.delta, H, prefill, len);
     dec_decay_ = slice_values(p, exact.decay, H, prefill, len);
+    dec_y_ = slice_values(p, exact.y.nearest, H * P, prefill, len);
+    dec_y_ungated_ = slice_values(p, exact.y_ungated, H * P, prefill, len);
+    dec_y_error_ = slice_values(p, exact.y.certified_error, H * P, prefill, len);
     dec_in_.problem = &dec_;
     dec_in_.contract = &decode;
     dec_in_.store_every_token = stores_every_token;
     dec_in_.delta = &dec_delta_;
     dec_in_.decay = &dec_decay_;
+    dec_in_.y_exact = &dec_y_;
+    dec_in_.y_ungated = &dec_y_ungated_;
+    dec_in_.y_certified_error = &dec_y_error_;
+    dec_in_.threads = ref::default_threads();
     std::vector<int64_t> state_at(S, -1);  // states_at: one per sequence with a prefix, in order
     for (int64_t q = 0, k = 0; q < S; ++q) {
       if (prefill[q] > 0) state_at[q] = k++;
@@ -181,7 +191,8 @@ class HandoffParts {
   std::vector<double> handed_error_;  // [S, H, P, N] the stored state's error at each split
   Problem pre_, dec_;
   std::vector<int64_t> pre_kept_, dec_kept_;
-  std::vector<double> pre_delta_, pre_y_, pre_y_ungated_, dec_delta_, dec_decay_;
+  std::vector<double> pre_delta_, pre_y_, pre_y_ungated_, pre_y_error_, dec_delta_, dec_decay_, dec_y_, dec_y_ungated_,
+      dec_y_error_;
   bound::ChunkedInput pre_in_;
   bound::SequentialInput dec_in_;
   bound::ChunkedBounds pre_bounds_;

@@ -86,11 +86,7 @@ KernelCheck judge_ssu(const DecodeProblem& d, const ref::ExactDecodeResult& exac
   const Contract contract = ssu::contract();
   Problem view = d.problem;
   view.initial_state = request_states(d);
-  bound::SequentialInput in;
-  in.problem = &view;
-  in.contract = &contract;
-  in.delta = &exact.result.delta;
-  in.decay = &exact.result.decay;
+  const bound::SequentialInput in = sequential_input_for(view, contract, exact.result, /*store_every_token=*/false);
   const bound::SequentialBounds b = bound::sequential_bounds(in);
 
   const Shape& s = d.problem.shape;
