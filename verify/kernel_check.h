@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fast/chunk_scan/contract.h"
+#include "fast/common/device.h"
 #include "fast/ssu/ssu.h"
 #include "reference/reference.h"
 #include "verify/bound/chunked_bound.h"
@@ -19,10 +20,11 @@
 
 namespace ssmv::verify {
 
-enum class Device : uint8_t { twin, gpu };
-std::string_view device_name(Device d);  // "twin", "gpu"
-// True when this build has the CUDA kernels and a CUDA device is present.
-bool gpu_available();
+// Where the bundled kernels run (fast/common/device.h): twin | gpu, device_name(),
+// gpu_available() (this build has the CUDA kernels and a CUDA device is present).
+using ssmv::Device;
+using ssmv::device_name;
+using ssmv::gpu_available;
 
 // Judges SSU-family results `got` of decode problem `d` (y and the pool after the launch)
 // against `exact` under the ssu contract; `kernel` and `device` name what produced them

@@ -1,7 +1,7 @@
 #include "fast/chunk_scan/twin.h"
 
 #include "fast/chunk_scan/mma_model.h"
-#include "fast/chunk_scan/stage_math.h"
+#include "fast/chunk_scan/arithmetic.h"
 
 namespace ssmv::chunk_scan {
 

@@ -28,7 +28,8 @@
 
 #include "fast/ssu/contract.h"
 #include "fast/ssu/ssu.h"
-#include "fast/ssu/tests/ssu_problems.h"
+#include "fast/ssu/twin.h"
+#include "fast/ssu/tests/problem_gen.h"
 #include "reference/reference.h"
 #include "spec/format.h"
 
@@ -61,7 +62,7 @@ void check_against_reference(const GeneratedProblem& g, Checked& out) {
   const DecodeProblem& d = g.decode;
   const Problem& pr = d.problem;
   const Shape& s = pr.shape;
-  const Result twin = run_twin(d, g.options);
+  const Result twin = run_twin(d, g.config);
   const ref::ExactDecodeResult ex = ref::compute_decode(d);
   const int64_t depth = reduction_depth(contract().reductions.at(0), s.N);
   for (int64_t r = 0; r < s.num_sequences(); ++r) {
@@ -105,8 +106,8 @@ void check_against_reference(const GeneratedProblem& g, Checked& out) {
   std::vector<bool> written(d.slots, false);
   for (int64_t r = 0; r < s.num_sequences(); ++r)
     if (!d.is_pad(r)) written[d.out_slot(r)] = true;
-  for (int64_t q = 0; q < int64_t(g.options.token_state_slots.size()); ++q) {
-    const int64_t slot = g.options.token_state_slots[q];
+  for (int64_t q = 0; q < int64_t(g.config.token_state_slots.size()); ++q) {
+    const int64_t slot = g.config.token_state_slots[q];
     if (slot != d.pad_slot_id) written[slot] = true;  // at most: pad requests write none
   }
   const int64_t row = s.H * s.P * s.N;
@@ -168,13 +169,13 @@ TEST(SsuTwin, TokenStatesEqualFinalStatesOfCutRequests) {
   c.token_states = true;
   c.separate_out = true;
   const GeneratedProblem g = make_problem(c, 5);
-  const Result full = run_twin(g.decode, g.options);
+  const Result full = run_twin(g.decode, g.config);
   const Shape& s = g.decode.problem.shape;
   const int64_t row = s.H * s.P * s.N;
   int64_t compared = 0;
   for (int64_t r = 0; r < s.num_sequences(); ++r) {
     for (int64_t q = s.cu_seqlens[r]; q < s.cu_seqlens[r + 1]; ++q) {
-      const int64_t slot = g.options.token_state_slots[q];
+      const int64_t slot = g.config.token_state_slots[q];
       if (slot == g.decode.pad_slot_id) continue;
       // Request r alone, tokens [cu[r], q].
       DecodeProblem cut = g.decode;

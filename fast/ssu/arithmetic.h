@@ -1,5 +1,5 @@
 // The per-thread arithmetic of SSU, written once and compiled twice: by nvcc into the
-// kernel (ssu_kernel.cu) and by the C++ compiler into the host twin (ssu_twin.cpp).
+// kernel (kernels.cu) and by the C++ compiler into the host twin (twin.cpp).
 // Every rounding is explicit: fp32 operations in source order (contraction is off on both
 // compilers), fma_rn where the kernel fuses, transcendentals from fast/common/fast_math.h.
 //
@@ -52,12 +52,12 @@ inline constexpr int kWarp = 32;
 #define SSMV_SSU_GROUPS_16BIT 2
 #endif
 inline constexpr int kGroups16 = SSMV_SSU_GROUPS_16BIT;
-// The streamed kernel (ssu_stream.cuh: persistent warps, the next item's state in flight)
+// The streamed kernel (stream.cuh: persistent warps, the next item's state in flight)
 // exists for 16-bit states (and fp32 with SSMV_SSU_STREAM_FP32=1: slower on the H200, 83 %
 // against 88 % of the copy bandwidth at batch 256) and is capped at
 // SSMV_SSU_STREAM_MIN_BLOCKS resident blocks per multiprocessor (4: 128 registers; 3 ran
 // as fast, 5 and 6 slower: bench/NOTES.md, SSU call 6). Both exist for the benchmark's
-// variants; ssu_launch.h's Kernel picks the kernel at run time.
+// variants; launch.h's Kernel picks the kernel at run time.
 #ifndef SSMV_SSU_STREAM_FP32
 #define SSMV_SSU_STREAM_FP32 0
 #endif
