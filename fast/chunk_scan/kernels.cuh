@@ -75,7 +75,7 @@ __device__ __forceinline__ void for_each_acc(const float (&acc)[8][4], int row0,
 // Stage (e) epilogue for a warp's accumulators (rows m = row0 + (g, g+8) < len of the
 // chunk starting at token t0, columns p0 + 8f + 2q (+1) < P; d_tile[j] = D of column
 // p0 + j, from load_chunk_scalars): y = fma(D, x, acc), then
-// ·(z·σ(z)), rounded to the output format (twin: epilogue(), round_value). x and z are
+// ·(z·σ(z)), rounded to the output format (twin: fm::output_epilogue, round_value). x and z are
 // gathered into registers before the first store, so the loads overlap.
 template <class In>
 __device__ __forceinline__ void store_outputs(const float (&acc)[8][4], const Params& p, int t0,
@@ -101,7 +101,7 @@ __device__ __forceinline__ void store_outputs(const float (&acc)[8][4], const Pa
     for (int e = 0; e < 4; ++e) {
       const int m = row0 + g + (e >= 2 ? 8 : 0), pp = p0 + 8 * f + 2 * q + (e & 1);
       if (m >= len || pp >= p.P) continue;
-      const float v = epilogue(acc[f][e], xv[f][e], d_tile[pp - p0], p.has_D(), zv[f][e], p.has_z());
+      const float v = fm::output_epilogue(acc[f][e], p.has_D(), d_tile[pp - p0], xv[f][e], p.has_z(), zv[f][e]);
       store_fmt(p.y, int64_t(t0 + m) * p.y_st + int64_t(h) * p.y_sh + pp, p.output, v);
     }
   }
@@ -150,8 +150,8 @@ __global__ void cumsum_kernel(const Params p) {
   const int64_t hT = int64_t(h) * p.T;
   if (j < len) {
     const In* dt = static_cast<const In*>(p.dt);
-    const float d = delta_of(to_f(dt[int64_t(t0 + j) * p.dt_st + h]), p.has_dt_bias() ? p.dt_bias[h] : 0.0f,
-                             p.has_dt_bias(), p.dt_softplus, p.dt_lo, p.dt_hi);
+    const float d = fm::delta(to_f(dt[int64_t(t0 + j) * p.dt_st + h]), p.has_dt_bias(),
+                              p.has_dt_bias() ? p.dt_bias[h] : 0.0f, p.dt_softplus, p.dt_lo, p.dt_hi);
     s_dA[j] = d * p.A[h];
     p.delta[hT + t0 + j] = d;
   }

@@ -195,7 +195,7 @@ __global__ void __launch_bounds__(kThreads, 4) chunk_state_async_kernel(const Pa
 }
 
 // Stage (e) epilogue from a block's accumulators acc_tile [64 rows m0 + r][kAccRow]
-// (columns p0 + j): y = epilogue(acc, x, D, z) (twin: epilogue(), round_value), rounded to
+// (columns p0 + j): y = fm::output_epilogue(acc, D, x, z) (twin: the same, round_value), rounded to
 // the output format. Thread i takes row i/8, columns 8(i%8) .. +8: the accumulators, x
 // (from the block's x rows x_rows [k][kRow64], k = m) and D by 16-byte shared loads, z and
 // y 16 bytes at a time where all 8 columns exist and the address is aligned.
@@ -221,10 +221,10 @@ __device__ __forceinline__ void store_outputs8(const float* acc_tile, const Op* 
       float zv[8];
       unpack8<Op>(load8_raw(z + t * p.z_st + int64_t(h) * p.z_sh + p0 + j0, valid), zv);
 #pragma unroll
-      for (int j = 0; j < 8; ++j) v[j] = epilogue(acc[j], xv[j], d[j], p.has_D(), zv[j], true);
+      for (int j = 0; j < 8; ++j) v[j] = fm::output_epilogue(acc[j], p.has_D(), d[j], xv[j], true, zv[j]);
     } else {
 #pragma unroll
-      for (int j = 0; j < 8; ++j) v[j] = epilogue(acc[j], xv[j], d[j], p.has_D(), 0.0f, false);
+      for (int j = 0; j < 8; ++j) v[j] = fm::output_epilogue(acc[j], p.has_D(), d[j], xv[j], false, 0.0f);
     }
     const int64_t yi = t * p.y_st + int64_t(h) * p.y_sh + p0 + j0;
     if (p.output == Format::fp32) {

@@ -3,10 +3,8 @@
 // Every rounding is explicit: fp32 operations in source order (contraction is off on both
 // compilers), fma_rn where the kernel fuses, transcendentals from fast/common/fast_math.h.
 //
-// Rounding points, per (request, head, token): 
-//   d  = fl(dt + dt_bias)                       (no add without dt_bias)
-//   d  = softplus(d) if dt_softplus             (fm::softplus: x > 20 -> x)
-//   d  = clamp(d, lo, hi)                       (exact)
+// Rounding points, per (request, head, token):
+//   d  = fm::delta(dt, dt_bias): clamp(softplus?(fl(dt + dt_bias)))  (recurrence_math.h)
 //   a  = fm::exp(fl(d · A))
 // per state dim n (one lane, reused for every row p):
 //   dB = fl(d · B[n])
@@ -16,14 +14,15 @@
 //   acc_lane = fma_rn(C[n], S[n], acc_lane)     over the lane's n in layout order
 //   sum      = butterfly over the row's L lanes (lane_layout; xor L/2, ..., 2, 1: 5 levels
 //              for L = 32, 4 for L = 16; fp32 adds)
-//   y  = fma_rn(D, x[p], sum)                   (y = sum without D)
-//   y  = fl(y · fl(z · fm::sigmoid(z)))         (with z)
+//   y  = fm::output_epilogue: fma_rn(D, x[p], sum) (y = sum without D), then
+//        fl(y · fl(z · fm::sigmoid(z))) with z   (recurrence_math.h)
 //   y rounded to nearest even in the output format; S likewise in the state format when
 //   it is stored (final state, per-token states).
 #pragma once
 
 #include "fast/common/fast_math.h"
 #include "fast/common/hd.h"
+#include "fast/common/recurrence_math.h"
 
 namespace ssmv::ssu {
 
@@ -119,10 +118,7 @@ struct TokenScalars {
 
 SSMV_HD SSMV_FORCEINLINE TokenScalars token_scalars(float dt, bool has_bias, float bias, bool softplus,
                                                     float lo, float hi, float A) {
-  float d = has_bias ? dt + bias : dt;
-  if (softplus) d = fm::softplus(d);
-  d = d < lo ? lo : d;
-  d = d > hi ? hi : d;
+  const float d = fm::delta(dt, has_bias, bias, softplus, lo, hi);
   return {d, fm::exp(d * A)};
 }
 
@@ -133,11 +129,5 @@ SSMV_HD SSMV_FORCEINLINE float update_state(float s, float decay, float dB, floa
 }
 
 SSMV_HD SSMV_FORCEINLINE float accumulate(float acc, float c, float s) { return fm::fma_rn(c, s, acc); }
-
-SSMV_HD SSMV_FORCEINLINE float finish_output(float sum, bool has_D, float D, float x, bool has_z, float z) {
-  float y = has_D ? fm::fma_rn(D, x, sum) : sum;
-  if (has_z) y = y * (z * fm::sigmoid(z));
-  return y;
-}
 
 }  // namespace ssmv::ssu

@@ -106,7 +106,7 @@ void run_head(const Params& p, int r, int h, const LaneLayout& lay) {
                                                         : 0.0f;
       const float z = p.has_z() ? load(p.input_format, p.z, int64_t(t) * p.z_stride_token + int64_t(h) * p.z_stride_head + row)
                           : 0.0f;
-      const float y = finish_output(butterfly_sum(acc, lay.L), p.has_D(), D, x, p.has_z(), z);
+      const float y = fm::output_epilogue(butterfly_sum(acc, lay.L), p.has_D(), D, x, p.has_z(), z);
       store(p.output_format, p.y, int64_t(t) * p.y_stride_token + int64_t(h) * p.y_stride_head + row, y);
     }
     if (!pad && p.has_token_states() && p.token_state_slots[t] != p.pad_slot_id) store_all(p.token_state_slots[t]);

@@ -185,7 +185,7 @@ __device__ __forceinline__ void butterflies(float (&sum)[M]) {
 // The finishing lane of row my_row: y = fma(D, x, Σ), gated, stored (arithmetic.h).
 __device__ __forceinline__ void finish_row(const Params& p, const Head& hd, int32_t t, int my_row, float sum, float D,
                                            float x, uint32_t z) {
-  const float y = finish_output(sum, p.d_mode != DMode::none, D, x, p.z != nullptr, decode_raw(p.input_format, z));
+  const float y = fm::output_epilogue(sum, p.d_mode != DMode::none, D, x, p.z != nullptr, decode_raw(p.input_format, z));
   store_any(p.output_format, p.y, int64_t(t) * p.y_stride_token + int64_t(hd.h) * p.y_stride_head + my_row, y);
 }
 

@@ -185,7 +185,7 @@ TEST(SsuTwin, TokenStatesEqualFinalStatesOfCutRequests) {
         return std::vector<float>(v.begin() + t0 * per_token, v.begin() + (t0 + len) * per_token);
       };
       pr.x = slice(g.decode.problem.x, s.H * s.P);
-      pr.z = g.decode.problem.z.empty() ? std::vector<float>{} : slice(g.decode.problem.z, s.H * s.P);
+      pr.z = !g.decode.problem.has_z() ? std::vector<float>{} : slice(g.decode.problem.z, s.H * s.P);
       pr.dt = slice(g.decode.problem.dt, s.H);
       pr.B = slice(g.decode.problem.B, s.G * s.N);
       pr.C = slice(g.decode.problem.C, s.G * s.N);
