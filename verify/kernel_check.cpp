@@ -89,22 +89,13 @@ KernelCheck check_ssu(const DecodeProblem& d, Device device) {
   return judge_ssu(d, exact, ssu::run(d, device), "ssu", std::string(device_name(device)));
 }
 
-KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, int64_t L,
-                             Device device, bool boundary_states) {
+KernelCheck judge_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, int64_t L,
+                             const ref::ExactResult& exact, const chunk_scan::Result& got,
+                             const std::string& device) {
   const Contract contract = chunk_scan::contract(kind, L);
-  const chunk_scan::Config cfg = chunk_config(kind, L, boundary_states);
-  chunk_scan::validate(p, cfg);
-  ref::Options ro;
-  const chunk_scan::ChunkPlan plan = chunk_scan::plan_chunks(p.shape.cu_seqlens, L);
-  if (boundary_states) {
-    for (int64_t c = 0; c < plan.num_chunks(); ++c) ro.state_positions.push_back(plan.start[c] + plan.len[c]);
-  }
-  const ref::ExactResult exact = ref::compute(p, ro);
-  const chunk_scan::Result got = chunk_scan::run(p, device, cfg);
-
   const bound::ChunkedBounds b = chunked_bounds_for(p, contract, exact);
 
-  KernelCheck kc{"chunk_scan", contract.name, std::string(device_name(device)), {}};
+  KernelCheck kc{"chunk_scan", contract.name, device, {}};
   const Format st = p.formats.state;
   kc.tensors.push_back(judge_tensor("y", p.formats.output, format_bits(p.formats.output, got.y), exact.y,
                                     b.y, p, y_coords, kYCoordNames));
@@ -112,7 +103,7 @@ KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, in
                                     b.final_state, p, state_coords, kStateCoordNames));
   attribute_worst(kc.tensors[0], p, contract, exact, bound::BoundOf::y);
   attribute_worst(kc.tensors[1], p, contract, exact, bound::BoundOf::final_state);
-  if (boundary_states) {
+  if (!got.boundary_states.empty()) {
     // One report over all chunk boundaries: [chunks, H, P, N], the chunk as first coordinate.
     ref::ExactValues all;
     for (const ref::StateAt& sa : exact.states_at) {
@@ -127,6 +118,19 @@ KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, in
     attribute_worst(kc.tensors[2], p, contract, exact, bound::BoundOf::boundary_state);
   }
   return kc;
+}
+
+KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, int64_t L,
+                             Device device, bool boundary_states) {
+  const chunk_scan::Config cfg = chunk_config(kind, L, boundary_states);
+  chunk_scan::validate(p, cfg);
+  ref::Options ro;
+  const chunk_scan::ChunkPlan plan = chunk_scan::plan_chunks(p.shape.cu_seqlens, L);
+  if (boundary_states) {
+    for (int64_t c = 0; c < plan.num_chunks(); ++c) ro.state_positions.push_back(plan.start[c] + plan.len[c]);
+  }
+  const ref::ExactResult exact = ref::compute(p, ro);
+  return judge_chunk_scan(p, kind, L, exact, chunk_scan::run(p, device, cfg), std::string(device_name(device)));
 }
 
 KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractKind kind, int64_t L,

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fast/chunk_scan/chunk_scan.h"
 #include "fast/chunk_scan/contract.h"
 #include "fast/common/device.h"
 #include "fast/ssu/ssu.h"
@@ -35,6 +36,14 @@ KernelCheck judge_ssu(const DecodeProblem& d, const ref::ExactDecodeResult& exac
 // SSU on a decode problem: y and the state pool after the launch (slots not written must
 // be unchanged: bound 0).
 KernelCheck check_ssu(const DecodeProblem& d, Device device);
+
+// Judges chunk_scan results `got` of prefill problem `p` (y, the final states and, when
+// `got` holds them, the states after every chunk: `exact` then computed with
+// ref::Options::state_positions at every chunk end) against `exact` under the chunk_scan
+// contract of `kind` and chunk size L; `device` names what produced them.
+KernelCheck judge_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, int64_t chunk_size,
+                             const ref::ExactResult& exact, const chunk_scan::Result& got,
+                             const std::string& device);
 
 // chunk_scan on a prefill problem: y and the final states (and, with boundary_states, the
 // state after every chunk).
