@@ -33,7 +33,7 @@ endforeach()
 # What is installed must not reach a kernel or CUDA (docs/design.md §5): checked here,
 # when CMake configures.
 ssmv_forbid_links(TARGETS ${ssmv_installed_targets}
-  FORBIDDEN ssmv_run ssmv_verify ssmv_ssu ssmv_chunk_scan ssmv_chunk_scan_cuda ssmv_cuda_common
+  FORBIDDEN ssmv_run ssmv_verify ssmv_ssu ssmv_chunk_scan ssmv_fast_device ssmv_cuda_common
             CUDA::cudart CUDA::cudart_static)
 
 install(TARGETS ${ssmv_installed_targets}

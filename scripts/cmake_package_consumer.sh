@@ -74,7 +74,7 @@ fi
 if grep -n -F -e "$source_dir" -e "$build_dir" -e "$work/staging" "$package_dir"/*.cmake; then
   fail "the package's CMake files name the source or build tree or the install prefix (lines above): not relocatable"
 fi
-for lib in ssmv_run ssmv_ssu ssmv_chunk_scan ssmv_chunk_scan_cuda ssmv_cuda_common ssmv_verify; do
+for lib in ssmv_run ssmv_ssu ssmv_chunk_scan ssmv_fast_device ssmv_cuda_common ssmv_verify; do
   if [[ -n $(find "$prefix" -name "lib$lib.*" -print -quit) ]]; then
     fail "lib$lib is installed: kernels (and the build tree's ssmv_verify, which links them) are not part of the package"
   fi

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "fast/chunk_scan/twin.h"
+#include "fast/chunk_scan/chunk_scan.h"
 #include "fast/ssu/contract.h"
 #include "fast/ssu/ssu.h"
 #include "reference/reference.h"
@@ -13,29 +13,9 @@
 #include "verify/handoff.h"
 #include "verify/worst_sources.h"
 #include "verify/problem_slice.h"
-#ifdef SSMV_HAVE_CUDA
-#include "fast/chunk_scan/chunk_scan_gpu.h"
-#include "fast/common/cuda_check.h"
-#endif
 
 namespace ssmv::verify {
 namespace {
-
-
-chunk_scan::Result run_chunk_scan(const Problem& p, const chunk_scan::Config& cfg, Device device) {
-  if (device == Device::twin) return chunk_scan::run_twin(p, cfg);
-#ifdef SSMV_HAVE_CUDA
-  chunk_scan::ChunkScanGpu gpu(p, cfg);
-  gpu.launch();
-  return gpu.download();
-#else
-  throw std::runtime_error("chunk_scan on the GPU: this build has no CUDA kernels");
-#endif
-}
-
-ssu::Result run_ssu(const DecodeProblem& d, Device device) {
-  return device == Device::twin ? ssu::run_twin(d) : ssu::run_gpu(d);
-}
 
 // The state each request of `d` starts from, [R, H, P, N] (zero for pad requests), for the
 // bound's view of a decode problem.
@@ -71,16 +51,6 @@ int64_t writer_of(const DecodeProblem& d, int64_t slot) {
 
 }  // namespace
 
-std::string_view device_name(Device d) { return d == Device::twin ? "twin" : "gpu"; }
-
-bool gpu_available() {
-#ifdef SSMV_HAVE_CUDA
-  return cuda_device_available();
-#else
-  return false;
-#endif
-}
-
 KernelCheck judge_ssu(const DecodeProblem& d, const ref::ExactDecodeResult& exact, const ssu::Result& got,
                       const std::string& kernel, const std::string& device) {
   const Contract contract = ssu::contract();
@@ -112,25 +82,16 @@ KernelCheck judge_ssu(const DecodeProblem& d, const ref::ExactDecodeResult& exac
 
 KernelCheck check_ssu(const DecodeProblem& d, Device device) {
   const ref::ExactDecodeResult exact = ref::compute_decode(d);
-  return judge_ssu(d, exact, run_ssu(d, device), "ssu", std::string(device_name(device)));
+  return judge_ssu(d, exact, ssu::run(d, device), "ssu", std::string(device_name(device)));
 }
 
-KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, int64_t L,
-                             Device device, bool boundary_states) {
+KernelCheck judge_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, int64_t L,
+                             const ref::ExactResult& exact, const chunk_scan::Result& got,
+                             const std::string& device) {
   const Contract contract = chunk_scan::contract(kind, L);
-  const chunk_scan::Config cfg = chunk_config(kind, L, boundary_states);
-  chunk_scan::validate(p, cfg);
-  ref::Options ro;
-  const chunk_scan::ChunkPlan plan = chunk_scan::plan_chunks(p.shape.cu_seqlens, L);
-  if (boundary_states) {
-    for (int64_t c = 0; c < plan.num_chunks(); ++c) ro.state_positions.push_back(plan.start[c] + plan.len[c]);
-  }
-  const ref::ExactResult exact = ref::compute(p, ro);
-  const chunk_scan::Result got = run_chunk_scan(p, cfg, device);
-
   const bound::ChunkedBounds b = chunked_bounds_for(p, contract, exact);
 
-  KernelCheck kc{"chunk_scan", contract.name, std::string(device_name(device)), {}};
+  KernelCheck kc{"chunk_scan", contract.name, device, {}};
   const Format st = p.formats.state;
   kc.tensors.push_back(judge_tensor("y", p.formats.output, format_bits(p.formats.output, got.y), exact.y,
                                     b.y, p, y_coords, kYCoordNames));
@@ -138,7 +99,7 @@ KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, in
                                     b.final_state, p, state_coords, kStateCoordNames));
   attribute_worst(kc.tensors[0], p, contract, exact, bound::BoundOf::y);
   attribute_worst(kc.tensors[1], p, contract, exact, bound::BoundOf::final_state);
-  if (boundary_states) {
+  if (!got.boundary_states.empty()) {
     // One report over all chunk boundaries: [chunks, H, P, N], the chunk as first coordinate.
     ref::ExactValues all;
     for (const ref::StateAt& sa : exact.states_at) {
@@ -153,6 +114,19 @@ KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, in
     attribute_worst(kc.tensors[2], p, contract, exact, bound::BoundOf::boundary_state);
   }
   return kc;
+}
+
+KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, int64_t L,
+                             Device device, bool boundary_states) {
+  const chunk_scan::Config cfg = chunk_config(kind, L, boundary_states);
+  chunk_scan::validate(p, cfg);
+  ref::Options ro;
+  const chunk_scan::ChunkPlan plan = chunk_scan::plan_chunks(p.shape.cu_seqlens, L);
+  if (boundary_states) {
+    for (int64_t c = 0; c < plan.num_chunks(); ++c) ro.state_positions.push_back(plan.start[c] + plan.len[c]);
+  }
+  const ref::ExactResult exact = ref::compute(p, ro);
+  return judge_chunk_scan(p, kind, L, exact, chunk_scan::run(p, device, cfg), std::string(device_name(device)));
 }
 
 KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractKind kind, int64_t L,
@@ -180,7 +154,7 @@ KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractK
   std::vector<float> handed(S * per, 0.0f);  // the state each sequence hands over
   if (split > 0) {
     const Problem pre = slice_tokens(p, std::vector<int64_t>(S, 0), prefill);
-    const chunk_scan::Result got = run_chunk_scan(pre, chunk_config(kind, L, false), device);
+    const chunk_scan::Result got = chunk_scan::run(pre, device, chunk_config(kind, L, false));
     for (int64_t q = 0; q < S; ++q) {
       for (int64_t j = 0; j < split; ++j) {
         for (int64_t i = 0; i < H * P; ++i) {
@@ -206,7 +180,7 @@ KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractK
     d.slots = S;
     d.state_pool = handed;
     d.slot_in = kept;
-    const ssu::Result got = run_ssu(d, device);
+    const ssu::Result got = ssu::run(d, device);
     int64_t t_dec = 0;
     for (const int64_t q : kept) {
       for (int64_t t = s.cu_seqlens[q] + split; t < s.cu_seqlens[q + 1]; ++t, ++t_dec) {

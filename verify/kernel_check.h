@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "fast/chunk_scan/chunk_scan.h"
 #include "fast/chunk_scan/contract.h"
+#include "fast/common/device.h"
 #include "fast/ssu/ssu.h"
 #include "reference/reference.h"
 #include "verify/bound/chunked_bound.h"
@@ -19,10 +21,11 @@
 
 namespace ssmv::verify {
 
-enum class Device : uint8_t { twin, gpu };
-std::string_view device_name(Device d);  // "twin", "gpu"
-// True when this build has the CUDA kernels and a CUDA device is present.
-bool gpu_available();
+// Where the bundled kernels run (fast/common/device.h): twin | gpu, device_name(),
+// gpu_available() (this build has the CUDA kernels and a CUDA device is present).
+using ssmv::Device;
+using ssmv::device_name;
+using ssmv::gpu_available;
 
 // Judges SSU-family results `got` of decode problem `d` (y and the pool after the launch)
 // against `exact` under the ssu contract; `kernel` and `device` name what produced them
@@ -33,6 +36,14 @@ KernelCheck judge_ssu(const DecodeProblem& d, const ref::ExactDecodeResult& exac
 // SSU on a decode problem: y and the state pool after the launch (slots not written must
 // be unchanged: bound 0).
 KernelCheck check_ssu(const DecodeProblem& d, Device device);
+
+// Judges chunk_scan results `got` of prefill problem `p` (y, the final states and, when
+// `got` holds them, the states after every chunk: `exact` then computed with
+// ref::Options::state_positions at every chunk end) against `exact` under the chunk_scan
+// contract of `kind` and chunk size L; `device` names what produced them.
+KernelCheck judge_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, int64_t chunk_size,
+                             const ref::ExactResult& exact, const chunk_scan::Result& got,
+                             const std::string& device);
 
 // chunk_scan on a prefill problem: y and the final states (and, with boundary_states, the
 // state after every chunk).

@@ -141,6 +141,28 @@ std::vector<std::string> worst_element_lines(const TensorReport& r) {
   return out;
 }
 
+std::string worst_element_line(const KernelCheck& c) {
+  const TensorReport* worst = nullptr;
+  for (const TensorReport& r : c.tensors) {
+    if (!worst || r.overall() > worst->overall() ||
+        (r.overall() == worst->overall() && r.max_bound_usage > worst->max_bound_usage)) {
+      worst = &r;
+    }
+  }
+  if (!worst) return "no tensors";
+  const WorstElement& w = worst->worst;
+  std::string t = worst->name + "[";
+  for (size_t i = 0; i < w.coords.size(); ++i) {
+    t += (i ? ", " : "") + (i < worst->coord_names.size() ? worst->coord_names[i] : std::string("?")) + " " +
+         std::to_string(w.coords[i]);
+  }
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "] computed %s (%a), exact %a, bound %a, usage %.3g, %s",
+                hex_bits(worst->format, w.computed).c_str(), decode(worst->format, w.computed), w.exact, w.bound,
+                w.judgement.bound_usage, std::string(verdict_name(w.judgement.verdict)).c_str());
+  return t + buf + " (" + c.kernel + ", " + c.contract + ", " + c.device + ")";
+}
+
 std::string check_failure_message(const KernelCheck& c) {
   std::string m = "kernel " + c.kernel + " (contract " + c.contract + ", device " + c.device + "): " +
                   std::string(verdict_name(c.overall())) + (c.ok() ? "" : ", not within its contract") + "\n";

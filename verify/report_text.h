@@ -44,6 +44,15 @@ std::string bound_sources_text(const TensorReport& r);
 // rounded), error and bound.
 std::vector<std::string> worst_element_lines(const TensorReport& r);
 
+// The worst element of a check on one line — the first failing tensor by verdict, then by
+// bound usage: tensor, coordinates, computed bits (%a), exact (%a), bound (%a), usage,
+// verdict, and what ran: "y[sequence 0, token 8, head 0, dim 0] computed 0x00046c85
+// (0x1.1b214p-131), exact 0x1.1b1eba34231c4p-131, bound 0x1.286fc56b456fep-146, usage
+// 1.09, VIOLATION (chunk_scan, chunk_scan.fp32, twin)"; "no tensors" without any. The
+// property suites' failure messages and counterexample files (verify/counterexample.h
+// `worst`) carry it.
+std::string worst_element_line(const KernelCheck& c);
+
 // What EXPECT_WITHIN_CONTRACT prints for a failing check: per failing tensor, the
 // mismatched (VIOLATION + INVALID) count and share, the greatest absolute and relative
 // differences with their index, verdict counts, ULP p50/p99/max, bound usage and the worst

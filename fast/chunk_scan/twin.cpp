@@ -1,7 +1,7 @@
 #include "fast/chunk_scan/twin.h"
 
 #include "fast/chunk_scan/mma_model.h"
-#include "fast/chunk_scan/stage_math.h"
+#include "fast/chunk_scan/arithmetic.h"
 
 namespace ssmv::chunk_scan {
 
@@ -32,8 +32,8 @@ Result run_twin(const Problem& pr, const Config& cfg) {
       float cs = 0.0f;
       for (int64_t j = 0; j < plan.len[c]; ++j) {
         const int64_t t = plan.start[c] + j;
-        const float d = delta_of(pr.dt[t * H + h], bias, pr.has_dt_bias(), pr.dt_softplus,
-                                 pr.dt_limit_lo, pr.dt_limit_hi);
+        const float d = fm::delta(pr.dt[t * H + h], pr.has_dt_bias(), bias, pr.dt_softplus,
+                                  pr.dt_limit_lo, pr.dt_limit_hi);
         const float dA = d * pr.A[h];
         cs = j == 0 ? dA : cs + dA;
         st.delta[h * T + t] = d;
@@ -126,8 +126,8 @@ Result run_twin(const Problem& pr, const Config& cfg) {
                             &st.state_in[((c * H + h) * P + p) * N], 1, int(N), 0.0f);
           acc = acc * decay_m;
           acc = chain(&w[m * L], 1, &pr.x[pr.x_index(t0, h, p)], H * P, int(m + 1), acc);
-          acc = epilogue(acc, pr.x[pr.x_index(t, h, p)], pr.d_value(h, p), !pr.D.empty(),
-                         pr.has_z() ? pr.z[pr.x_index(t, h, p)] : 0.0f, pr.has_z());
+          acc = fm::output_epilogue(acc, pr.has_D(), pr.d_value(h, p), pr.x[pr.x_index(t, h, p)], pr.has_z(),
+                                    pr.has_z() ? pr.z[pr.x_index(t, h, p)] : 0.0f);
           out.y[pr.x_index(t, h, p)] = float(round_value(of, acc));
         }
       }

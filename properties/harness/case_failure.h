@@ -21,10 +21,6 @@ struct CaseFailure {
   std::string message;  // what failed
 };
 
-// The worst element of a check, one line: tensor, coordinates, computed and exact values (hex
-// and %a), bound and bound usage.
-std::string describe_worst(const verify::KernelCheck& k);
-
 // Runs `body` on the case described by `cex` (inputs, kernel, contract already set); when it
 // returns a failure or throws std::exception, fills cex.property/verdict/worst, writes the
 // file and fails the rapidcheck case (RC_FAIL). A thrown exception is a failure too: a bound

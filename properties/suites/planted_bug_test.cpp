@@ -19,6 +19,7 @@
 #include "properties/harness/case_failure.h"
 #include "properties/harness/property.h"
 #include "properties/planted/planted_ssu.h"
+#include "verify/report_text.h"
 
 namespace ssmv::prop {
 namespace {
@@ -69,9 +70,9 @@ void expect_round_trip(const PropertyOutcome& o, PlantedBug bug, MaxSize max) {
   ASSERT_TRUE(parse_planted_bug(c.planted_bug, parsed));
   const verify::KernelCheck again = check_planted_ssu(c.decode, parsed);
   EXPECT_EQ(std::string(verify::verdict_name(again.overall())), c.verdict);
-  EXPECT_EQ(describe_worst(again), c.worst);
+  EXPECT_EQ(verify::worst_element_line(again), c.worst);
   EXPECT_TRUE(verify::check_ssu(c.decode, verify::Device::twin).ok())
-      << "the correct twin fails the shrunk case too: " << describe_worst(verify::check_ssu(c.decode, verify::Device::twin));
+      << "the correct twin fails the shrunk case too: " << verify::worst_element_line(verify::check_ssu(c.decode, verify::Device::twin));
 
   const Shape& s = c.decode.problem.shape;
   std::printf("[round trip] %s: shrunk to requests=%lld tokens=%lld H=%lld G=%lld P=%lld N=%lld slots=%lld; %s; "

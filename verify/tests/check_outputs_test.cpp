@@ -9,7 +9,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "fast/chunk_scan/twin.h"
+#include "fast/chunk_scan/chunk_scan.h"
 #include "fast/ssu/ssu.h"
 #include "verify/contract_json.h"
 #include "verify/bound/sequential_bound.h"
@@ -37,7 +37,7 @@ void decode_token_by_token(const Problem& p, std::vector<float>& y, std::vector<
   for (int64_t t = 0; t < T; ++t) {
     d.problem = slice_tokens(p, {t}, {t + 1});
     d.problem.initial_state.clear();  // the state comes from the pool
-    const ssu::Result r = ssu::run_twin(d);
+    const ssu::Result r = ssu::run(d, Device::twin);
     for (Bits b : r.y) y.push_back(float(decode(p.formats.output, b)));
     for (int64_t i = 0; i < per; ++i) d.state_pool[i] = float(decode(p.formats.state, r.state_pool[i]));
   }
@@ -181,7 +181,7 @@ TEST(CheckOutputsFiles, ChunkScanDumpRoundTripsThroughNpzAndIsWithinContract) {
                                       Formats{Format::bf16, Format::fp32, Format::bf16}, 78);
   chunk_scan::Config cfg;
   cfg.chunk_size = 64;
-  const chunk_scan::Result r = chunk_scan::run_twin(p, cfg);
+  const chunk_scan::Result r = chunk_scan::run(p, Device::twin, cfg);
   const auto dir = std::filesystem::temp_directory_path() / "ssmv_check_outputs_test";
   std::filesystem::create_directories(dir);
   const std::string problem_path = (dir / "problem.npz").string(), outputs_path = (dir / "outputs.npz").string();

@@ -1,10 +1,10 @@
-#include "fast/ssu/ssu_twin.h"
+#include "fast/ssu/twin.h"
 
 #include <array>
 #include <cstring>
 #include <vector>
 
-#include "fast/ssu/ssu_math.h"
+#include "fast/ssu/arithmetic.h"
 #include "spec/format.h"
 
 namespace ssmv::ssu {
@@ -45,8 +45,8 @@ IndexArrays copy_indices(const Params& p) {
   IndexArrays idx;
   idx.cu_seqlens.assign(p.cu_seqlens, p.cu_seqlens + p.num_requests + 1);
   idx.slot_in.assign(p.slot_in, p.slot_in + p.num_requests);
-  if (p.slot_out) idx.slot_out.assign(p.slot_out, p.slot_out + p.num_requests);
-  if (p.token_state_slots) idx.token_state_slots.assign(p.token_state_slots, p.token_state_slots + p.num_tokens);
+  if (p.has_slot_out()) idx.slot_out.assign(p.slot_out, p.slot_out + p.num_requests);
+  if (p.has_token_states()) idx.token_state_slots.assign(p.token_state_slots, p.token_state_slots + p.num_tokens);
   return idx;
 }
 
@@ -83,11 +83,11 @@ void run_head(const Params& p, int r, int h, const LaneLayout& lay) {
     for (int row = 0; row < p.P; ++row)
       for (int n = 0; n < p.N; ++n) s[size_t(row) * p.N + n] = load(p.state_format, p.state, state_index(slot_in, row, n));
   }
-  const float dt_bias = p.dt_bias ? p.dt_bias[h] : 0.0f;
+  const float dt_bias = p.has_dt_bias() ? p.dt_bias[h] : 0.0f;
   std::vector<float> dB(p.N), c(p.N);
   for (int32_t t = t0; t < t1; ++t) {
     const float dt = load(p.input_format, p.dt, int64_t(t) * p.dt_stride_token + h);
-    const TokenScalars ts = token_scalars(dt, p.dt_bias != nullptr, dt_bias, p.dt_softplus, p.dt_limit_lo,
+    const TokenScalars ts = token_scalars(dt, p.has_dt_bias(), dt_bias, p.dt_softplus, p.dt_limit_lo,
                                           p.dt_limit_hi, p.A[h]);
     for (int n = 0; n < p.N; ++n) {
       dB[n] = scaled_B(ts.delta, load(p.input_format, p.B, int64_t(t) * p.B_stride_token + int64_t(g) * p.B_stride_group + n));
@@ -104,14 +104,14 @@ void run_head(const Params& p, int r, int h, const LaneLayout& lay) {
       const float D = p.d_mode == DMode::per_head ? p.D[h]
                       : p.d_mode == DMode::per_head_dim ? p.D[int64_t(h) * p.D_stride_head + row]
                                                         : 0.0f;
-      const float z = p.z ? load(p.input_format, p.z, int64_t(t) * p.z_stride_token + int64_t(h) * p.z_stride_head + row)
+      const float z = p.has_z() ? load(p.input_format, p.z, int64_t(t) * p.z_stride_token + int64_t(h) * p.z_stride_head + row)
                           : 0.0f;
-      const float y = finish_output(butterfly_sum(acc, lay.L), p.d_mode != DMode::none, D, x, p.z != nullptr, z);
+      const float y = fm::output_epilogue(butterfly_sum(acc, lay.L), p.has_D(), D, x, p.has_z(), z);
       store(p.output_format, p.y, int64_t(t) * p.y_stride_token + int64_t(h) * p.y_stride_head + row, y);
     }
-    if (!pad && p.token_state_slots && p.token_state_slots[t] != p.pad_slot_id) store_all(p.token_state_slots[t]);
+    if (!pad && p.has_token_states() && p.token_state_slots[t] != p.pad_slot_id) store_all(p.token_state_slots[t]);
   }
-  if (!pad) store_all(p.slot_out ? p.slot_out[r] : slot_in);
+  if (!pad) store_all(p.has_slot_out() ? p.slot_out[r] : slot_in);
 }
 
 }  // namespace

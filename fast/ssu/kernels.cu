@@ -2,10 +2,10 @@
 //
 // Work: a warp owns G groups (kGroups: 1 for fp32 states, 2 for 16-bit ones) of
 // kRowsPerWarp = 8 consecutive rows of one (request, head). A row is split among L lanes
-// (ssu_math.h lane_layout: 32, or 16 so that a warp instruction covers two rows, e.g. a
+// (arithmetic.h lane_layout: 32, or 16 so that a warp instruction covers two rows, e.g. a
 // bf16 row of N = 128 as 16 lanes × one 16-byte access); lane u of a row owns
 // n = (j·L + u)·V + v and loads them with one vector access of V elements per chunk where
-// the pool is aligned for it (ssu_warp_rows.cuh Place).
+// the pool is aligned for it (warp_rows.cuh Place).
 // Per token: δ and a = exp(δA) (every thread, identical), dB = δ·B[n] and C[n] for the
 // lane's n, then per row S = fma(dB, x, a·S), a per-lane fma chain over n for Σ C·S and
 // an xor-butterfly over the row's L lanes; one lane per row finishes and stores y.
@@ -17,12 +17,12 @@
 //   aligned pool): the warp's G groups held as raw state bits, two elements per register,
 //   each row decoded, advanced and re-encoded in turn: twice the bytes in flight per
 //   register.
-// * the streamed kernel (ssu_stream.cuh; 16-bit states and inputs, aligned pool and B/C,
+// * the streamed kernel (stream.cuh; 16-bit states and inputs, aligned pool and B/C,
 //   no per-token states): persistent warps loop over items, computing one item while the
 //   next one's raw state flies into shared memory; multi-token and pad items take
 //   advance_group in their turn. H200, bf16, batch 256: 97.5 → 83.7 µs, 70 % → 82 % of
 //   the copy bandwidth (bench/NOTES.md, SSU call 6).
-// Kernel ssu_kernel: grid (R·ceil(P/(kRowsPerBlock·G)), H), 128 threads (ssu_math.h:
+// Kernel ssu_kernel: grid (R·ceil(P/(kRowsPerBlock·G)), H), 128 threads (arithmetic.h:
 // 4 warps, registers capped for 6 resident blocks per SM), one warp per G groups of rows
 // (G = 1 for every state in launches of several tokens per request);
 // its only dependent loads are the request's indices (cu_seqlens, slots); the per-head
@@ -38,11 +38,11 @@
 #include <string>
 
 #include "fast/common/cuda_check.h"
-#include "fast/ssu/ssu_check.h"
-#include "fast/ssu/ssu_launch.h"
-#include "fast/ssu/ssu_math.h"
-#include "fast/ssu/ssu_stream.cuh"
-#include "fast/ssu/ssu_warp_rows.cuh"
+#include "fast/ssu/check.h"
+#include "fast/ssu/launch.h"
+#include "fast/ssu/arithmetic.h"
+#include "fast/ssu/stream.cuh"
+#include "fast/ssu/warp_rows.cuh"
 
 namespace ssmv::ssu {
 namespace {
@@ -137,9 +137,9 @@ int64_t stream_items(const Params& p) {
   return int64_t(p.num_requests) * p.H * ((p.P + rows - 1) / rows);
 }
 
-// Whether `kernel` runs p on the streamed kernel (Kernel::streamed was checked by launch).
-bool use_streamed(const Params& p, Kernel kernel) {
-  return kernel == Kernel::streamed || (kernel == Kernel::automatic && takes_streamed_kernel(p));
+// Whether `variant` runs p on the streamed kernel (Variant::streamed was checked by launch).
+bool use_streamed(const Params& p, Variant variant) {
+  return variant == Variant::streamed || (variant == Variant::automatic && takes_streamed_kernel(p));
 }
 
 // The streamed kernel on a persistent grid: as many blocks as fit on the device at once
@@ -183,7 +183,7 @@ void launch_per_item(const Params& p, cudaStream_t stream) {
 template <Format SF, int V, int J, int L>
 void launch_typed(const Params& p, cudaStream_t stream, const LaunchOptions& options) {
   if constexpr (streams(SF, V)) {
-    if (use_streamed(p, options.kernel)) return launch_streamed<SF, V, J, L>(p, stream_items(p), stream, options);
+    if (use_streamed(p, options.variant)) return launch_streamed<SF, V, J, L>(p, stream_items(p), stream, options);
   }
   // Launches of several tokens per request give a 16-bit state's warp one group of rows:
   // its general path then runs inline, as fp32's (two groups call it out of line, one after
@@ -239,7 +239,7 @@ bool takes_streamed_kernel(const Params& p) {
 
 void launch(const Params& p, cudaStream_t stream, const LaunchOptions& options) {
   check_params(p);
-  if (options.kernel == Kernel::streamed) {
+  if (options.variant == Variant::streamed) {
     if (const char* why = why_not_streamed(p)) throw ProblemError(std::string("ssu: streamed kernel: ") + why);
   }
   if (p.num_requests == 0) return;

@@ -16,11 +16,12 @@
 
 #include "fast/common/cuda_check.h"
 #include "fast/ssu/ssu.h"
-#include "fast/ssu/ssu_device.h"
-#include "fast/ssu/ssu_launch.h"
-#include "fast/ssu/ssu_pack.h"
-#include "fast/ssu/ssu_twin.h"
-#include "fast/ssu/tests/ssu_problems.h"
+#include "fast/ssu/device_launch.h"
+#include "fast/ssu/gpu.h"
+#include "fast/ssu/launch.h"
+#include "fast/ssu/pack.h"
+#include "fast/ssu/twin.h"
+#include "fast/ssu/tests/problem_gen.h"
 #include "spec/format.h"
 
 namespace ssmv::ssu::testing {
@@ -62,8 +63,8 @@ TEST_F(SsuGpu, RandomProblemsEqualTwinBitForBit) {
     const uint64_t seed = 1000 + i;
     const GeneratedProblem g = make_problem(random_config(seed), seed);
     const Formats& f = g.decode.problem.formats;
-    const Result twin = run_twin(g.decode, g.options);
-    HostLaunch host(g.decode, g.options);
+    const Result twin = run_twin(g.decode, g.config);
+    HostLaunch host(g.decode, g.config);
     DeviceLaunch dev(host);
     dev.launch();
     const Result gpu = dev.download();
@@ -77,7 +78,7 @@ TEST_F(SsuGpu, RandomProblemsEqualTwinBitForBit) {
     }
     if (why_not_streamed(dev.params()) == nullptr) {
       ++streamed;  // both kernels, whichever automatic took; the streamed one on one block
-      for (const LaunchOptions& o : {LaunchOptions{Kernel::streamed, 1}, LaunchOptions{Kernel::per_item, 0}}) {
+      for (const LaunchOptions& o : {LaunchOptions{Variant::streamed, 1}, LaunchOptions{Variant::per_item, 0}}) {
         dev.reset_state(host);
         launch(dev.params(), nullptr, o);
         expect_equal(twin, dev.download(), g, f);
@@ -91,7 +92,7 @@ TEST_F(SsuGpu, RandomProblemsEqualTwinBitForBit) {
     for (size_t a = 0; a < g.decode.slot_in.size(); ++a)
       for (size_t b = a + 1; b < g.decode.slot_in.size(); ++b)
         repeated += g.decode.slot_in[a] == g.decode.slot_in[b] && !g.decode.is_pad(a);
-    token_states += !g.options.token_state_slots.empty();
+    token_states += !g.config.token_state_slots.empty();
     odd += (s.P % 2) && (s.N % 2);
   }
   // What the generator produced (not vacuous).
@@ -122,11 +123,11 @@ TEST_F(SsuGpu, BenchmarkShapesEqualTwin) {
     c.pad_fraction = 0.1;
     c.separate_out = true;
     const GeneratedProblem g = make_problem(c, 4242);
-    expect_equal(run_twin(g.decode, g.options), run_gpu(g.decode, g.options), g, c.formats);
+    expect_equal(run_twin(g.decode, g.config), run_gpu(g.decode, g.config), g, c.formats);
   }
 }
 
-// The streamed kernel's loops (Kernel::streamed): persistent grids of 1, 2 and 5 blocks (4 warps each) over
+// The streamed kernel's loops (Variant::streamed): persistent grids of 1, 2 and 5 blocks (4 warps each) over
 // 640 items, so each warp takes 32 to 160 items in 1 to 5 batches of 32, with single-token
 // items streamed and the others (2 tokens, pads: about half and a fifth of the requests)
 // on the general path in their turn; every lane layout of the streamed kernel (N = 128 and
@@ -147,13 +148,13 @@ TEST_F(SsuGpu, StreamedKernelLoopsEqualTwin) {
       c.pad_fraction = 0.2;
       c.separate_out = N != 64;
       const GeneratedProblem g = make_problem(c, 77 + N);
-      const Result twin = run_twin(g.decode, g.options);
-      HostLaunch host(g.decode, g.options);
+      const Result twin = run_twin(g.decode, g.config);
+      HostLaunch host(g.decode, g.config);
       DeviceLaunch dev(host);
       ASSERT_EQ(why_not_streamed(dev.params()), nullptr) << g.description;
       for (int blocks : {1, 2, 5}) {
         dev.reset_state(host);
-        launch(dev.params(), nullptr, {Kernel::streamed, blocks});
+        launch(dev.params(), nullptr, {Variant::streamed, blocks});
         expect_equal(twin, dev.download(), g, c.formats);
         if (HasFatalFailure()) return;
         ++runs;
@@ -163,15 +164,15 @@ TEST_F(SsuGpu, StreamedKernelLoopsEqualTwin) {
   EXPECT_EQ(runs, 24);
 }
 
-// Kernel::streamed where the streamed kernel does not apply: ProblemError naming why,
+// Variant::streamed where the streamed kernel does not apply: ProblemError naming why,
 // before any launch (the parameters point to host memory and are never dereferenced).
 TEST_F(SsuGpu, StreamedKernelRefusedWhereItDoesNotApply) {
   ProblemConfig c;
   c.formats = {Format::bf16, Format::fp32, Format::bf16};
   const GeneratedProblem g = make_problem(c, 5);
-  HostLaunch host(g.decode, g.options);
+  HostLaunch host(g.decode, g.config);
   try {
-    launch(host.params(), nullptr, {Kernel::streamed, 0});
+    launch(host.params(), nullptr, {Variant::streamed, 0});
     FAIL() << "no error for an fp32 state";
   } catch (const ProblemError& e) {
     EXPECT_NE(std::string(e.what()).find("streamed kernel: the state format"), std::string::npos) << e.what();
@@ -189,7 +190,7 @@ TEST_F(SsuGpu, UnalignedStatePathEqualsTwin) {
     c.N = 128;
     c.formats = {Format::fp16, state, Format::fp32};
     const GeneratedProblem g = make_problem(c, 31);
-    HostLaunch host(g.decode, g.options);
+    HostLaunch host(g.decode, g.config);
     const int64_t N = c.N, stride_p = N + 1, rows = g.decode.slots * c.H * c.P;
     const int bytes = state == Format::fp32 ? 4 : 2;
     std::vector<uint8_t> padded(size_t(rows * stride_p * bytes), 0);

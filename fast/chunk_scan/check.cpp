@@ -1,4 +1,4 @@
-#include "fast/chunk_scan/params.h"
+#include "fast/chunk_scan/check.h"
 
 #include <string>
 
@@ -29,7 +29,7 @@ void check_strides(const std::string& name, int64_t st, int64_t so, int64_t T, i
 
 }  // namespace
 
-void validate(const ChunkScanParams& p) {
+void check_params(const Params& p) {
   need(p.L == 64 || p.L == 128 || p.L == 256, "L", p.L, "chunk size must be 64, 128 or 256");
   need(p.T > 0, "T", p.T, "must be positive");
   need(p.S > 0, "S", p.S, "must be positive");
@@ -48,17 +48,14 @@ void validate(const ChunkScanParams& p) {
   check_strides("b", p.b_st, p.b_sg, p.T, p.G, p.N);
   check_strides("c", p.c_st, p.c_sg, p.T, p.G, p.N);
   check_strides("y", p.y_st, p.y_sh, p.T, p.H, p.P);
-  if (p.has_z) check_strides("z", p.z_st, p.z_sh, p.T, p.H, p.P);
+  if (p.has_z()) check_strides("z", p.z_st, p.z_sh, p.T, p.H, p.P);
   need(p.dt_st >= p.H, "dt_st", p.dt_st, "must be at least H");
   const void* required[] = {p.x, p.dt, p.A, p.B, p.C, p.chunk_start, p.chunk_len,
                             p.seq_first_chunk, p.delta, p.cumsum, p.chunk_decay,
                             p.chunk_state, p.state_in, p.cb, p.y, p.final_state};
   for (const void* ptr : required) need(ptr != nullptr, "pointer", 0, "a required buffer is null");
-  need(!p.has_z || p.z, "z", 0, "has_z without a z pointer");
-  need(!p.has_D || p.D, "D", 0, "has_D without a D pointer");
-  need(!p.has_dt_bias || p.dt_bias, "dt_bias", 0, "has_dt_bias without a pointer");
-  need(!p.has_initial_state || p.initial_state, "initial_state", 0, "flag set without a pointer");
-  need(!p.want_boundary || p.boundary_states, "boundary_states", 0, "flag set without a pointer");
+  need(p.has_D() == (p.d_mode != DMode::none), "d_mode", int64_t(p.d_mode),
+       p.has_D() ? "D is set but d_mode is none" : "D is null but d_mode is not none");
 }
 
 }  // namespace ssmv::chunk_scan

@@ -7,7 +7,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "fast/ssu/ssu_pack.h"
+#include "fast/ssu/launch.h"
+#include "fast/ssu/pack.h"
 
 namespace ssmv::ssu {
 
@@ -19,7 +20,7 @@ class DeviceLaunch {
   DeviceLaunch& operator=(const DeviceLaunch&) = delete;
 
   const Params& params() const { return params_; }
-  void launch(cudaStream_t stream = nullptr) const;  // ssu::launch(params())
+  void launch(cudaStream_t stream = nullptr, const LaunchOptions& options = {}) const;  // ssu::launch(params())
   // Restores the pool to the uploaded one (before a repeated run).
   void reset_state(const HostLaunch& host);
   Result download() const;  // synchronizes, then reads y and the pool back

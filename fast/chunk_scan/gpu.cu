@@ -1,9 +1,12 @@
-#include "fast/chunk_scan/chunk_scan_gpu.h"
+#include "fast/chunk_scan/gpu.h"
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
+#include "fast/chunk_scan/check.h"
+#include "fast/chunk_scan/device_launch.h"
 #include "fast/chunk_scan/kernels_async.cuh"
 #include "fast/common/cuda_check.h"
 
@@ -69,19 +72,19 @@ std::vector<int32_t> to_i32(const std::vector<int64_t>& v) { return {v.begin(), 
 
 }  // namespace
 
-struct ChunkScanGpu::Buffers {
+struct DeviceLaunch::Buffers {
   DeviceBuffer x, dt, A, dt_bias, D, B, C, z, h0;
   DeviceBuffer chunk_start, chunk_len, seq_first_chunk;
   DeviceBuffer delta, cumsum, chunk_decay, chunk_state, state_in, cb;
   DeviceBuffer y, final_state, boundary;
 };
 
-ChunkScanGpu::ChunkScanGpu(const Problem& pr, const Config& cfg)
+DeviceLaunch::DeviceLaunch(const Problem& pr, const Config& cfg)
     : buffers_(std::make_unique<Buffers>()), config_(cfg) {
   validate(pr, cfg);
   const Shape& sh = pr.shape;
   plan_ = plan_chunks(sh.cu_seqlens, cfg.chunk_size);
-  ChunkScanParams& p = params_;
+  Params& p = params_;
   p.T = int32_t(sh.num_tokens());
   p.S = int32_t(sh.num_sequences());
   p.H = int32_t(sh.H);
@@ -95,12 +98,7 @@ ChunkScanGpu::ChunkScanGpu(const Problem& pr, const Config& cfg)
   p.output = pr.formats.output;
   p.use_mma = uses_mma(cfg.contract, pr.formats.input);
   p.dt_softplus = pr.dt_softplus;
-  p.has_dt_bias = pr.has_dt_bias();
-  p.has_D = !pr.D.empty();
-  p.D_per_dim = pr.d_mode() == DMode::per_head_dim;
-  p.has_z = pr.has_z();
-  p.has_initial_state = pr.has_initial_state();
-  p.want_boundary = cfg.boundary_states;
+  p.d_mode = pr.d_mode();
   p.dt_lo = pr.dt_limit_lo;
   p.dt_hi = pr.dt_limit_hi;
 
@@ -165,10 +163,10 @@ ChunkScanGpu::ChunkScanGpu(const Problem& pr, const Config& cfg)
   p.y_sh = p.x_sh;
   p.final_state = b.final_state.ptr;
   p.boundary_states = b.boundary.ptr;
-  validate(p);
+  check_params(p);
 }
 
-ChunkScanGpu::~ChunkScanGpu() = default;
+DeviceLaunch::~DeviceLaunch() = default;
 
 namespace {
 
@@ -189,8 +187,8 @@ void allow_large_smem() {
 // earlier stages write before wait_prior_stages() (kernels.cuh), which returns once the
 // stage before has completed and its writes are visible. Every block of such a kernel
 // passes wait_prior_stages(), so a stage's completion implies that of all stages before it.
-void launch_kernel(void (*kernel)(ChunkScanParams), dim3 grid, int threads, int smem, cudaStream_t stream,
-                   bool programmatic, const ChunkScanParams& p) {
+void launch_kernel(void (*kernel)(Params), dim3 grid, int threads, int smem, cudaStream_t stream,
+                   bool programmatic, const Params& p) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = dim3(unsigned(threads));
@@ -205,12 +203,12 @@ void launch_kernel(void (*kernel)(ChunkScanParams), dim3 grid, int threads, int 
 }
 
 template <class In, class Op>
-void launch_one(const ChunkScanParams& p, int stage, cudaStream_t stream, bool programmatic) {
+void launch_one(const Params& p, int stage, cudaStream_t stream, bool programmatic) {
   using namespace gpu;
   const int pt = (p.P + kTile - 1) / kTile, nt = (p.N + kTile - 1) / kTile, mt = p.L / kTile;
   const int64_t per_seq = int64_t(p.H) * p.P * p.N;
   constexpr bool mma = !std::is_same_v<Op, float>;
-  auto go = [&](void (*kernel)(ChunkScanParams), dim3 grid, int threads, int smem) {
+  auto go = [&](void (*kernel)(Params), dim3 grid, int threads, int smem) {
     launch_kernel(kernel, grid, threads, smem, stream, programmatic, p);
   };
   switch (stage) {
@@ -252,7 +250,7 @@ void launch_one(const ChunkScanParams& p, int stage, cudaStream_t stream, bool p
   SSMV_CUDA_CHECK(cudaGetLastError());
 }
 
-void dispatch(const ChunkScanParams& p, int stage, cudaStream_t stream, bool programmatic) {
+void dispatch(const Params& p, int stage, cudaStream_t stream, bool programmatic) {
   switch (p.input) {
     case Format::bf16:
       if (p.use_mma) launch_one<__nv_bfloat16, __nv_bfloat16>(p, stage, stream, programmatic);
@@ -270,24 +268,24 @@ void dispatch(const ChunkScanParams& p, int stage, cudaStream_t stream, bool pro
 
 }  // namespace
 
-void ChunkScanGpu::launch(cudaStream_t stream) {
-  validate(params_);
+void DeviceLaunch::launch(cudaStream_t stream) {
+  check_params(params_);
   // Stages b–e of the tensor-core path launch programmatically (launch_kernel); the fp32
   // contract's SIMT stages do not: they ran 1.5 % slower so (2553–2562 against 2572–2606 µs
   // at 1 × 8192, bench/NOTES.md, chunk_scan fourth round).
   for (int stage = 0; stage < 5; ++stage) dispatch(params_, stage, stream, stage > 0 && params_.use_mma);
 }
 
-void ChunkScanGpu::launch_stage(int stage, cudaStream_t stream) {
+void DeviceLaunch::launch_stage(int stage, cudaStream_t stream) {
   if (stage < 0 || stage > 4) {
     throw ProblemError("chunk_scan launch_stage: stage = " + std::to_string(stage) + " is not in 0..4");
   }
   dispatch(params_, stage, stream, false);
 }
 
-Result ChunkScanGpu::download() const {
+Result DeviceLaunch::download() const {
   SSMV_CUDA_CHECK(cudaDeviceSynchronize());
-  const ChunkScanParams& p = params_;
+  const Params& p = params_;
   const Buffers& b = *buffers_;
   const size_t T = size_t(p.T), H = size_t(p.H), NC = size_t(p.NC);
   const size_t states = NC * H * size_t(p.P) * size_t(p.N);
@@ -311,7 +309,9 @@ Result ChunkScanGpu::download() const {
 }
 
 Result run_gpu(const Problem& problem, const Config& config) {
-  ChunkScanGpu gpu(problem, config);
+  validate(problem, config);  // before anything touches the device
+  if (!cuda_device_available()) throw std::runtime_error("chunk_scan::run_gpu: no CUDA device");
+  DeviceLaunch gpu(problem, config);
   gpu.launch();
   SSMV_CUDA_CHECK(cudaGetLastError());
   return gpu.download();

@@ -1,7 +1,7 @@
 // How SSU state and input elements travel between memory and the kernel's fp32
 // arithmetic: raw bits (fp32 patterns, or 16-bit patterns zero-extended), hardware format
 // conversions, and V consecutive state elements as one aligned access (Chunk). Device
-// code for ssu_kernel.cu only.
+// code for kernels.cu only.
 #pragma once
 
 #include <cuda_bf16.h>

@@ -1,23 +1,15 @@
 // Per-element fp32 arithmetic of the chunk_scan stages, shared verbatim by the CUDA
 // kernels and the host twin (SSMV_HD): one source, so both perform the same IEEE fp32
-// operations in the same order (contraction is off in both compilers).
+// operations in the same order (contraction is off in both compilers). Stage (a)'s δ and
+// stage (e)'s epilogue are the facts both kernels share: fm::delta and fm::output_epilogue
+// (fast/common/recurrence_math.h).
 #pragma once
 
 #include "fast/common/fast_math.h"
 #include "fast/common/hd.h"
+#include "fast/common/recurrence_math.h"
 
 namespace ssmv::chunk_scan {
-
-// Stage (a): δ = clamp(softplus?(dt + dt_bias), lo, hi). No bias: δ starts as dt itself
-// (adding +0 would turn −0 into +0). softplus ≤ 1.6 ULP (fast_math_budgets.h), exactly x above 20.
-SSMV_HD SSMV_FORCEINLINE float delta_of(float dt, float bias, bool has_bias, bool softplus,
-                                        float lo, float hi) {
-  float v = has_bias ? dt + bias : dt;
-  if (softplus) v = ssmv::fm::softplus(v);
-  v = v < lo ? lo : v;
-  v = v > hi ? hi : v;
-  return v;
-}
 
 // fm::exp(x) bit for bit where x ≤ 0 or x = −Inf (not NaN), with fewer operations: fm::exp's
 // NaN test and upper clamp cannot act there, and 2^n (n in [−150, 0]) is applied as
@@ -63,14 +55,6 @@ SSMV_HD SSMV_FORCEINLINE float state_scale(float cs_last, float cs_k, float delt
 // Stage (e) weight before the rounding: (CB·exp(min(cs_m − cs_k, 0)))·δ_k.
 SSMV_HD SSMV_FORCEINLINE float cb_weight(float cb, float cs_m, float cs_k, float delta_k) {
   return (cb * segment_decay(cs_m - cs_k)) * delta_k;
-}
-
-// Stage (e) epilogue: y = fma(D, x, acc) when D is given, then y·(z·σ(z)) when z is given.
-SSMV_HD SSMV_FORCEINLINE float epilogue(float acc, float x, float d, bool has_d, float z,
-                                        bool has_z) {
-  if (has_d) acc = ssmv::fm::fma_rn(d, x, acc);
-  if (has_z) acc = acc * (z * ssmv::fm::sigmoid(z));
-  return acc;
 }
 
 }  // namespace ssmv::chunk_scan

@@ -6,11 +6,14 @@
 // cu_seqlens[r+1])), H heads, P head dim, N state dim, G groups (g = h / (H/G)).
 // The last dimension of every tensor is contiguous (stride 1); the other strides are
 // given. All pointers refer to device memory for the kernel and host memory for the twin.
+// An absent optional tensor (dt_bias, D, z, slot_out, token_state_slots) is a null
+// pointer, asked by the has_…() queries (as fast/chunk_scan/params.h).
 #pragma once
 
 #include <cstdint>
 #include <limits>
 
+#include "fast/common/hd.h"
 #include "spec/format.h"
 #include "spec/problem.h"
 
@@ -62,6 +65,12 @@ struct Params {
   int64_t z_stride_token = 0, z_stride_head = 0;
   void* y = nullptr;  // [T_total, H, P] output format
   int64_t y_stride_token = 0, y_stride_head = 0;
+
+  SSMV_HD bool has_dt_bias() const { return dt_bias != nullptr; }
+  SSMV_HD bool has_D() const { return D != nullptr; }  // check_params: d_mode none exactly when absent
+  SSMV_HD bool has_z() const { return z != nullptr; }
+  SSMV_HD bool has_slot_out() const { return slot_out != nullptr; }
+  SSMV_HD bool has_token_states() const { return token_state_slots != nullptr; }
 };
 
 }  // namespace ssmv::ssu

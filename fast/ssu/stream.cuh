@@ -1,10 +1,10 @@
-// The streamed SSU kernel (ssu_kernel.cu launches it for 16-bit states where it applies and
-// ssu_launch.h Kernel picks it: by default for launches of at most one token per request):
+// The streamed SSU kernel (kernels.cu launches it for 16-bit states where it applies and
+// launch.h Kernel picks it: by default for launches of at most one token per request):
 // persistent warps that loop over work items with the next item's state in flight.
-// Device code for ssu_kernel.cu only.
+// Device code for kernels.cu only.
 #pragma once
 
-#include "fast/ssu/ssu_warp_rows.cuh"
+#include "fast/ssu/warp_rows.cuh"
 
 namespace ssmv::ssu::warp {
 

@@ -1,4 +1,4 @@
-#include "fast/ssu/ssu_pack.h"
+#include "fast/ssu/pack.h"
 
 #include <cstring>
 #include <string>
@@ -43,7 +43,7 @@ std::vector<int32_t> narrow(const std::vector<int64_t>& v) { return std::vector<
 
 }  // namespace
 
-void validate(const DecodeProblem& d, const Options& options) {
+void validate(const DecodeProblem& d, const Config& config) {
   ssmv::validate(d);
   const Problem& pr = d.problem;
   const Shape& s = pr.shape;
@@ -56,13 +56,13 @@ void validate(const DecodeProblem& d, const Options& options) {
     fail("field 'pad_slot_id' = " + std::to_string(d.pad_slot_id) + ": must fit in 32 bits");
   }
   if (s.num_tokens() > INT32_MAX) fail("field 'cu_seqlens' ends at " + std::to_string(s.num_tokens()) + ": more than 2^31 - 1 tokens");
-  if (!options.token_state_slots.empty()) {
-    if (int64_t(options.token_state_slots.size()) != s.num_tokens()) {
-      fail("option 'token_state_slots' has " + std::to_string(options.token_state_slots.size()) +
+  if (!config.token_state_slots.empty()) {
+    if (int64_t(config.token_state_slots.size()) != s.num_tokens()) {
+      fail("option 'token_state_slots' has " + std::to_string(config.token_state_slots.size()) +
            " entries; one per token needs " + std::to_string(s.num_tokens()));
     }
-    for (size_t q = 0; q < options.token_state_slots.size(); ++q) {
-      const int64_t v = options.token_state_slots[q];
+    for (size_t q = 0; q < config.token_state_slots.size(); ++q) {
+      const int64_t v = config.token_state_slots[q];
       if (v != d.pad_slot_id && (v < 0 || v >= d.slots)) {
         fail("option 'token_state_slots'[" + std::to_string(q) + "] = " + std::to_string(v) + " is outside [0, " +
              std::to_string(d.slots) + ") and is not the pad slot id " + std::to_string(d.pad_slot_id));
@@ -71,15 +71,15 @@ void validate(const DecodeProblem& d, const Options& options) {
   }
 }
 
-HostLaunch::HostLaunch(const DecodeProblem& d, const Options& options) {
-  validate(d, options);
+HostLaunch::HostLaunch(const DecodeProblem& d, const Config& config) {
+  validate(d, config);
   const Problem& pr = d.problem;
   const Shape& s = pr.shape;
   const Formats& f = pr.formats;
   indices.cu_seqlens = narrow(s.cu_seqlens);
   indices.slot_in = narrow(d.slot_in);
   indices.slot_out = narrow(d.slot_out);
-  indices.token_state_slots = narrow(options.token_state_slots);
+  indices.token_state_slots = narrow(config.token_state_slots);
   state = encode(f.state, d.state_pool);
   x = encode(f.input, pr.x);
   dt = encode(f.input, pr.dt);

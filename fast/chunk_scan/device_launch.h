@@ -1,6 +1,6 @@
 // chunk_scan on the GPU: uploads a Problem, runs the five stage kernels (kernels.cuh) and
 // downloads the Result in the same form as the host twin (twin.h), so the two compare
-// bit for bit. Link ssmv_chunk_scan_cuda (built when CUDA is found).
+// bit for bit. CUDA builds only (gpu.h declares run_gpu in every build).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -12,16 +12,16 @@
 
 namespace ssmv::chunk_scan {
 
-class ChunkScanGpu {
+class DeviceLaunch {
  public:
   // Validates (ProblemError), plans the chunks, allocates and uploads. y and the states
   // are poisoned (all bits set: NaN in every format) so an unwritten element shows.
-  ChunkScanGpu(const Problem& problem, const Config& config);
-  ~ChunkScanGpu();
-  ChunkScanGpu(const ChunkScanGpu&) = delete;
-  ChunkScanGpu& operator=(const ChunkScanGpu&) = delete;
+  DeviceLaunch(const Problem& problem, const Config& config);
+  ~DeviceLaunch();
+  DeviceLaunch(const DeviceLaunch&) = delete;
+  DeviceLaunch& operator=(const DeviceLaunch&) = delete;
 
-  // Enqueues the five stages on `stream` (validate(params()) runs first); stages b–e are
+  // Enqueues the five stages on `stream` (check_params(params()) runs first); stages b–e are
   // launched programmatically (each may start while the one before it finishes).
   void launch(cudaStream_t stream = nullptr);
   // Enqueues one stage alone (0..4 = a..e), for timing, launched plainly (it starts after
@@ -31,18 +31,15 @@ class ChunkScanGpu {
   // Synchronizes and copies y, the states and (Config::keep_intermediates) the stages'
   // intermediates back.
   Result download() const;
-  const ChunkScanParams& params() const { return params_; }
+  const Params& params() const { return params_; }
   const ChunkPlan& plan() const { return plan_; }
 
  private:
   struct Buffers;
   std::unique_ptr<Buffers> buffers_;
-  ChunkScanParams params_;
+  Params params_;
   ChunkPlan plan_;
   Config config_;
 };
-
-// Upload, launch, download.
-Result run_gpu(const Problem& problem, const Config& config);
 
 }  // namespace ssmv::chunk_scan

@@ -1,12 +1,10 @@
 // The per-thread arithmetic of SSU, written once and compiled twice: by nvcc into the
-// kernel (ssu_kernel.cu) and by the C++ compiler into the host twin (ssu_twin.cpp).
+// kernel (kernels.cu) and by the C++ compiler into the host twin (twin.cpp).
 // Every rounding is explicit: fp32 operations in source order (contraction is off on both
 // compilers), fma_rn where the kernel fuses, transcendentals from fast/common/fast_math.h.
 //
-// Rounding points, per (request, head, token): 
-//   d  = fl(dt + dt_bias)                       (no add without dt_bias)
-//   d  = softplus(d) if dt_softplus             (fm::softplus: x > 20 -> x)
-//   d  = clamp(d, lo, hi)                       (exact)
+// Rounding points, per (request, head, token):
+//   d  = fm::delta(dt, dt_bias): clamp(softplus?(fl(dt + dt_bias)))  (recurrence_math.h)
 //   a  = fm::exp(fl(d · A))
 // per state dim n (one lane, reused for every row p):
 //   dB = fl(d · B[n])
@@ -16,14 +14,15 @@
 //   acc_lane = fma_rn(C[n], S[n], acc_lane)     over the lane's n in layout order
 //   sum      = butterfly over the row's L lanes (lane_layout; xor L/2, ..., 2, 1: 5 levels
 //              for L = 32, 4 for L = 16; fp32 adds)
-//   y  = fma_rn(D, x[p], sum)                   (y = sum without D)
-//   y  = fl(y · fl(z · fm::sigmoid(z)))         (with z)
+//   y  = fm::output_epilogue: fma_rn(D, x[p], sum) (y = sum without D), then
+//        fl(y · fl(z · fm::sigmoid(z))) with z   (recurrence_math.h)
 //   y rounded to nearest even in the output format; S likewise in the state format when
 //   it is stored (final state, per-token states).
 #pragma once
 
 #include "fast/common/fast_math.h"
 #include "fast/common/hd.h"
+#include "fast/common/recurrence_math.h"
 
 namespace ssmv::ssu {
 
@@ -52,12 +51,12 @@ inline constexpr int kWarp = 32;
 #define SSMV_SSU_GROUPS_16BIT 2
 #endif
 inline constexpr int kGroups16 = SSMV_SSU_GROUPS_16BIT;
-// The streamed kernel (ssu_stream.cuh: persistent warps, the next item's state in flight)
+// The streamed kernel (stream.cuh: persistent warps, the next item's state in flight)
 // exists for 16-bit states (and fp32 with SSMV_SSU_STREAM_FP32=1: slower on the H200, 83 %
 // against 88 % of the copy bandwidth at batch 256) and is capped at
 // SSMV_SSU_STREAM_MIN_BLOCKS resident blocks per multiprocessor (4: 128 registers; 3 ran
 // as fast, 5 and 6 slower: bench/NOTES.md, SSU call 6). Both exist for the benchmark's
-// variants; ssu_launch.h's Kernel picks the kernel at run time.
+// variants; launch.h's Kernel picks the kernel at run time.
 #ifndef SSMV_SSU_STREAM_FP32
 #define SSMV_SSU_STREAM_FP32 0
 #endif
@@ -119,10 +118,7 @@ struct TokenScalars {
 
 SSMV_HD SSMV_FORCEINLINE TokenScalars token_scalars(float dt, bool has_bias, float bias, bool softplus,
                                                     float lo, float hi, float A) {
-  float d = has_bias ? dt + bias : dt;
-  if (softplus) d = fm::softplus(d);
-  d = d < lo ? lo : d;
-  d = d > hi ? hi : d;
+  const float d = fm::delta(dt, has_bias, bias, softplus, lo, hi);
   return {d, fm::exp(d * A)};
 }
 
@@ -133,11 +129,5 @@ SSMV_HD SSMV_FORCEINLINE float update_state(float s, float decay, float dB, floa
 }
 
 SSMV_HD SSMV_FORCEINLINE float accumulate(float acc, float c, float s) { return fm::fma_rn(c, s, acc); }
-
-SSMV_HD SSMV_FORCEINLINE float finish_output(float sum, bool has_D, float D, float x, bool has_z, float z) {
-  float y = has_D ? fm::fma_rn(D, x, sum) : sum;
-  if (has_z) y = y * (z * fm::sigmoid(z));
-  return y;
-}
 
 }  // namespace ssmv::ssu

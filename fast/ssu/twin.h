@@ -1,10 +1,11 @@
-// The host twin of the SSU kernel: the same per-thread arithmetic (ssu_math.h), in the
+// The host twin of the SSU kernel: the same per-thread arithmetic (arithmetic.h), in the
 // same order, with the same rounding points, on the CPU. Its outputs equal the GPU's bit
-// for bit (tests/ssu_gpu_test.cpp); CI and property tests run it where no GPU exists.
+// for bit (tests/gpu_test.cu); CI and property tests run it where no GPU exists.
 #pragma once
 
-#include "fast/ssu/ssu_check.h"
-#include "fast/ssu/ssu_params.h"
+#include "fast/ssu/check.h"
+#include "fast/ssu/params.h"
+#include "fast/ssu/ssu.h"
 
 namespace ssmv::ssu {
 
@@ -12,5 +13,8 @@ namespace ssmv::ssu {
 // check_params and check_indices first (throws ProblemError before writing anything).
 // Writes y and the pool slots the launch writes; format conversions by spec/format.h.
 void run_twin(const Params& p);
+
+// `d` packed (pack.h) and run by run_twin(Params). Every Variant gives these bits.
+Result run_twin(const DecodeProblem& d, const Config& config = {});
 
 }  // namespace ssmv::ssu

@@ -33,7 +33,7 @@ struct ProblemConfig {
 
 struct GeneratedProblem {
   DecodeProblem decode;
-  Options options;
+  Config config;
   std::string description;  // the configuration, for failure messages
 };
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "fast/ssu/ssu.h"
-#include "fast/ssu/ssu_check.h"
-#include "fast/ssu/ssu_params.h"
+#include "fast/ssu/check.h"
+#include "fast/ssu/params.h"
 
 namespace ssmv::ssu {
 
@@ -18,7 +18,7 @@ Result decode_result(Format output, const std::vector<uint8_t>& y, Format state,
 class HostLaunch {
  public:
   // Validates (ssu::validate) and packs.
-  HostLaunch(const DecodeProblem& d, const Options& options);
+  HostLaunch(const DecodeProblem& d, const Config& config);
   HostLaunch(const HostLaunch&) = delete;
   HostLaunch& operator=(const HostLaunch&) = delete;
 

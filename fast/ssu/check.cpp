@@ -1,10 +1,10 @@
-#include "fast/ssu/ssu_check.h"
+#include "fast/ssu/check.h"
 
 #include <cstdint>
 #include <map>
 #include <string>
 
-#include "fast/ssu/ssu_math.h"
+#include "fast/ssu/arithmetic.h"
 
 namespace ssmv::ssu {
 namespace {
@@ -64,11 +64,11 @@ void check_params(const Params& p) {
     pointer("B", p.B, p.input_format);
     pointer("C", p.C, p.input_format);
     pointer("y", p.y, p.output_format);
-    if (p.z != nullptr) pointer("z", p.z, p.input_format);
+    if (p.has_z()) pointer("z", p.z, p.input_format);
     pointer("A", p.A, Format::fp32);
-    if (p.dt_bias != nullptr) pointer("dt_bias", p.dt_bias, Format::fp32);
+    if (p.has_dt_bias()) pointer("dt_bias", p.dt_bias, Format::fp32);
   }
-  if (p.d_mode == DMode::none && p.D != nullptr) fail("field 'D' is set but d_mode is none");
+  if (p.d_mode == DMode::none && p.has_D()) fail("field 'D' is set but d_mode is none");
   if (p.d_mode != DMode::none) pointer("D", p.D, Format::fp32);
   stride("state_stride_slot", p.state_stride_slot);
   stride("state_stride_head", p.state_stride_head);

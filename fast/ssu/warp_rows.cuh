@@ -1,6 +1,6 @@
-// A warp's rows of one (request, head) in the SSU kernels (ssu_kernel.cu): where each lane
-// sits, the loads of a token's inputs, the per-row arithmetic of ssu_math.h in the
-// kernels' order, the butterflies and the finishing lanes. Device code for ssu_kernel.cu
+// A warp's rows of one (request, head) in the SSU kernels (kernels.cu): where each lane
+// sits, the loads of a token's inputs, the per-row arithmetic of arithmetic.h in the
+// kernels' order, the butterflies and the finishing lanes. Device code for kernels.cu
 // only (both of its kernels call these, so both compute the same bits as the twin).
 #pragma once
 
@@ -9,15 +9,15 @@
 
 #include <cstdint>
 
-#include "fast/ssu/ssu_math.h"
-#include "fast/ssu/ssu_params.h"
-#include "fast/ssu/ssu_state_bits.cuh"
+#include "fast/ssu/arithmetic.h"
+#include "fast/ssu/params.h"
+#include "fast/ssu/state_bits.cuh"
 
 namespace ssmv::ssu::warp {
 
 using namespace state_bits;
 
-// Groups of kRowsPerWarp rows a warp owns (ssu_math.h).
+// Groups of kRowsPerWarp rows a warp owns (arithmetic.h).
 __host__ __device__ constexpr int kGroups(Format f) { return f == Format::fp32 ? 1 : kGroups16; }
 
 // A lane's place in its warp: a row is split among the L lanes of lane_layout, so a warp
@@ -144,7 +144,7 @@ __device__ __forceinline__ void token_bc(const Params& p, const TokenInputs<J * 
 }
 
 // One row's update, S = fma(dB, x, a·S), and the lane's fma chain for Σ C·S over its
-// elements in layout order (ssu_math.h), chunk j only where it exists.
+// elements in layout order (arithmetic.h), chunk j only where it exists.
 template <int V, int J, int L>
 __device__ __forceinline__ float advance_row(const Params& p, const Place<L>& pl, float decay, float x,
                                              const float (&dB)[J * V], const float (&c)[J * V], float (&s)[J * V]) {
@@ -182,10 +182,10 @@ __device__ __forceinline__ void butterflies(float (&sum)[M]) {
   }
 }
 
-// The finishing lane of row my_row: y = fma(D, x, Σ), gated, stored (ssu_math.h).
+// The finishing lane of row my_row: y = fma(D, x, Σ), gated, stored (arithmetic.h).
 __device__ __forceinline__ void finish_row(const Params& p, const Head& hd, int32_t t, int my_row, float sum, float D,
                                            float x, uint32_t z) {
-  const float y = finish_output(sum, p.d_mode != DMode::none, D, x, p.z != nullptr, decode_raw(p.input_format, z));
+  const float y = fm::output_epilogue(sum, p.d_mode != DMode::none, D, x, p.z != nullptr, decode_raw(p.input_format, z));
   store_any(p.output_format, p.y, int64_t(t) * p.y_stride_token + int64_t(hd.h) * p.y_stride_head + my_row, y);
 }
 

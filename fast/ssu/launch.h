@@ -4,19 +4,13 @@
 
 #include <cuda_runtime_api.h>
 
-#include "fast/ssu/ssu_params.h"
+#include "fast/ssu/params.h"
+#include "fast/ssu/ssu.h"
 
 namespace ssmv::ssu {
 
-// Which kernel runs a launch; both compute the same bits (ssu_kernel.cu).
-enum class Kernel {
-  automatic,  // streamed where it applies and the launch has at most one token per request
-  streamed,   // the streamed kernel (ssu_stream.cuh); ProblemError where it does not apply
-  per_item,   // ssu_kernel: one warp per group of rows, one launch-wide grid
-};
-
 struct LaunchOptions {
-  Kernel kernel = Kernel::automatic;
+  Variant variant = Variant::automatic;  // which kernel runs the launch (ssu.h)
   // > 0: the streamed kernel's persistent grid has at most this many blocks, so that its
   // warps loop over several items and batches of 32 items even in small problems (tests);
   // 0: as many blocks as fit on the device.
@@ -28,7 +22,7 @@ struct LaunchOptions {
 // of the chunk, no per-token states. Host-side; no device access.
 const char* why_not_streamed(const Params& p);
 
-// The kernel Kernel::automatic takes for p: streamed where it applies and num_tokens <=
+// The kernel Variant::automatic takes for p: streamed where it applies and num_tokens <=
 // num_requests (the decode step; with more tokens per request ssu_kernel is faster, its
 // warps running the general path side by side: bench/NOTES.md, SSU call 7).
 bool takes_streamed_kernel(const Params& p);

@@ -1,4 +1,4 @@
-#include "fast/ssu/tests/ssu_problems.h"
+#include "fast/ssu/tests/problem_gen.h"
 
 #include <algorithm>
 #include <cmath>
@@ -70,7 +70,7 @@ GeneratedProblem make_problem(const ProblemConfig& c, uint64_t seed) {
   }
   if (c.token_states) {
     for (int64_t q = 0; q < T; ++q) {
-      g.options.token_state_slots.push_back(uniform(rng, 0, 1) < 0.8 ? R + (use_out ? R : 0) + q : d.pad_slot_id);
+      g.config.token_state_slots.push_back(uniform(rng, 0, 1) < 0.8 ? R + (use_out ? R : 0) + q : d.pad_slot_id);
     }
   }
   rng = tensor_rng(seed, 11);

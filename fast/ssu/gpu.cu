@@ -1,11 +1,12 @@
-#include "fast/ssu/ssu_device.h"
+#include "fast/ssu/device_launch.h"
 
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
 #include "fast/common/cuda_check.h"
-#include "fast/ssu/ssu_launch.h"
+#include "fast/ssu/gpu.h"
+#include "fast/ssu/launch.h"
 
 namespace ssmv::ssu {
 
@@ -52,7 +53,9 @@ DeviceLaunch::~DeviceLaunch() {
   for (void* d : allocations_) cudaFree(d);  // no throw from a destructor
 }
 
-void DeviceLaunch::launch(cudaStream_t stream) const { ssmv::ssu::launch(params_, stream); }
+void DeviceLaunch::launch(cudaStream_t stream, const LaunchOptions& options) const {
+  ssmv::ssu::launch(params_, stream, options);
+}
 
 void DeviceLaunch::reset_state(const HostLaunch& host) {
   SSMV_CUDA_CHECK(cudaMemcpy(params_.state, host.state.data(), state_bytes_, cudaMemcpyHostToDevice));
@@ -66,13 +69,11 @@ Result DeviceLaunch::download() const {
   return decode_result(params_.output_format, y, params_.state_format, state);
 }
 
-bool gpu_built() { return true; }
-
-Result run_gpu(const DecodeProblem& d, const Options& options) {
-  HostLaunch host(d, options);  // validates before anything touches the device
+Result run_gpu(const DecodeProblem& d, const Config& config) {
+  HostLaunch host(d, config);  // validates before anything touches the device
   if (!cuda_device_available()) throw std::runtime_error("ssu::run_gpu: no CUDA device");
   DeviceLaunch dev(host);
-  dev.launch();
+  dev.launch(nullptr, LaunchOptions{config.variant});
   return dev.download();
 }
 

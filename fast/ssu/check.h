@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "fast/ssu/ssu_params.h"
+#include "fast/ssu/params.h"
 #include "spec/problem.h"
 
 namespace ssmv::ssu {
