@@ -34,7 +34,10 @@ chunk_scan::Result run_chunk_scan(const Problem& p, const chunk_scan::Config& cf
 }
 
 ssu::Result run_ssu(const DecodeProblem& d, Device device) {
-  return device == Device::twin ? ssu::run_twin(d) : ssu::run_gpu(d);
+  if (device == Device::gpu) return ssu::run_gpu(d);
+  ssu::Options options;
+  options.threads = ref::default_threads();  // the twin on the reference's threads (--threads)
+  return ssu::run_twin(d, options);
 }
 
 // The state each request of `d` starts from, [R, H, P, N] (zero for pad requests), for the
@@ -56,6 +59,7 @@ chunk_scan::Config chunk_config(chunk_scan::ContractKind kind, int64_t L, bool b
   cfg.contract = kind;
   cfg.chunk_size = L;
   cfg.boundary_states = boundary;
+  cfg.threads = ref::default_threads();  // the twin on the reference's threads (--threads)
   return cfg;
 }
 

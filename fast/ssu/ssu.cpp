@@ -7,7 +7,7 @@ namespace ssmv::ssu {
 
 Result run_twin(const DecodeProblem& d, const Options& options) {
   HostLaunch launch(d, options);
-  run_twin(launch.params());
+  run_twin(launch.params(), options.threads);
   return launch.result();
 }
 

@@ -20,6 +20,9 @@ struct Options {
   // every draft token's state), or the pad slot id for none; empty: no per-token states.
   // Stored in the state format like the final state. Ignored for pad requests.
   std::vector<int64_t> token_state_slots;
+  // Host twin only: worker threads over (request, head) (0: every core); the results are the
+  // same bits for any count (fast/common/parallel.h).
+  int threads = 0;
 };
 
 struct Result {
