@@ -7,9 +7,12 @@
 namespace ssmv::verify {
 namespace {
 
-// Mamba2-like head geometry scaled down so the certified reference stays fast:
-// H = 4 heads in G = 2 groups, head dim P = 32, state dim N = 64.
-constexpr int64_t kH = 4, kP = 32, kN = 64, kG = 2;
+// Mamba2's production head geometry (head dim P = 64, state dim N = 128) with H = 8 heads in
+// G = 2 groups: 65,536 state elements per token.
+constexpr int64_t kH = 8, kP = 64, kN = 128, kG = 2;
+// The chunk_scan rows' prompts: three sequences of varied lengths, 2,048 tokens in all (8 full
+// chunks of 256 and three partial ones), 1.3·10^8 state updates.
+const std::vector<int64_t> kPrefillLengths = {1100, 650, 298};
 
 std::string summary(const Problem& p) {
   char buf[160];
@@ -66,7 +69,7 @@ std::vector<SuiteCase> default_suite() {
                        [d](Device dev) { return report_entry("", check_ssu(d, dev), d); }});
     }
   }
-  const Problem p = prefill(Format::fp32, 21, {300, 77});
+  const Problem p = prefill(Format::fp32, 21, kPrefillLengths);
   for (auto kind : {chunk_scan::ContractKind::production, chunk_scan::ContractKind::fp32}) {
     suite.push_back({"chunk_scan prefill, chunk 256, " + std::string(chunk_scan::contract_kind_name(kind)),
                      summary(p), [p, kind](Device dev) {

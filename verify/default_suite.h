@@ -1,7 +1,9 @@
-// The built-in default suite of `ssmv run`: Mamba2-realistic shapes with bf16 inputs,
-// both bundled kernels, fp32 and bf16 state, both chunk_scan contracts and the
-// prefill/decode hand-off. Sized to run in well under a minute on two CPU cores with the
-// host twins (the certified reference dominates).
+// The built-in default suite of `ssmv run`: production-shaped problems (H = 8, P = 64,
+// N = 128, G = 2; Mamba2-realistic data, bf16 inputs), both bundled kernels, fp32 and bf16
+// state, both chunk_scan contracts (a 2,048-token prompt of three sequences) and the
+// prefill/decode hand-off. On two CPU cores with the host twins it takes about 18 CPU-seconds
+// (bench/NOTES.md, "Default suite"): the chunked bound, the twins and the certified
+// reference a quarter to a third each.
 #pragma once
 
 #include <functional>

@@ -36,6 +36,14 @@ chunk_scan::Config chunk_config(chunk_scan::ContractKind kind, int64_t L, bool b
   cfg.contract = kind;
   cfg.chunk_size = L;
   cfg.boundary_states = boundary;
+  cfg.threads = ref::default_threads();  // the twin on the reference's threads (--threads)
+  return cfg;
+}
+
+// SSU on `device`; the twin on the reference's threads (--threads).
+ssu::Config ssu_config() {
+  ssu::Config cfg;
+  cfg.threads = ref::default_threads();
   return cfg;
 }
 
@@ -82,7 +90,7 @@ KernelCheck judge_ssu(const DecodeProblem& d, const ref::ExactDecodeResult& exac
 
 KernelCheck check_ssu(const DecodeProblem& d, Device device) {
   const ref::ExactDecodeResult exact = ref::compute_decode(d);
-  return judge_ssu(d, exact, ssu::run(d, device), "ssu", std::string(device_name(device)));
+  return judge_ssu(d, exact, ssu::run(d, device, ssu_config()), "ssu", std::string(device_name(device)));
 }
 
 KernelCheck judge_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, int64_t L,
@@ -180,7 +188,7 @@ KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractK
     d.slots = S;
     d.state_pool = handed;
     d.slot_in = kept;
-    const ssu::Result got = ssu::run(d, device);
+    const ssu::Result got = ssu::run(d, device, ssu_config());
     int64_t t_dec = 0;
     for (const int64_t q : kept) {
       for (int64_t t = s.cu_seqlens[q] + split; t < s.cu_seqlens[q + 1]; ++t, ++t_dec) {

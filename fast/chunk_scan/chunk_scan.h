@@ -42,6 +42,9 @@ struct Config {
   int64_t chunk_size = 256;
   bool boundary_states = false;     // also return the state after every chunk
   bool keep_intermediates = false;  // also return the stages' fp32 intermediates
+  // Host twin only: worker threads (0: every core); the results are the same bits for any
+  // count (fast/common/parallel.h).
+  int threads = 0;
 };
 
 // The chunks of a packed token axis: chunk c covers packed tokens [start[c], start[c]+len[c])

@@ -7,7 +7,7 @@ namespace ssmv::ssu {
 
 Result run_twin(const DecodeProblem& d, const Config& config) {
   HostLaunch launch(d, config);
-  run_twin(launch.params());
+  run_twin(launch.params(), config.threads);
   return launch.result();
 }
 

@@ -30,6 +30,9 @@ struct Config {
   // Stored in the state format like the final state. Ignored for pad requests.
   std::vector<int64_t> token_state_slots;
   Variant variant = Variant::automatic;
+  // Host twin only: worker threads over (request, head) (0: every core); the results are the
+  // same bits for any count (fast/common/parallel.h).
+  int threads = 0;
 };
 
 struct Result {

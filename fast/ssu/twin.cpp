@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "fast/common/parallel.h"
 #include "fast/ssu/arithmetic.h"
 #include "spec/format.h"
 
@@ -116,13 +117,16 @@ void run_head(const Params& p, int r, int h, const LaneLayout& lay) {
 
 }  // namespace
 
-void run_twin(const Params& p) {
+void run_twin(const Params& p, int threads) {
   check_params(p);
   if (p.num_requests == 0) return;
   check_indices(p, copy_indices(p));
   const LaneLayout lay = lane_layout(p.N, p.state_format == Format::fp32 ? 4 : 2);
-  for (int r = 0; r < p.num_requests; ++r)
-    for (int h = 0; h < p.H; ++h) run_head(p, r, h, lay);
+  // Items (request, head) are independent: check_indices lets no request read a slot another
+  // writes, and no slot be written twice; heads own disjoint parts of every slot and of y.
+  const int64_t items = int64_t(p.num_requests) * p.H;
+  const int workers = fast::worker_count(threads, items, int64_t(p.num_tokens) * p.H * p.P * p.N);
+  fast::parallel_for(items, workers, [&](int64_t item, int) { run_head(p, int(item / p.H), int(item % p.H), lay); });
 }
 
 }  // namespace ssmv::ssu

@@ -12,7 +12,8 @@ namespace ssmv::ssu {
 // Runs the launch described by `p`, whose pointers refer to host memory. Checks
 // check_params and check_indices first (throws ProblemError before writing anything).
 // Writes y and the pool slots the launch writes; format conversions by spec/format.h.
-void run_twin(const Params& p);
+// `threads` worker threads over (request, head) (0: every core): the same bits for any count.
+void run_twin(const Params& p, int threads = 0);
 
 // `d` packed (pack.h) and run by run_twin(Params). Every Variant gives these bits.
 Result run_twin(const DecodeProblem& d, const Config& config = {});

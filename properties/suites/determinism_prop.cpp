@@ -3,7 +3,7 @@
 // (y and the whole state pool), each run twice on the same problem. The GPU part (GPU twice,
 // GPU = twin) is gpu_prop.cpp.
 //
-// Case counts (base; ×100 in campaign mode): 3000 chunk_scan, 10000 SSU.
+// Case counts (base; ×100 in campaign mode): 3750 chunk_scan, 12500 SSU.
 #include "fast/chunk_scan/chunk_scan.h"
 #include "fast/ssu/ssu.h"
 #include "properties/gen/problem_gen.h"
@@ -13,7 +13,7 @@
 
 namespace ssmv::prop {
 
-SSMV_PROPERTY(Determinism, ChunkScanTwin, 3000, ()) {
+SSMV_PROPERTY(Determinism, ChunkScanTwin, 3750, ()) {
   const ChunkCase c = draw_chunk_case(PrefillOptions{});
   const GeneratedProblem& g = c.g;
   const auto kind = c.kind;
@@ -31,7 +31,7 @@ SSMV_PROPERTY(Determinism, ChunkScanTwin, 3000, ()) {
   });
 }
 
-SSMV_PROPERTY(Determinism, SsuTwin, 10000, ()) {
+SSMV_PROPERTY(Determinism, SsuTwin, 12500, ()) {
   const GeneratedDecode g = *decode_problem(DecodeOptions{});
   label_case(g);
   run_case(decode_case(g.decode, verify::Device::twin), [&]() -> std::optional<CaseFailure> {

@@ -4,7 +4,7 @@
 // twin) with all requests in one launch vs each request alone on the same state pool, y
 // rows and the slot it writes. No reference is needed, so cases are cheap.
 //
-// Case counts (base; ×100 in campaign mode): 3000 chunk_scan, 10000 SSU.
+// Case counts (base; ×100 in campaign mode): 3750 chunk_scan, 12500 SSU.
 #include "fast/chunk_scan/chunk_scan.h"
 #include "fast/ssu/ssu.h"
 #include "properties/gen/problem_gen.h"
@@ -15,7 +15,7 @@
 
 namespace ssmv::prop {
 
-SSMV_PROPERTY(VarlenPacking, ChunkScan, 3000, ()) {
+SSMV_PROPERTY(VarlenPacking, ChunkScan, 3750, ()) {
   PrefillOptions o;
   o.max_sequences = 4;
   const ChunkCase c = draw_chunk_case(o);
@@ -46,7 +46,7 @@ SSMV_PROPERTY(VarlenPacking, ChunkScan, 3000, ()) {
   });
 }
 
-SSMV_PROPERTY(VarlenPacking, Ssu, 10000, ()) {
+SSMV_PROPERTY(VarlenPacking, Ssu, 12500, ()) {
   DecodeOptions o;
   o.max_requests = 5;
   const GeneratedDecode g = *decode_problem(o);
