@@ -32,7 +32,7 @@ struct SequentialInput {
   // rigorous bound).
   const SourceWeights* weights = nullptr;
   // Worker threads (>= 1) over (sequence, head) pairs; the bounds are identical for any
-  // count. Checks pass ref::default_threads() (verify/exact_bounds.cpp).
+  // count. Checks pass ref::default_threads() (verify/judge/exact_bounds.cpp).
   int threads = 1;
 };
 

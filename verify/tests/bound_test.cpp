@@ -13,8 +13,8 @@
 #include "verify/bound/attribution.h"
 #include "verify/bound/chunked_bound.h"
 #include "verify/bound/error_model.h"
-#include "verify/contract_json.h"
-#include "verify/kernel_check.h"
+#include "verify/contracts/contract_json.h"
+#include "verify/run/kernel_check.h"
 
 namespace ssmv::verify {
 namespace {
