@@ -263,20 +263,9 @@ class PairRunner {
       ungated_nearest_[p] = mpfr_get_d(rec.y_ungated(p), MPFR_RNDN);
       y_ptr_[p] = rec.y(p);
     }
-    TokenOutputs out;
-    out.sequence = s;
-    out.token = t;
-    out.head = h;
-    out.delta = mpfr_get_d(delta_ref, MPFR_RNDN);
-    out.decay = mpfr_get_d(decay_ref, MPFR_RNDN);
-    out.y = y_ptr_;
-    out.y_nearest = y_nearest_;
-    out.y_magnitude = {mag_.y(), size_t(P_)};
-    out.y_certified_error = y_err_;
-    out.sum_abs_CS = sum_abs_cs_;
-    out.sum_abs_C_Sabs = {mag_.sum_abs_c_sabs(), size_t(P_)};
-    out.abs_Dx = {mag_.abs_dx(), size_t(P_)};
-    out.y_ungated = ungated_nearest_;
+    const TokenOutputs out =
+        token_outputs(s, t, h, mpfr_get_d(delta_ref, MPFR_RNDN), mpfr_get_d(decay_ref, MPFR_RNDN),
+                      {y_ptr_, y_nearest_, y_err_, sum_abs_cs_, ungated_nearest_}, mag_, size_t(P_));
     sink_.token(out);
     return true;
   }

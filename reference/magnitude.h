@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "reference/reference.h"
 #include "spec/problem.h"
 
 namespace ssmv::ref {
@@ -118,5 +119,30 @@ class MagnitudeRecurrence {
   double output_inflation_;  // Ky above
   double output_slack_;      // (2N+4)·η above
 };
+
+// What both tiers hand to a Sink for one token of one (sequence, head) pair: the spans of
+// the P values they computed, the magnitudes from `mag` (after this token's step).
+struct TokenSpans {
+  std::span<const mpfr_srcptr> y;
+  std::span<const double> y_nearest, y_certified_error, sum_abs_CS, y_ungated;
+};
+inline TokenOutputs token_outputs(int64_t s, int64_t t, int64_t h, double delta, double decay,
+                                  const TokenSpans& v, const MagnitudeRecurrence& mag, size_t P) {
+  TokenOutputs out;
+  out.sequence = s;
+  out.token = t;
+  out.head = h;
+  out.delta = delta;
+  out.decay = decay;
+  out.y = v.y;
+  out.y_nearest = v.y_nearest;
+  out.y_magnitude = {mag.y(), P};
+  out.y_certified_error = v.y_certified_error;
+  out.sum_abs_CS = v.sum_abs_CS;
+  out.sum_abs_C_Sabs = {mag.sum_abs_c_sabs(), P};
+  out.abs_Dx = {mag.abs_dx(), P};
+  out.y_ungated = v.y_ungated;
+  return out;
+}
 
 }  // namespace ssmv::ref

@@ -233,20 +233,9 @@ struct FastPairRunner::Impl {
       y_err[p] = cert;
       set_value(y_vals[p], y);
     }
-    TokenOutputs out;
-    out.sequence = s;
-    out.token = t;
-    out.head = h;
-    out.delta = mpfr_get_d(delta_v, MPFR_RNDN);
-    out.decay = mpfr_get_d(decay_v, MPFR_RNDN);
-    out.y = y_ptr;
-    out.y_nearest = y_nearest;
-    out.y_magnitude = {mag.y(), size_t(P)};
-    out.y_certified_error = y_err;
-    out.sum_abs_CS = sum_abs_cs;
-    out.sum_abs_C_Sabs = {mag.sum_abs_c_sabs(), size_t(P)};
-    out.abs_Dx = {mag.abs_dx(), size_t(P)};
-    out.y_ungated = ungated_nearest;
+    const TokenOutputs out =
+        token_outputs(s, t, h, mpfr_get_d(delta_v, MPFR_RNDN), mpfr_get_d(decay_v, MPFR_RNDN),
+                      {y_ptr, y_nearest, y_err, sum_abs_cs, ungated_nearest}, mag, size_t(P));
     sink.token(out);
     return true;
   }
