@@ -199,7 +199,7 @@ void compute_streaming(const Problem& problem, Sink& sink, const Options& option
 // The exact δ and decay exp(δ·A) of every token and head, [T, H] each, as nearest doubles:
 // bit for bit ExactResult::delta and ::decay of compute() with the same options (the same
 // MPFR operations at the check precision), without the recurrence: what the sequential
-// bounds need before the outputs are streamed (verify/external_check.cpp).
+// bounds need before the outputs are streamed (verify/judge/external_check.cpp).
 struct ExactScalars {
   std::vector<double> delta, decay;
 };

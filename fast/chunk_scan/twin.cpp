@@ -52,7 +52,7 @@ Result run_twin(const Problem& pr, const Config& cfg) {
   st.chunk_state.assign(NC * H * P * N, 0.0f);
   // Per worker: [len, N] the rounded, dt-scaled, decayed B of one chunk and head.
   std::vector<std::vector<float>> b_scaled(workers, std::vector<float>(L * N));
-  fast::parallel_for(NC * H, workers, [&](int64_t item, int worker) {
+  ssmv::for_each_task(NC * H, workers, [&](int64_t item, int worker) {
     const int64_t c = item / H, h = item % H;
     const int64_t t0 = plan.start[c], len = plan.len[c];
     const int64_t g = h / heads_per_group;
@@ -76,7 +76,7 @@ Result run_twin(const Problem& pr, const Config& cfg) {
   st.state_in.assign(NC * H * P * N, 0.0f);
   out.final_state.assign(S * H * P * N, 0.0f);
   if (cfg.boundary_states) out.boundary_states.assign(NC * H * P * N, 0.0f);
-  fast::parallel_for(S * H, workers, [&](int64_t item, int) {
+  ssmv::for_each_task(S * H, workers, [&](int64_t item, int) {
     const int64_t s = item / H, h = item % H;
     for (int64_t e = 0; e < P * N; ++e) {
       float state = pr.has_initial_state() ? pr.initial_state[(s * H + h) * P * N + e] : 0.0f;
@@ -95,7 +95,7 @@ Result run_twin(const Problem& pr, const Config& cfg) {
 
   // (d) C·Bᵀ per chunk and group, [NC, G, L, L], entries k ≤ m < len.
   st.cb.assign(NC * G * L * L, 0.0f);
-  fast::parallel_for(NC * G, workers, [&](int64_t item, int) {
+  ssmv::for_each_task(NC * G, workers, [&](int64_t item, int) {
     const int64_t c = item / G, g = item % G;
     const int64_t t0 = plan.start[c];
     for (int64_t m = 0; m < plan.len[c]; ++m) {
@@ -112,7 +112,7 @@ Result run_twin(const Problem& pr, const Config& cfg) {
   out.y.assign(T * H * P, 0.0f);
   // Per worker: [len, len] the rounded weights of one chunk and head.
   std::vector<std::vector<float>> weights(workers, std::vector<float>(L * L));
-  fast::parallel_for(NC * H, workers, [&](int64_t item, int worker) {
+  ssmv::for_each_task(NC * H, workers, [&](int64_t item, int worker) {
     const int64_t c = item / H, h = item % H;
     const int64_t t0 = plan.start[c], len = plan.len[c];
     const int64_t g = h / heads_per_group;

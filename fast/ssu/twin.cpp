@@ -126,7 +126,7 @@ void run_twin(const Params& p, int threads) {
   // writes, and no slot be written twice; heads own disjoint parts of every slot and of y.
   const int64_t items = int64_t(p.num_requests) * p.H;
   const int workers = fast::worker_count(threads, items, int64_t(p.num_tokens) * p.H * p.P * p.N);
-  fast::parallel_for(items, workers, [&](int64_t item, int) { run_head(p, int(item / p.H), int(item % p.H), lay); });
+  ssmv::for_each_task(items, workers, [&](int64_t item, int) { run_head(p, int(item / p.H), int(item % p.H), lay); });
 }
 
 }  // namespace ssmv::ssu

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "properties/harness/property.h"
-#include "verify/report_text.h"
+#include "verify/reports/report_text.h"
 
 namespace ssmv::prop {
 

@@ -2,7 +2,7 @@
 
 #include "fast/ssu/contract.h"
 #include "reference/reference.h"
-#include "verify/kernel_check.h"
+#include "verify/run/kernel_check.h"
 
 namespace ssmv::prop {
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "fast/chunk_scan/chunk_scan.h"
-#include "verify/kernel_check.h"
+#include "verify/run/kernel_check.h"
 
 namespace ssmv::prop {
 

@@ -3,7 +3,7 @@
 //   1. the SSU-within-contract property, run on a broken SSU variant, fails;
 //   2. the failure left a counterexample file (SSMV_CEX_DIR, here a fresh test folder)
 //      holding the shrunk case, the planted bug and rapidcheck's reproduce string;
-//   3. the file reads back (verify/counterexample.h) and re-judges on the CPU to the same
+//   3. the file reads back (verify/reports/counterexample.h) and re-judges on the CPU to the same
 //      verdict and the same worst element;
 //   4. the correct twin passes on that same case, so the bug, not the data, fails it;
 //   5. the shrunk case is small (its size is printed: tokens, H, P, N).
@@ -19,7 +19,7 @@
 #include "properties/harness/case_failure.h"
 #include "properties/harness/property.h"
 #include "properties/planted/planted_ssu.h"
-#include "verify/report_text.h"
+#include "verify/reports/report_text.h"
 
 namespace ssmv::prop {
 namespace {

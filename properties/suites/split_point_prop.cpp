@@ -20,7 +20,7 @@
 #include "properties/harness/case_failure.h"
 #include "properties/harness/property.h"
 #include "properties/relations/agreement.h"
-#include "verify/problem_slice.h"
+#include "verify/judge/problem_slice.h"
 
 namespace ssmv::prop {
 namespace {

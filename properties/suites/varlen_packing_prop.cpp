@@ -1,6 +1,6 @@
 // Property 5: varlen packing. Sequences packed into one launch give exactly the bits each
 // gives alone: chunk_scan (host twin; both contracts, chunk sizes 64/128/256) packed vs
-// each sequence sliced out (verify/problem_slice.h), y rows and final state; SSU (host
+// each sequence sliced out (verify/judge/problem_slice.h), y rows and final state; SSU (host
 // twin) with all requests in one launch vs each request alone on the same state pool, y
 // rows and the slot it writes. No reference is needed, so cases are cheap.
 //
@@ -11,7 +11,7 @@
 #include "properties/harness/case_failure.h"
 #include "properties/harness/property.h"
 #include "properties/relations/agreement.h"
-#include "verify/problem_slice.h"
+#include "verify/judge/problem_slice.h"
 
 namespace ssmv::prop {
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "verify/bound/error_model.h"
-#include "verify/bound/parallel.h"
+#include "spec/parallel.h"
 #include "verify/bound/terms.h"
 
 namespace ssmv::bound {

@@ -21,7 +21,7 @@ struct ChunkedInput {
   // rigorous bound).
   const SourceWeights* weights = nullptr;
   // Worker threads (>= 1) over the heads of each piece and the rows of C·Bᵀ; the bounds are
-  // identical for any count. Checks pass ref::default_threads() (verify/exact_bounds.cpp).
+  // identical for any count. Checks pass ref::default_threads() (verify/judge/exact_bounds.cpp).
   int threads = 1;
   // Multiply-adds of a piece's step per worker thread (2^22: a few milliseconds), so that
   // the many small pieces of short sequences do not each pay for starting threads.

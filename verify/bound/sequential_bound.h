@@ -35,7 +35,7 @@ struct SequentialInput {
   // rigorous bound).
   const SourceWeights* weights = nullptr;
   // Worker threads (>= 1) over (sequence, head) pairs; the bounds are identical for any
-  // count. Checks pass ref::default_threads() (verify/exact_bounds.cpp).
+  // count. Checks pass ref::default_threads() (verify/judge/exact_bounds.cpp).
   int threads = 1;
 };
 
@@ -52,8 +52,9 @@ SequentialBounds sequential_bounds(const SequentialInput& in);
 
 // The bound of one (sequence, head) pair, token by token: the one implementation of the
 // sequential bound. sequential_bounds and the attribution (verify/bound/attribution.h) run
-// it over SequentialInput's y vectors; a streamed check (verify/external_check.cpp) runs one
-// per pair as the reference hands each token's y over, keeping no vector over the tokens.
+// it over SequentialInput's y vectors; a streamed check (verify/judge/external_check.cpp)
+// runs one per pair as the reference hands each token's y over, keeping no vector over the
+// tokens.
 // The bounds are bit for bit those of sequential_bounds. Memory: O(P·N).
 class SequentialPairBound {
  public:

@@ -7,7 +7,7 @@
 #include "verify/cli/command_line.h"
 #include "verify/cli/dump_options.h"
 #include "verify/cli/verdict_table.h"
-#include "verify/external_check.h"
+#include "verify/judge/external_check.h"
 
 namespace ssmv::cli {
 

@@ -16,8 +16,8 @@
 #include "verify/bound/error_model.h"
 #include "verify/bound/sequential_bound.h"
 #include "verify/bound/tagged.h"
-#include "verify/contract_json.h"
-#include "verify/kernel_check.h"
+#include "verify/contracts/contract_json.h"
+#include "verify/run/kernel_check.h"
 
 namespace ssmv::verify {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "reference/reference.h"
 #include "verify/bound/sequential_bound.h"
-#include "verify/exact_bounds.h"
-#include "verify/contract_json.h"
+#include "verify/judge/exact_bounds.h"
+#include "verify/contracts/contract_json.h"
 #include "spec/realistic_problem.h"
 #include "verify/tests/error_text.h"
 

@@ -11,7 +11,7 @@
 #include "fast/chunk_scan/chunk_scan.h"
 #include "fast/ssu/ssu.h"
 #include "spec/problem.h"
-#include "verify/problem_slice.h"
+#include "verify/judge/problem_slice.h"
 
 namespace ssmv::verify::testing {
 

@@ -1,5 +1,5 @@
 // The host twin on the CPU: against the certified reference within verify's bound of its
-// contract (verify/kernel_check.h: every element of y, the final states and the states at
+// contract (verify/run/kernel_check.h: every element of y, the final states and the states at
 // every chunk boundary judged), chunk sizes 64/128/256 on one problem, the returned states'
 // consistency, and bad input rejected with the field and value named.
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 #include "fast/chunk_scan/tests/problem_gen.h"
 #include "fast/chunk_scan/twin.h"
 #include "reference/reference.h"
-#include "verify/gtest_contract.h"
-#include "verify/kernel_check.h"
+#include "verify/reports/gtest_contract.h"
+#include "verify/run/kernel_check.h"
 
 namespace ssmv::chunk_scan {
 namespace {

@@ -1,5 +1,5 @@
 // The SSU host twin against the certified MPFR reference (reference/reference.h) on small
-// random problems, judged by verify's bound of the SSU contract (verify/kernel_check.h
+// random problems, judged by verify's bound of the SSU contract (verify/run/kernel_check.h
 // judge_ssu: every y and every pool element, slots nobody writes with bound 0); slots
 // nobody writes keep their bits; per-token states equal the final state of the same
 // request cut after that token.
@@ -12,8 +12,8 @@
 #include "fast/ssu/tests/problem_gen.h"
 #include "reference/reference.h"
 #include "spec/format.h"
-#include "verify/gtest_contract.h"
-#include "verify/kernel_check.h"
+#include "verify/reports/gtest_contract.h"
+#include "verify/run/kernel_check.h"
 
 namespace ssmv::ssu::testing {
 namespace {
