@@ -35,7 +35,8 @@ struct Attribution {
 // vectors (a streamed check, verify/judge/external_check.cpp); null: read from in's vectors.
 Attribution attribute_sequential(const SequentialInput& in, BoundOf which, int64_t index,
                                  const YElement* y_element = nullptr);
-Attribution attribute_chunked(const ChunkedInput& in, BoundOf which, int64_t index);
+Attribution attribute_chunked(const ChunkedInput& in, BoundOf which, int64_t index,
+                              const YElement* y_element = nullptr);
 
 // The label of `s` under contract `c` for problem formats `f`: rounding points carry their
 // format, sums their order ("not declared: sequential_fma" when the contract lists none),

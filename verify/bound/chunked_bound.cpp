@@ -164,14 +164,51 @@ struct Work {
   std::vector<double> cb_v, cb_mag, cb_p, cb_m;    // [Lc] a row of C·Bᵀ
 };
 
+// What the last terms of a y bound need besides the element: the accumulation's unit
+// roundoff and underflow floor, γ2, the sigmoid budget (null without z).
+struct YTail {
+  double u = 0, eta = 0, g2 = 0;
+  const TranscendentalBudget* b_sig = nullptr;
+};
+
+YTail y_tail_of(const ChunkedInput& in) {
+  const Contract& c = *in.contract;
+  YTail t;
+  t.u = format_info(c.accumulation).unit_roundoff;
+  t.eta = underflow_floor(c.accumulation, c.flush_to_zero);
+  t.g2 = gamma(2, t.u);
+  t.b_sig = in.problem->has_z() ? &budget(c, "sigmoid") : nullptr;
+  return t;
+}
+
+// The terms of y's bound that read the reference's y, on the error `err` before D·x:
+// D·x by one fma (one rounding at |y_pre| ≤ |y_ungated| + err), the gate [3.8] (as [2.7]),
+// and [3.9] the rounding to the output format at an upper bound of |y| from the reference.
+template <class V>
+V y_tail(const YTail& c, const Problem& pr, int64_t yi, V err, const YElement& y, const Tagger<V>& tag) {
+  using BS = BoundSource;
+  const double y_pre = std::fabs(y.ungated);
+  err += tag.at(BS::arithmetic, c.u * (y_pre + total(err))) + tag.at(BS::underflow, c.eta);
+  if (c.b_sig) err = gate_error(err, y_pre, double(pr.z[yi]), *c.b_sig, c.g2, c.eta, tag);
+  const double y_abs = exact_abs_upper(y.exact, y.certified_error);
+  return err + tag.at(BS::output, half_ulp_at_most(pr.formats.output, y_abs + total(err)));
+}
+
 // The bound in value type V (tagged.h): writes every element into `out` (V = double), or
 // keeps the focused element's parts (`focus`: only its sequence, head and dim evaluated,
 // and y only at focus_token).
 template <class V>
-void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t focus_token, ChunkedBounds* out) {
-  if (!in.problem || !in.contract || !in.delta || !in.y_exact || !in.y_ungated || !in.y_certified_error) {
-    throw std::invalid_argument(
-        "chunked_bounds: problem, contract, delta, y_exact, y_ungated and y_certified_error are required");
+void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t focus_token, const YElement* focus_y,
+         ChunkedBounds* out) {
+  if (!in.problem || !in.contract || !in.delta) {
+    throw std::invalid_argument("chunked_bounds: problem, contract and delta are required");
+  }
+  const bool y_vectors = in.y_exact != nullptr;
+  if (y_vectors != (in.y_ungated != nullptr) || y_vectors != (in.y_certified_error != nullptr)) {
+    throw std::invalid_argument("chunked_bounds: y_exact, y_ungated and y_certified_error go together");
+  }
+  if (focus != nullptr && focus->which == BoundOf::y && !y_vectors && focus_y == nullptr) {
+    throw std::invalid_argument("chunked_bound_parts: a y element needs its y (the input holds no y vectors)");
   }
   const Problem& pr = *in.problem;
   const Contract& c = *in.contract;
@@ -203,6 +240,7 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
       ch_cb(reduction_of(c, Sum::cb), u, eta), ch_y(reduction_of(c, Sum::y), u, eta);
   const bool cs_running = red_cs.order == ReductionOrder::sequential_fma && red_cs.partials <= 1;
   const double g2 = gamma(2, u);
+  const YTail tail = y_tail_of(in);
   const bool y_wanted = focus == nullptr || focus->which == BoundOf::y;
   const int threads = focus != nullptr ? 1 : std::max(1, in.threads);
   // Workers for a step of `work` multiply-adds: one per work_per_thread.
@@ -217,7 +255,7 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
     chunks_total += int64_t(seq_pieces[seq].size());
   }
   if (out != nullptr) {
-    out->y.assign(s.num_tokens() * H * P, 0.0);
+    (y_vectors ? out->y : out->y_before_dx).assign(s.num_tokens() * H * P, 0.0);
     out->final_state.assign(S * H * P * N, 0.0);
     out->final_state_fp32.assign(S * H * P * N, 0.0);
     out->boundary_state.assign(chunks_total * H * P * N, 0.0);
@@ -510,15 +548,15 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
             // intra, chained on the accumulator holding the inter term
             const double acc0 = inter_mag + total(err);
             err += wk.dy[p] + ch_y.error(acc0, m + 1, wk.y_p[p], wk.y_m[p], tag);
-            // D·x by one fma: one rounding at |y_pre| ≤ |y_ungated| + err.
             const int64_t yi = pr.x_index(t, h, p);
-            const double y_pre = std::fabs((*in.y_ungated)[yi]);
-            err += tag.at(BS::arithmetic, u * (y_pre + total(err))) + tag.at(BS::underflow, eta);
-            if (b_sig) err = gate_error(err, y_pre, double(pr.z[yi]), *b_sig, g2, eta, tag);  // [3.8] as [2.7]
-            // [3.9] rounding to the output format, at an upper bound of |y| from the reference
-            const double y_abs = exact_abs_upper((*in.y_exact)[yi], (*in.y_certified_error)[yi]);
-            emit(BoundOf::y, &ChunkedBounds::y, yi,
-                 err + tag.at(BS::output, half_ulp_at_most(pr.formats.output, y_abs + total(err))));
+            if (!y_vectors && focus_y == nullptr) {  // streamed: finished by chunked_y_bound
+              out->y_before_dx[yi] = total(err);
+              continue;
+            }
+            const YElement y = focus_y != nullptr ? *focus_y
+                                                  : YElement{(*in.y_exact)[yi], (*in.y_certified_error)[yi],
+                                                             (*in.y_ungated)[yi]};
+            emit(BoundOf::y, &ChunkedBounds::y, yi, y_tail(tail, pr, yi, err, y, tag));
           }
         }
         // [3.10] stage (c): h_out = fma(exp(cs_last), h_in, chunk_state), kept in fp32.
@@ -575,11 +613,15 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
 
 ChunkedBounds chunked_bounds(const ChunkedInput& in) {
   ChunkedBounds out;
-  run<double>(in, Tagger<double>(in.weights), nullptr, -1, &out);
+  run<double>(in, Tagger<double>(in.weights), nullptr, -1, nullptr, &out);
   return out;
 }
 
-Tagged chunked_bound_parts(const ChunkedInput& in, BoundOf which, int64_t index) {
+double chunked_y_bound(const ChunkedInput& in, int64_t yi, double error_before_dx, const YElement& y) {
+  return y_tail(y_tail_of(in), *in.problem, yi, error_before_dx, y, Tagger<double>(in.weights)) * kSafetyFactor;
+}
+
+Tagged chunked_bound_parts(const ChunkedInput& in, BoundOf which, int64_t index, const YElement* y_element) {
   if (in.problem == nullptr || in.contract == nullptr) {
     throw std::invalid_argument("chunked_bound_parts: problem and contract are required");
   }
@@ -614,7 +656,7 @@ Tagged chunked_bound_parts(const ChunkedInput& in, BoundOf which, int64_t index)
     f.head = (index / (s.P * s.N)) % s.H;
     f.dim = (index / s.N) % s.P;
   }
-  run<Tagged>(in, Tagger<Tagged>(in.weights), &f, token, nullptr);
+  run<Tagged>(in, Tagger<Tagged>(in.weights), &f, token, y_element, nullptr);
   if (!f.found) throw std::invalid_argument("chunked_bound_parts: index " + std::to_string(index) + " is outside the tensor");
   return f.kept;
 }

@@ -14,9 +14,13 @@ struct ChunkedInput {
   const Problem* problem = nullptr;
   const Contract* contract = nullptr;            // family chunked, chunk_size > 0
   const std::vector<double>* delta = nullptr;    // [T, H] exact δ (reference, nearest doubles)
-  const std::vector<double>* y_exact = nullptr;  // [T, H, P] exact y (reference)
-  const std::vector<double>* y_ungated = nullptr;  // [T, H, P] exact y before the gate
-  const std::vector<double>* y_certified_error = nullptr;  // [T, H, P] of y_exact (ExactValues)
+  // [T, H, P] the reference's y: nearest doubles of y and of y before the gate, and y's
+  // certified error. All three, or none: a streamed check (verify/judge/external_check.cpp)
+  // gives none, gets ChunkedBounds::y_before_dx and finishes each y bound with
+  // chunked_y_bound as the reference hands the element over.
+  const std::vector<double>* y_exact = nullptr;
+  const std::vector<double>* y_ungated = nullptr;
+  const std::vector<double>* y_certified_error = nullptr;
   // Optional multipliers of the bound's sources (verify/bound/source.h; null: all 1, the
   // rigorous bound).
   const SourceWeights* weights = nullptr;
@@ -30,6 +34,9 @@ struct ChunkedInput {
 
 struct ChunkedBounds {
   std::vector<double> y;                // [T, H, P] on |ŷ − y| in the output format
+  // [T, H, P] instead of y when the input holds no y vectors: each element's error before
+  // D·x, the gate and the output rounding (the terms that read the reference's y).
+  std::vector<double> y_before_dx;
   // [pieces, H, P, N] on the state after each piece (a sequence's share of a chunk; with
   // chunk_layout sequence the chunks themselves), stored; sequences in order.
   std::vector<double> boundary_state;
@@ -42,5 +49,9 @@ struct ChunkedBounds {
 // than chunked, a budget missing or out of range, or A > 0 (the chunked algorithm's
 // exp(min(·, 0)) guard then computes a different function than the recurrence).
 ChunkedBounds chunked_bounds(const ChunkedInput& in);
+
+// The bound of y element `yi` [t, h, p] from its y_before_dx and its own y: bit for bit the
+// y bound chunked_bounds gives when the input holds the y vectors.
+double chunked_y_bound(const ChunkedInput& in, int64_t yi, double error_before_dx, const YElement& y);
 
 }  // namespace ssmv::bound

@@ -83,12 +83,4 @@ class SequentialPairBound {
   std::unique_ptr<Impl> impl_;
 };
 
-// The reference's y at one element [t, h, p]: what a streamed check keeps of its worst y
-// element instead of SequentialInput's vectors (sequential_bound_parts, attribution.h).
-struct YElement {
-  double exact = 0;            // nearest double of y
-  double certified_error = 0;  // its certified error
-  double ungated = 0;          // nearest double of y before the gate
-};
-
 }  // namespace ssmv::bound

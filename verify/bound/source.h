@@ -45,4 +45,13 @@ struct SourceWeights {
   double& operator[](BoundSource s) { return w[size_t(s)]; }
 };
 
+// The reference's y at one element [t, h, p], as the bounds read it (its output rounding and
+// gate terms): what a streamed check has of an element instead of the inputs' y vectors
+// (SequentialPairBound::step, chunked_y_bound, attribution.h).
+struct YElement {
+  double exact = 0;            // nearest double of y
+  double certified_error = 0;  // its certified error
+  double ungated = 0;          // nearest double of y before the gate
+};
+
 }  // namespace ssmv::bound

@@ -6,6 +6,7 @@
 
 #include "reference/round.h"
 
+#include "verify/bound/chunked_bound.h"
 #include "verify/bound/sequential_bound.h"
 #include "verify/judge/exact_bounds.h"
 #include "verify/judge/handoff.h"
@@ -177,6 +178,85 @@ KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract,
   return kc;
 }
 
+// Judges a chunked kernel's outputs as the reference hands them over: each y element's
+// bound finished from the chunked bound's y_before_dx and the element's own y
+// (bound::chunked_y_bound), each final-state element with its precomputed bound.
+class ChunkedJudgingSink : public ref::Sink {
+ public:
+  ChunkedJudgingSink(const Problem& p, const bound::ChunkedInput& in, const bound::ChunkedBounds& b,
+                     const std::vector<float>& y, TensorJudge& y_judge, const std::vector<float>& final_states,
+                     TensorJudge* state_judge)
+      : p_(p), in_(in), b_(b), y_(y), y_judge_(y_judge), final_states_(final_states), state_judge_(state_judge) {}
+
+  void token(const ref::TokenOutputs& o) override {
+    const Format f = p_.formats.output;
+    for (int64_t q = 0; q < p_.shape.P; ++q) {
+      const size_t i = size_t(p_.x_index(o.token, o.head, q)), k = size_t(q);
+      const double bound = bound::chunked_y_bound(in_, int64_t(i), b_.y_before_dx[i],
+                                                  {o.y_nearest[k], o.y_certified_error[k], o.y_ungated[k]});
+      y_judge_.add(int64_t(i), round_nearest_even(f, y_[i]), ref::round_nearest_even(f, o.y[k]), o.y_nearest[k],
+                   o.y_certified_error[k], o.y_magnitude[k], bound, o.y[k], o.y_ungated[k]);
+    }
+  }
+
+  void state(const ref::StateOutputs& o) override {
+    if (!o.final || !state_judge_) return;
+    const Format f = p_.formats.state;
+    const size_t base = size_t(p_.state_index(o.sequence, o.head, 0, 0));
+    for (size_t k = 0; k < o.nearest.size(); ++k) {
+      const size_t i = base + k;
+      state_judge_->add(int64_t(i), round_nearest_even(f, final_states_[i]), ref::round_nearest_even(f, o.value[k]),
+                        o.nearest[k], o.certified_error[k], o.magnitude[k], b_.final_state[i], o.value[k]);
+    }
+  }
+
+ private:
+  const Problem& p_;
+  const bound::ChunkedInput& in_;
+  const bound::ChunkedBounds& b_;
+  const std::vector<float>& y_;
+  TensorJudge& y_judge_;
+  const std::vector<float>& final_states_;
+  TensorJudge* state_judge_;
+};
+
+// The chunked family, streamed: δ first (ref::compute_scalars), the chunked bound up to
+// the terms that read y (bound::ChunkedBounds::y_before_dx: the bound's state-sized working
+// set and one double per y element), then every output judged as the reference hands it
+// over. No exact value is kept per element. The bounds, verdicts and attribution are those
+// of bounding and judging compute()'s whole result (check_outputs_test).
+KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
+                                  const std::vector<float>& y, const std::vector<float>& final_states,
+                                  ElementDetail detail) {
+  const ref::ExactScalars scalars = ref::compute_scalars(p);
+  bound::ChunkedInput in;  // no y vectors: each element's y comes with the stream
+  in.problem = &p;
+  in.contract = &contract;
+  in.delta = &scalars.delta;
+  in.threads = ref::default_threads();
+  const bound::ChunkedBounds b = bound::chunked_bounds(in);
+  const Shape& s = p.shape;
+  TensorJudge y_judge("y", p.formats.output, s.num_tokens() * s.H * s.P, p, y_coords, kYCoordNames, detail);
+  std::unique_ptr<TensorJudge> state_judge;
+  if (!final_states.empty()) {
+    state_judge = std::make_unique<TensorJudge>("final_state", p.formats.state,
+                                                s.num_sequences() * s.state_elements_per_sequence(), p, state_coords,
+                                                kStateCoordNames, detail);
+  }
+  ChunkedJudgingSink sink(p, in, b, y, y_judge, final_states, state_judge.get());
+  ref::compute_streaming(p, sink);
+  KernelCheck kc{kernel, contract.name, "external", {}};
+  kc.tensors.push_back(y_judge.finish());
+  const TensorJudge::WorstInputs& wy = y_judge.worst_inputs();
+  const bound::YElement worst_y{kc.tensors[0].worst.exact, wy.certified_error, wy.extra};
+  attribute_worst(kc.tensors[0], in, bound::BoundOf::y, &worst_y);
+  if (state_judge) {
+    kc.tensors.push_back(state_judge->finish());
+    attribute_worst(kc.tensors[1], in, bound::BoundOf::final_state);
+  }
+  return kc;
+}
+
 }  // namespace
 
 KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
@@ -184,14 +264,7 @@ KernelCheck check_outputs(const Problem& p, const Contract& contract, const std:
   validate(p);
   check_output_sizes(p, y, final_states);
   if (contract.family == Family::sequential) return check_sequential_outputs(p, contract, kernel, y, final_states, detail);
-  const ref::ExactResult exact = ref::compute(p);
-  bound::ChunkedBounds b = chunked_bounds_for(p, contract, exact);
-  KernelCheck kc = judge_outputs(p, KernelCheck{kernel, contract.name, "external", {}}, exact, y, b.y, final_states,
-                                 b.final_state);
-  for (TensorReport& r : kc.tensors) {
-    attribute_worst(r, p, contract, exact, r.name == "y" ? bound::BoundOf::y : bound::BoundOf::final_state);
-  }
-  return kc;
+  return check_chunked_outputs(p, contract, kernel, y, final_states, detail);
 }
 
 KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,

@@ -21,10 +21,15 @@ void attribute_worst(TensorReport& r, const bound::SequentialInput& in, bound::B
   keep_shares(r, bound::attribute_sequential(in, which, index, y_element));
 }
 
+void attribute_worst(TensorReport& r, const bound::ChunkedInput& in, bound::BoundOf which,
+                     const bound::YElement* y_element) {
+  if (r.worst.index < 0 || r.worst.bound <= 0) return;
+  keep_shares(r, bound::attribute_chunked(in, which, r.worst.index, y_element));
+}
+
 void attribute_worst(TensorReport& r, const Problem& p, const Contract& c, const ref::ExactResult& exact,
                      bound::BoundOf which) {
-  if (r.worst.index < 0 || r.worst.bound <= 0) return;
-  keep_shares(r, bound::attribute_chunked(chunked_input_for(p, c, exact), which, r.worst.index));
+  attribute_worst(r, chunked_input_for(p, c, exact), which);
 }
 
 // The worst elements of a hand-off's y and final_state, split over their sources.

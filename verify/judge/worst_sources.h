@@ -22,6 +22,9 @@ void keep_shares(TensorReport& r, const bound::Attribution& a);
 // element's own y when `in` holds no y vectors (bound::attribute_sequential).
 void attribute_worst(TensorReport& r, const bound::SequentialInput& in, bound::BoundOf which, int64_t index,
                      const bound::YElement* y_element = nullptr);
+// The chunked bound of `in` at r's worst element; y_element as above.
+void attribute_worst(TensorReport& r, const bound::ChunkedInput& in, bound::BoundOf which,
+                     const bound::YElement* y_element = nullptr);
 // The chunked bound of `p` under `c`, at r's worst element.
 void attribute_worst(TensorReport& r, const Problem& p, const Contract& c, const ref::ExactResult& exact,
                      bound::BoundOf which);

@@ -13,6 +13,7 @@
 #include "fast/ssu/ssu.h"
 #include "verify/contracts/contract_json.h"
 #include "verify/judge/exact_bounds.h"
+#include "verify/bound/chunked_bound.h"
 #include "verify/bound/sequential_bound.h"
 #include "verify/judge/external_check.h"
 #include "verify/judge/worst_sources.h"
@@ -167,6 +168,46 @@ TEST_P(CheckOutputs, StreamedJudgementEqualsJudgingTheKeptResult) {
         EXPECT_EQ(kc.tensors[0].count(Verdict::invalid), with_nan ? 1 : 0);
         EXPECT_GT(kc.tensors[0].count(Verdict::violation), 0);
       }
+    }
+  }
+  ref::set_default_threads(0);
+}
+
+// The streamed chunked check (bound up to y_before_dx, finished per element as the
+// reference hands y over) gives the report of bounding and judging compute()'s whole result:
+// every field, the bounds bit for bit and the worst elements' bound sources, with 1 and 3
+// threads, with and without the per-element vectors; two sequences cut into several chunks,
+// z, D, dt_bias, softplus and initial states.
+TEST_P(CheckOutputs, StreamedChunkedJudgementEqualsJudgingTheKeptResult) {
+  const Shape shape{{0, 70, 150}, 2, 4, 16, 1};
+  const Problem p = realistic_problem(shape, Formats{Format::bf16, GetParam(), Format::fp32}, 81);
+  ASSERT_TRUE(p.has_z() && p.has_D() && p.has_dt_bias() && p.dt_softplus && p.has_initial_state());
+  const ref::ExactResult exact = ref::compute(p);
+  const Contract c = contract_preset("chunk_scan.production", 64);
+  const bound::ChunkedInput in = chunked_input_for(p, c, exact);
+  const bound::ChunkedBounds b = bound::chunked_bounds(in);
+  std::vector<float> final_state(exact.final_state.size());
+  for (size_t i = 0; i < final_state.size(); ++i) {
+    final_state[i] = float(round_value(GetParam(), exact.final_state.nearest[i])) * (i % 5 == 0 ? 1.0001f : 1.0f);
+  }
+  std::vector<float> y(exact.y.size());
+  for (size_t i = 0; i < y.size(); ++i) y[i] = float(exact.y.nearest[i]) * (i % 7 == 0 ? 1.001f : 1.0f);
+  TensorReport ky = judge_tensor("y", p.formats.output, format_bits(p.formats.output, y), exact.y, b.y, p, y_coords,
+                                 kYCoordNames);
+  TensorReport ks = judge_tensor("final_state", p.formats.state, format_bits(p.formats.state, final_state),
+                                 exact.final_state, b.final_state, p, state_coords, kStateCoordNames);
+  attribute_worst(ky, p, c, exact, bound::BoundOf::y);
+  attribute_worst(ks, p, c, exact, bound::BoundOf::final_state);
+  ASSERT_FALSE(ky.worst_bound_sources.empty());
+  ASSERT_FALSE(ks.worst_bound_sources.empty());
+  for (int threads : {1, 3}) {
+    ref::set_default_threads(threads);
+    for (ElementDetail d : {ElementDetail::elements, ElementDetail::summary}) {
+      const KernelCheck kc = check_outputs(p, c, "chunk_scan", y, final_state, d);
+      ASSERT_EQ(kc.tensors.size(), 2u);
+      expect_same_report(kc.tensors[0], ky, d == ElementDetail::elements);
+      expect_same_report(kc.tensors[1], ks, d == ElementDetail::elements);
+      EXPECT_GT(kc.tensors[0].count(Verdict::violation), 0);
     }
   }
   ref::set_default_threads(0);
