@@ -164,16 +164,9 @@ struct Work {
   std::vector<double> cb_v, cb_mag, cb_p, cb_m;    // [Lc] a row of C·Bᵀ
 };
 
-// What the last terms of a y bound need besides the element: the accumulation's unit
-// roundoff and underflow floor, γ2, the sigmoid budget (null without z).
-struct YTail {
-  double u = 0, eta = 0, g2 = 0;
-  const TranscendentalBudget* b_sig = nullptr;
-};
-
-YTail y_tail_of(const ChunkedInput& in) {
+ChunkedYBound::Terms y_terms_of(const ChunkedInput& in) {
   const Contract& c = *in.contract;
-  YTail t;
+  ChunkedYBound::Terms t;
   t.u = format_info(c.accumulation).unit_roundoff;
   t.eta = underflow_floor(c.accumulation, c.flush_to_zero);
   t.g2 = gamma(2, t.u);
@@ -185,7 +178,7 @@ YTail y_tail_of(const ChunkedInput& in) {
 // D·x by one fma (one rounding at |y_pre| ≤ |y_ungated| + err), the gate [3.8] (as [2.7]),
 // and [3.9] the rounding to the output format at an upper bound of |y| from the reference.
 template <class V>
-V y_tail(const YTail& c, const Problem& pr, int64_t yi, V err, const YElement& y, const Tagger<V>& tag) {
+V y_tail(const ChunkedYBound::Terms& c, const Problem& pr, int64_t yi, V err, const YElement& y, const Tagger<V>& tag) {
   using BS = BoundSource;
   const double y_pre = std::fabs(y.ungated);
   err += tag.at(BS::arithmetic, c.u * (y_pre + total(err))) + tag.at(BS::underflow, c.eta);
@@ -240,7 +233,7 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
       ch_cb(reduction_of(c, Sum::cb), u, eta), ch_y(reduction_of(c, Sum::y), u, eta);
   const bool cs_running = red_cs.order == ReductionOrder::sequential_fma && red_cs.partials <= 1;
   const double g2 = gamma(2, u);
-  const YTail tail = y_tail_of(in);
+  const ChunkedYBound::Terms tail = y_terms_of(in);
   const bool y_wanted = focus == nullptr || focus->which == BoundOf::y;
   const int threads = focus != nullptr ? 1 : std::max(1, in.threads);
   // Workers for a step of `work` multiply-adds: one per work_per_thread.
@@ -549,7 +542,7 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
             const double acc0 = inter_mag + total(err);
             err += wk.dy[p] + ch_y.error(acc0, m + 1, wk.y_p[p], wk.y_m[p], tag);
             const int64_t yi = pr.x_index(t, h, p);
-            if (!y_vectors && focus_y == nullptr) {  // streamed: finished by chunked_y_bound
+            if (!y_vectors && focus_y == nullptr) {  // streamed: finished by ChunkedYBound
               out->y_before_dx[yi] = total(err);
               continue;
             }
@@ -617,8 +610,10 @@ ChunkedBounds chunked_bounds(const ChunkedInput& in) {
   return out;
 }
 
-double chunked_y_bound(const ChunkedInput& in, int64_t yi, double error_before_dx, const YElement& y) {
-  return y_tail(y_tail_of(in), *in.problem, yi, error_before_dx, y, Tagger<double>(in.weights)) * kSafetyFactor;
+ChunkedYBound::ChunkedYBound(const ChunkedInput& in) : in_(in), terms_(y_terms_of(in)) {}
+
+double ChunkedYBound::operator()(int64_t yi, double error_before_dx, const YElement& y) const {
+  return y_tail(terms_, *in_.problem, yi, error_before_dx, y, Tagger<double>(in_.weights)) * kSafetyFactor;
 }
 
 Tagged chunked_bound_parts(const ChunkedInput& in, BoundOf which, int64_t index, const YElement* y_element) {

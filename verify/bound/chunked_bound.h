@@ -17,7 +17,7 @@ struct ChunkedInput {
   // [T, H, P] the reference's y: nearest doubles of y and of y before the gate, and y's
   // certified error. All three, or none: a streamed check (verify/judge/external_check.cpp)
   // gives none, gets ChunkedBounds::y_before_dx and finishes each y bound with
-  // chunked_y_bound as the reference hands the element over.
+  // ChunkedYBound as the reference hands the element over.
   const std::vector<double>* y_exact = nullptr;
   const std::vector<double>* y_ungated = nullptr;
   const std::vector<double>* y_certified_error = nullptr;
@@ -35,7 +35,7 @@ struct ChunkedInput {
 struct ChunkedBounds {
   std::vector<double> y;                // [T, H, P] on |ŷ − y| in the output format
   // [T, H, P] instead of y when the input holds no y vectors: each element's error before
-  // D·x, the gate and the output rounding (the terms that read the reference's y).
+  // D·x, the gate and the output rounding (the terms that read the reference's y; ChunkedYBound).
   std::vector<double> y_before_dx;
   // [pieces, H, P, N] on the state after each piece (a sequence's share of a chunk; with
   // chunk_layout sequence the chunks themselves), stored; sequences in order.
@@ -50,8 +50,24 @@ struct ChunkedBounds {
 // exp(min(·, 0)) guard then computes a different function than the recurrence).
 ChunkedBounds chunked_bounds(const ChunkedInput& in);
 
-// The bound of y element `yi` [t, h, p] from its y_before_dx and its own y: bit for bit the
-// y bound chunked_bounds gives when the input holds the y vectors.
-double chunked_y_bound(const ChunkedInput& in, int64_t yi, double error_before_dx, const YElement& y);
+// Finishes a streamed y bound: the bound of y element `yi` [t, h, p] from its y_before_dx
+// and its own y, bit for bit the y bound chunked_bounds gives when the input holds the y
+// vectors (the same terms, bound/chunked_bound.cpp y_tail). Thread-safe; `in` must outlive it.
+class ChunkedYBound {
+ public:
+  explicit ChunkedYBound(const ChunkedInput& in);
+  double operator()(int64_t yi, double error_before_dx, const YElement& y) const;
+
+  // What the terms need besides the element: the accumulation's unit roundoff and underflow
+  // floor, γ2, the sigmoid budget (null without z).
+  struct Terms {
+    double u = 0, eta = 0, g2 = 0;
+    const TranscendentalBudget* b_sig = nullptr;
+  };
+
+ private:
+  const ChunkedInput& in_;
+  Terms terms_;
+};
 
 }  // namespace ssmv::bound

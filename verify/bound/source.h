@@ -47,7 +47,7 @@ struct SourceWeights {
 
 // The reference's y at one element [t, h, p], as the bounds read it (its output rounding and
 // gate terms): what a streamed check has of an element instead of the inputs' y vectors
-// (SequentialPairBound::step, chunked_y_bound, attribution.h).
+// (SequentialPairBound::step, ChunkedYBound, attribution.h).
 struct YElement {
   double exact = 0;            // nearest double of y
   double certified_error = 0;  // its certified error

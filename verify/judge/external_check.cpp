@@ -55,6 +55,41 @@ KernelCheck judge_outputs(const Problem& p, KernelCheck kc, const ref::ExactResu
   return kc;
 }
 
+// The judges of a streamed check: y, and the final states when the dump has them.
+struct StreamJudges {
+  std::unique_ptr<TensorJudge> y, state;
+  StreamJudges(const Problem& p, bool with_states, ElementDetail detail) {
+    const Shape& s = p.shape;
+    y = std::make_unique<TensorJudge>("y", p.formats.output, s.num_tokens() * s.H * s.P, p, y_coords, kYCoordNames,
+                                      detail);
+    if (with_states) {
+      state = std::make_unique<TensorJudge>("final_state", p.formats.state,
+                                            s.num_sequences() * s.state_elements_per_sequence(), p, state_coords,
+                                            kStateCoordNames, detail);
+    }
+  }
+  // A pair's final state, element base + k with bound[k].
+  void add_final_state(const Problem& p, const ref::StateOutputs& o, const std::vector<float>& final_states,
+                       const double* bound) {
+    if (!o.final || !state) return;
+    const Format f = p.formats.state;
+    const size_t base = size_t(p.state_index(o.sequence, o.head, 0, 0));
+    for (size_t k = 0; k < o.nearest.size(); ++k) {
+      const size_t i = base + k;
+      state->add(int64_t(i), round_nearest_even(f, final_states[i]), ref::round_nearest_even(f, o.value[k]),
+                 o.nearest[k], o.certified_error[k], o.magnitude[k], bound[k], o.value[k]);
+    }
+  }
+  // The reports, the worst y element's kept y with them (attribution reads it).
+  std::vector<TensorReport> finish(bound::YElement& worst_y) {
+    std::vector<TensorReport> r;
+    r.push_back(y->finish());
+    worst_y = {r[0].worst.exact, y->worst_inputs().certified_error, y->worst_inputs().extra};
+    if (state) r.push_back(state->finish());
+    return r;
+  }
+};
+
 // Judges the reference's outputs as they arrive from the worker threads (y of each token,
 // then the final state of each pair) against the kernel's values, with each element's
 // bound computed in the stream: one bound::SequentialPairBound per pair in progress, which
@@ -63,9 +98,9 @@ KernelCheck judge_outputs(const Problem& p, KernelCheck kc, const ref::ExactResu
 // stepper serves the next one.
 class JudgingSink : public ref::Sink {
  public:
-  JudgingSink(const Problem& p, const bound::SequentialInput& in, const std::vector<float>& y, TensorJudge& y_judge,
-              const std::vector<float>& final_states, TensorJudge* state_judge)
-      : p_(p), in_(in), y_(y), y_judge_(y_judge), final_states_(final_states), state_judge_(state_judge) {}
+  JudgingSink(const Problem& p, const bound::SequentialInput& in, const std::vector<float>& y, StreamJudges& judges,
+              const std::vector<float>& final_states)
+      : p_(p), in_(in), y_(y), judges_(judges), final_states_(final_states) {}
 
   void token(const ref::TokenOutputs& o) override {
     PairWork& w = pair(o.sequence, o.head);
@@ -73,8 +108,8 @@ class JudgingSink : public ref::Sink {
     const Format f = p_.formats.output;
     for (int64_t q = 0; q < p_.shape.P; ++q) {
       const size_t i = size_t(p_.x_index(o.token, o.head, q)), k = size_t(q);
-      y_judge_.add(int64_t(i), round_nearest_even(f, y_[i]), ref::round_nearest_even(f, o.y[k]), o.y_nearest[k],
-                   o.y_certified_error[k], o.y_magnitude[k], w.y_bound[k], o.y[k], o.y_ungated[k]);
+      judges_.y->add(int64_t(i), round_nearest_even(f, y_[i]), ref::round_nearest_even(f, o.y[k]), o.y_nearest[k],
+                     o.y_certified_error[k], o.y_magnitude[k], w.y_bound[k], o.y[k], o.y_ungated[k]);
     }
   }
 
@@ -82,15 +117,7 @@ class JudgingSink : public ref::Sink {
     if (!o.final) return;
     PairWork& w = pair(o.sequence, o.head);
     w.bound.finish(w.state, w.stored_state);
-    if (state_judge_) {
-      const Format f = p_.formats.state;
-      const size_t base = size_t(p_.state_index(o.sequence, o.head, 0, 0));
-      for (size_t k = 0; k < o.nearest.size(); ++k) {
-        const size_t i = base + k;
-        state_judge_->add(int64_t(i), round_nearest_even(f, final_states_[i]), ref::round_nearest_even(f, o.value[k]),
-                          o.nearest[k], o.certified_error[k], o.magnitude[k], w.stored_state[k], o.value[k]);
-      }
-    }
+    judges_.add_final_state(p_, o, final_states_, w.stored_state.data());
     release(o.sequence, o.head);
   }
 
@@ -130,9 +157,8 @@ class JudgingSink : public ref::Sink {
   const Problem& p_;
   const bound::SequentialInput& in_;
   const std::vector<float>& y_;
-  TensorJudge& y_judge_;
+  StreamJudges& judges_;
   const std::vector<float>& final_states_;
-  TensorJudge* state_judge_;
   std::mutex mutex_;
   std::unordered_map<int64_t, std::unique_ptr<PairWork>> active_;
   std::vector<std::unique_ptr<PairWork>> idle_;
@@ -155,69 +181,48 @@ KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract,
   in.decay = &scalars.decay;
   in.store_every_token = true;
   const bound::SequentialPairBound budgets_checked(in);  // throws before the reference runs, as the batch bound would
-  const Shape& s = p.shape;
-  TensorJudge y_judge("y", p.formats.output, s.num_tokens() * s.H * s.P, p, y_coords, kYCoordNames, detail);
-  std::unique_ptr<TensorJudge> state_judge;
-  if (!final_states.empty()) {
-    state_judge = std::make_unique<TensorJudge>("final_state", p.formats.state,
-                                                s.num_sequences() * s.state_elements_per_sequence(), p, state_coords,
-                                                kStateCoordNames, detail);
-  }
-  JudgingSink sink(p, in, y, y_judge, final_states, state_judge.get());
+  StreamJudges judges(p, !final_states.empty(), detail);
+  JudgingSink sink(p, in, y, judges, final_states);
   ref::compute_streaming(p, sink);
-  KernelCheck kc{kernel, contract.name, "external", {}};
-  kc.tensors.push_back(y_judge.finish());
+  bound::YElement worst_y;
+  KernelCheck kc{kernel, contract.name, "external", judges.finish(worst_y)};
   // The worst y element's bound split over its sources from its own y (the stream kept no other).
-  const TensorJudge::WorstInputs& wy = y_judge.worst_inputs();
-  const bound::YElement worst_y{kc.tensors[0].worst.exact, wy.certified_error, wy.extra};
   attribute_worst(kc.tensors[0], in, bound::BoundOf::y, kc.tensors[0].worst.index, &worst_y);
-  if (state_judge) {
-    kc.tensors.push_back(state_judge->finish());
-    attribute_worst(kc.tensors[1], in, bound::BoundOf::stored_state, kc.tensors[1].worst.index);
-  }
+  if (kc.tensors.size() > 1) attribute_worst(kc.tensors[1], in, bound::BoundOf::stored_state, kc.tensors[1].worst.index);
   return kc;
 }
 
 // Judges a chunked kernel's outputs as the reference hands them over: each y element's
 // bound finished from the chunked bound's y_before_dx and the element's own y
-// (bound::chunked_y_bound), each final-state element with its precomputed bound.
+// (bound::ChunkedYBound), each final-state element with its precomputed bound.
 class ChunkedJudgingSink : public ref::Sink {
  public:
   ChunkedJudgingSink(const Problem& p, const bound::ChunkedInput& in, const bound::ChunkedBounds& b,
-                     const std::vector<float>& y, TensorJudge& y_judge, const std::vector<float>& final_states,
-                     TensorJudge* state_judge)
-      : p_(p), in_(in), b_(b), y_(y), y_judge_(y_judge), final_states_(final_states), state_judge_(state_judge) {}
+                     const std::vector<float>& y, StreamJudges& judges, const std::vector<float>& final_states)
+      : p_(p), finish_(in), b_(b), y_(y), judges_(judges), final_states_(final_states) {}
 
   void token(const ref::TokenOutputs& o) override {
     const Format f = p_.formats.output;
     for (int64_t q = 0; q < p_.shape.P; ++q) {
       const size_t i = size_t(p_.x_index(o.token, o.head, q)), k = size_t(q);
-      const double bound = bound::chunked_y_bound(in_, int64_t(i), b_.y_before_dx[i],
-                                                  {o.y_nearest[k], o.y_certified_error[k], o.y_ungated[k]});
-      y_judge_.add(int64_t(i), round_nearest_even(f, y_[i]), ref::round_nearest_even(f, o.y[k]), o.y_nearest[k],
-                   o.y_certified_error[k], o.y_magnitude[k], bound, o.y[k], o.y_ungated[k]);
+      const double bound =
+          finish_(int64_t(i), b_.y_before_dx[i], {o.y_nearest[k], o.y_certified_error[k], o.y_ungated[k]});
+      judges_.y->add(int64_t(i), round_nearest_even(f, y_[i]), ref::round_nearest_even(f, o.y[k]), o.y_nearest[k],
+                     o.y_certified_error[k], o.y_magnitude[k], bound, o.y[k], o.y_ungated[k]);
     }
   }
 
   void state(const ref::StateOutputs& o) override {
-    if (!o.final || !state_judge_) return;
-    const Format f = p_.formats.state;
-    const size_t base = size_t(p_.state_index(o.sequence, o.head, 0, 0));
-    for (size_t k = 0; k < o.nearest.size(); ++k) {
-      const size_t i = base + k;
-      state_judge_->add(int64_t(i), round_nearest_even(f, final_states_[i]), ref::round_nearest_even(f, o.value[k]),
-                        o.nearest[k], o.certified_error[k], o.magnitude[k], b_.final_state[i], o.value[k]);
-    }
+    judges_.add_final_state(p_, o, final_states_, &b_.final_state[size_t(p_.state_index(o.sequence, o.head, 0, 0))]);
   }
 
  private:
   const Problem& p_;
-  const bound::ChunkedInput& in_;
+  const bound::ChunkedYBound finish_;
   const bound::ChunkedBounds& b_;
   const std::vector<float>& y_;
-  TensorJudge& y_judge_;
+  StreamJudges& judges_;
   const std::vector<float>& final_states_;
-  TensorJudge* state_judge_;
 };
 
 // The chunked family, streamed: δ first (ref::compute_scalars), the chunked bound up to
@@ -235,25 +240,13 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
   in.delta = &scalars.delta;
   in.threads = ref::default_threads();
   const bound::ChunkedBounds b = bound::chunked_bounds(in);
-  const Shape& s = p.shape;
-  TensorJudge y_judge("y", p.formats.output, s.num_tokens() * s.H * s.P, p, y_coords, kYCoordNames, detail);
-  std::unique_ptr<TensorJudge> state_judge;
-  if (!final_states.empty()) {
-    state_judge = std::make_unique<TensorJudge>("final_state", p.formats.state,
-                                                s.num_sequences() * s.state_elements_per_sequence(), p, state_coords,
-                                                kStateCoordNames, detail);
-  }
-  ChunkedJudgingSink sink(p, in, b, y, y_judge, final_states, state_judge.get());
+  StreamJudges judges(p, !final_states.empty(), detail);
+  ChunkedJudgingSink sink(p, in, b, y, judges, final_states);
   ref::compute_streaming(p, sink);
-  KernelCheck kc{kernel, contract.name, "external", {}};
-  kc.tensors.push_back(y_judge.finish());
-  const TensorJudge::WorstInputs& wy = y_judge.worst_inputs();
-  const bound::YElement worst_y{kc.tensors[0].worst.exact, wy.certified_error, wy.extra};
+  bound::YElement worst_y;
+  KernelCheck kc{kernel, contract.name, "external", judges.finish(worst_y)};
   attribute_worst(kc.tensors[0], in, bound::BoundOf::y, &worst_y);
-  if (state_judge) {
-    kc.tensors.push_back(state_judge->finish());
-    attribute_worst(kc.tensors[1], in, bound::BoundOf::final_state);
-  }
+  if (kc.tensors.size() > 1) attribute_worst(kc.tensors[1], in, bound::BoundOf::final_state);
   return kc;
 }
 
