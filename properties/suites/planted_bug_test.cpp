@@ -44,7 +44,8 @@ void wrong_group_property() { planted_within_contract(PlantedBug::wrong_group, *
 // file (its failure is expected; a campaign's merged results would count it as a failure),
 // under a shrink budget of `shrink_steps` steps (0: no limit) and no time budget.
 PropertyOutcome run_planted(const std::string& name, void (*fn)(), int64_t shrink_steps = kDefaultShrinkSteps) {
-  const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "ssmv_planted_cex";
+  // One folder per property: CTest runs these tests in parallel processes.
+  const std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / ("ssmv_planted_cex." + name);
   std::filesystem::remove_all(dir);
   const char* results = std::getenv("SSMV_PROP_RESULTS");
   const std::string saved = results ? results : "";
