@@ -93,8 +93,8 @@ struct GeneratedDecode {
 };
 
 // Production cases' work caps, in units of the options' max_updates: a prefill case up to
-// about 40 ms of twin and reference on the development box, a decode case up to about 50 ms
-// (SSU's reference costs 1 to 3 µs per state update at these widths).
+// about 40 ms of twin and reference on the development box, a decode case up to 30 to 100 ms
+// (SSU's check costs 1 to 3 µs per state update at these widths).
 inline constexpr int64_t kPrefillProductionWork = 12;
 inline constexpr int64_t kDecodeProductionWork = 4;
 // The work of a prefill problem in state-update equivalents: T·H·P·N for the reference plus
