@@ -9,10 +9,12 @@
 //   5. the shrunk case is small (its size is printed: tokens, H, P, N);
 // and the shrink budget (harness/shrink_budget.h): with SSMV_SHRINK_STEPS below the steps an
 // unlimited shrink takes, shrinking stops after exactly that many steps, the reported case
-// still fails, and the message and the file say that the budget ended shrinking.
+// still fails, the message and the file say that the budget ended shrinking, and the
+// reproduce string walks to that same case.
 // Case counts: each planted-bug property stops at its first failure (base 60, the count of
 // property 1), then shrinks.
 #include <gtest/gtest.h>
+#include <rapidcheck/detail/TestListenerAdapter.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -153,6 +155,25 @@ TEST(PlantedBug, ShrinkBudgetEndsShrinking) {
   EXPECT_GE(updates(c.decode), kLargeUpdates);
   EXPECT_EQ(c.worst, std::to_string(updates(c.decode)) + " state updates");
   std::printf("[shrink budget] kept case: %s\n", describe(c.decode.problem).c_str());
+
+  // rapidcheck's reproduce string walks to the same case (the budget truncates the candidate
+  // sequences, never reorders them): re-run it as RC_PARAMS="reproduce=..." would.
+  const size_t from = c.reproduce.find("RC_PARAMS=\"") + 11, to = c.reproduce.find('"', from);
+  ASSERT_NE(to, std::string::npos) << c.reproduce;
+  const rc::detail::Configuration config = rc::detail::configFromString(c.reproduce.substr(from, to - from));
+  rc::detail::TestMetadata metadata;
+  metadata.id = "PlantedBug/LargeCasesFail";
+  rc::detail::TestListenerAdapter listener;
+  const rc::detail::TestResult again = rc::detail::checkProperty(
+      rc::detail::toProperty(&large_cases_fail_property), metadata, rc::detail::TestParams{}, listener, config.reproduce);
+  rc::detail::FailureResult failure;
+  ASSERT_TRUE(again.match(failure)) << "the reproduce string did not reproduce a failure";
+  const verify::Counterexample r = verify::read_counterexample(cut.counterexample);  // rewritten by the re-run
+  EXPECT_EQ(describe(r.decode.problem), describe(c.decode.problem));
+  EXPECT_EQ(r.decode.problem.x, c.decode.problem.x);
+  EXPECT_EQ(r.decode.problem.B, c.decode.problem.B);
+  EXPECT_EQ(r.decode.state_pool, c.decode.state_pool);
+  EXPECT_EQ(r.worst, c.worst);
 }
 
 }  // namespace
