@@ -3,8 +3,8 @@
 #   target_link_libraries(my_test PRIVATE ssmv::verify GTest::gtest_main)
 # (README.md, "C++"). Installed: the judging libraries of docs/design.md §5 — none links a
 # kernel or CUDA — their headers under include/ with the paths the code uses
-# ("verify/gtest_contract.h"), and lib/cmake/ssmv/ (ssmvConfig.cmake, the exported targets
-# ssmvTargets.cmake, FindMPFR/FindMPFI). Not installed: ssmv_run, ssmv_ssu, ssmv_chunk_scan
+# ("verify/reports/gtest_contract.h"), and lib/cmake/ssmv/ (ssmvConfig.cmake, the exported targets
+# ssmvTargets.cmake, FindMPFR). Not installed: ssmv_run, ssmv_ssu, ssmv_chunk_scan
 # (the bundled kernels), the build tree's ssmv_verify (it links ssmv_run), the ssmv command.
 # CI checks the package from outside: the cmake_package_consumer test
 # (scripts/cmake_package_consumer.sh, cmake/consumer_test/).
@@ -33,7 +33,7 @@ endforeach()
 # What is installed must not reach a kernel or CUDA (docs/design.md §5): checked here,
 # when CMake configures.
 ssmv_forbid_links(TARGETS ${ssmv_installed_targets}
-  FORBIDDEN ssmv_run ssmv_verify ssmv_ssu ssmv_chunk_scan ssmv_chunk_scan_cuda ssmv_cuda_common
+  FORBIDDEN ssmv_run ssmv_verify ssmv_ssu ssmv_chunk_scan ssmv_fast_device ssmv_cuda_common
             CUDA::cudart CUDA::cudart_static)
 
 install(TARGETS ${ssmv_installed_targets}
@@ -42,18 +42,15 @@ install(TARGETS ${ssmv_installed_targets}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})  # include/: target_include_directories' INSTALL_INTERFACE
 
-# Headers, at the include paths the sources use. verify/'s kernel_check.h and
-# default_suite.h belong to ssmv_run (they include the kernels): not installed.
-set(ssmv_header_dirs spec reference verify/bound verify/json verify/tensor_file)
+# Headers, at the include paths the sources use. verify/run/ (ssmv_run: it includes the
+# kernels) is not installed.
+set(ssmv_header_dirs spec reference verify/bound verify/json verify/tensor_file verify/judge verify/contracts
+  verify/reports)
 foreach(dir IN LISTS ssmv_header_dirs)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/${dir}
     FILES_MATCHING PATTERN "*.h"
     PATTERN tests EXCLUDE PATTERN fuzz EXCLUDE)
 endforeach()
-file(GLOB ssmv_verify_headers CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/verify/*.h)
-list(REMOVE_ITEM ssmv_verify_headers ${PROJECT_SOURCE_DIR}/verify/kernel_check.h
-  ${PROJECT_SOURCE_DIR}/verify/default_suite.h)
-install(FILES ${ssmv_verify_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/verify)
 install(FILES ${PROJECT_SOURCE_DIR}/fast/common/hd.h ${PROJECT_SOURCE_DIR}/fast/common/fast_math.h
   ${PROJECT_SOURCE_DIR}/fast/common/fast_math_budgets.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/fast/common)
@@ -68,7 +65,7 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/ssmvConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/ssmvConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)  # 0.x: a minor version may break the API
 install(FILES ${PROJECT_BINARY_DIR}/ssmvConfig.cmake ${PROJECT_BINARY_DIR}/ssmvConfigVersion.cmake
-  ${PROJECT_SOURCE_DIR}/cmake/FindMPFR.cmake ${PROJECT_SOURCE_DIR}/cmake/FindMPFI.cmake
+  ${PROJECT_SOURCE_DIR}/cmake/FindMPFR.cmake
   DESTINATION ${ssmv_cmake_dir})
 
 # CI: install this build into a temporary prefix, build a consumer project against it

@@ -1,8 +1,9 @@
-// The certification test of the reference: a value computed at two precisions is
-// accepted when |primary − check| <= 2^-certified_bits · magnitude (exactly equal when
-// the magnitude is 0);
-// otherwise CertificationError names the tensor, the element, both values (hex, %Ra)
-// and the ratio of the difference to the allowance.
+// The certificate of the reference's MPFR tier (docs/reference-tiers.md, "The MPFR tier's
+// certificate"): a value computed at the working precision is accepted when its a-priori
+// error bound is at most 2^-certified_bits · magnitude (0 when the magnitude is 0);
+// otherwise CertificationError names the tensor, the element, the working run's value, the
+// same value at the check precision (for comparison, hex %Ra), the bound and its ratio to
+// the allowance.
 #pragma once
 
 #include <mpfr.h>
@@ -21,22 +22,33 @@ struct Coordinates {
 
 class Certifier {
  public:
-  Certifier(int certified_bits, mpfr_prec_t primary_bits, mpfr_prec_t check_bits);
+  Certifier(int certified_bits, mpfr_prec_t check_bits);
   ~Certifier();
   Certifier(const Certifier&) = delete;
   Certifier& operator=(const Certifier&) = delete;
 
-  // Returns |primary − check| rounded up to double, or throws CertificationError. A value
-  // that is NaN or infinite in either run (MPFR's exponent range exceeded) is refused.
-  double check(const char* tensor, const Coordinates& where, mpfr_srcptr primary,
-               mpfr_srcptr check, double magnitude);
+  // Whether `value` is finite and bound <= 2^-certified_bits · magnitude (exactly, in
+  // MPFR's exponent range: no underflow of the allowance).
+  bool holds(mpfr_srcptr value, double bound, double magnitude);
+
+  // Throws CertificationError: `primary`, the value of the run at `primary_bits` whose
+  // bound failed, with `bound`, beside `check`, the same value at the check precision;
+  // `why` says what failed.
+  [[noreturn]] void fail(const char* tensor, const Coordinates& where, mpfr_prec_t primary_bits, mpfr_srcptr primary,
+                         mpfr_srcptr check, double bound, double magnitude, const char* why);
 
  private:
-  [[noreturn]] void fail(const char* tensor, const Coordinates& where, mpfr_srcptr primary,
-                         mpfr_srcptr check, double magnitude, const char* why);
   int certified_bits_;
-  mpfr_prec_t primary_bits_, check_bits_;
-  mpfr_t diff_, allowance_;
+  mpfr_prec_t check_bits_;
+  mpfr_t allowance_, bound_;
 };
+
+// The reasons fail() is given.
+inline constexpr const char* kBoundTooLarge = "has an a-priori error bound beyond the certified bits";
+inline constexpr const char* kNotFinite =
+    "is not finite (MPFR's exponent range was exceeded); no value can be certified";
+inline constexpr const char* kUnderflow =
+    "underflowed MPFR's exponent range (below 2^-1073741824), where no relative error bound holds; "
+    "no value can be certified";
 
 }  // namespace ssmv::ref

@@ -1,7 +1,7 @@
 // Internal: runs every (sequence, head) pair of a problem through the fast tier
 // (tiered.h) and, for the pairs it cannot settle, the MPFR core (head_recurrence.h) at the
-// primary and the check precision in one pass over the tokens, certifies every value and
-// hands it to a Sink. Shared by compute(), compute_streaming() and
+// working precision with its a-priori bound (mpfr_bound.h; again at the check precision
+// when a rounding is undecided), certifies every value and hands it to a Sink. Shared by compute(), compute_streaming() and
 // compute_decode() (reference.cpp).
 #pragma once
 

@@ -1,15 +1,16 @@
 // The one core of the reference: the recurrence of docs/design.md section 2 for one
 // (sequence, head) pair, one token at a time, at one precision, on a number policy of
-// arithmetic.h. compute(), compute_streaming() and compute_decode() all run it (twice
-// per pair: at the primary and at the check precision).
+// arithmetic.h. compute(), compute_streaming() and compute_decode() all run it (once
+// per pair at the working precision; again at the check precision for a pair with a value
+// its bound does not decide, reference/driver.cpp).
 //
 // Per token t (g = group of h):
 //   δ = dt[t,h] (+ dt_bias[h]);  δ = log1p(exp(δ)) if softplus;  δ = clamp(δ, lo, hi)
 //   a = exp(δ·A[h]);  u_n = δ·B[t,g,n]
 //   S[p,n] = a·S[p,n] + u_n·x[t,h,p]
 //   y_ungated[p] = Σ_n C[t,g,n]·S[p,n] + D·x[t,h,p];  y[p] = y_ungated[p]·(z / (1 + e^-z))
-// Every operation is one MPFR rounding to nearest at the run's precision; the
-// certification (two precisions) bounds what these roundings add up to.
+// Every operation is one MPFR rounding to nearest at the run's precision; the a-priori
+// bound of mpfr_bound.h bounds what these roundings add up to.
 //
 // No allocation after construction: every variable is reused token after token. The
 // state lives in one block (Arith::Array), each variable beside its limbs.
@@ -122,8 +123,11 @@ class HeadRecurrence {
   }
 
   // Advances by packed token t of head h. When sum_abs_cs is given ([P]), adds
-  // |C_n·S_n| (each product rounded to the nearest double) into it, from 0.
-  void step(const Problem& pr, int64_t t, int64_t h, double* sum_abs_cs) {
+  // |C_n·S_n| (each product rounded to the nearest double) into it, from 0. When
+  // output_inexact is given ([P]), sets it to whether any operation of y_ungated[p] after
+  // the state update (the products C_n·S_n, their sum, D·x and its addition) was inexact;
+  // MPFR's inexact flag still accumulates over every operation, as without it.
+  void step(const Problem& pr, int64_t t, int64_t h, double* sum_abs_cs, bool* output_inexact = nullptr) {
     scalars_.step(pr, t, h, true);
     const Num& delta = scalars_.delta_num();
     const Num& decay = scalars_.decay_num();
@@ -136,16 +140,26 @@ class HeadRecurrence {
     const bool has_d = pr.d_mode() != DMode::none;
     for (int64_t p = 0; p < P_; ++p) {
       Arith::set(x_, double(pr.x[pr.x_index(t, h, p)]));
-      Arith::zero(acc_);
-      double abs_cs = 0;
       for (int64_t n = 0; n < N_; ++n) {
         Num& S = S_[p * N_ + n];
         Arith::mul(S, decay, S);
         Arith::mul(t_, u_[n], x_);
         Arith::add(S, S, t_);
-        Arith::mul(t_, c_[n], S);
+      }
+      const bool inexact_before = output_inexact && mpfr_inexflag_p();
+      if (output_inexact) mpfr_clear_inexflag();
+      Arith::zero(acc_);
+      double abs_cs = 0;
+      for (int64_t n = 0; n < N_; ++n) {
+        Arith::mul(t_, c_[n], S_[p * N_ + n]);
         Arith::add(acc_, acc_, t_);
-        if (sum_abs_cs) abs_cs += std::fabs(mpfr_get_d(Arith::view(t_), MPFR_RNDN));
+        if (sum_abs_cs) {
+          // A conversion, not an operation of the recurrence: MPFR's flags are kept as
+          // they were.
+          const mpfr_flags_t flags = mpfr_flags_save();
+          abs_cs += std::fabs(mpfr_get_d(Arith::view(t_), MPFR_RNDN));
+          mpfr_flags_restore(flags, MPFR_FLAGS_ALL);
+        }
       }
       if (sum_abs_cs) sum_abs_cs[p] = abs_cs;
       if (has_d) {
@@ -154,6 +168,10 @@ class HeadRecurrence {
         Arith::add(y_ungated_[p], acc_, t_);
       } else {
         Arith::set(y_ungated_[p], Arith::view(acc_));
+      }
+      if (output_inexact) {
+        output_inexact[p] = mpfr_inexflag_p();
+        if (inexact_before) mpfr_set_inexflag();
       }
       if (pr.has_z()) {
         Arith::mul(y_[p], y_ungated_[p], scalars_.gate_num(p));

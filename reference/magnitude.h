@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "reference/reference.h"
 #include "spec/problem.h"
 
 namespace ssmv::ref {
@@ -50,7 +51,7 @@ class MagnitudeRecurrence {
 
   MagnitudeRecurrence(int64_t P, int64_t N)
       : P_(P), N_(N), sabs_(P * N), w_(N), abs_c_(N), sum_abs_c_sabs_(P), abs_dx_(P),
-        ungated_(P), y_(P), output_inflation_(1.0 + double(N + 8) * 0x1p-52),
+        ungated_(P), y_(P), reads_state_(size_t(P)), output_inflation_(1.0 + double(N + 8) * 0x1p-52),
         output_slack_(double(2 * N + 4) * kEta) {}
 
   void load_zero() { std::fill(sabs_.begin(), sabs_.end(), 0.0); }
@@ -88,6 +89,7 @@ class MagnitudeRecurrence {
         nonzero |= abs_c_[n] > 0 && s[n] > 0;
       }
       sum_abs_c_sabs_[p] = sum;
+      reads_state_[p] = nonzero;
       abs_dx_[p] = std::fabs(double(pr.d_value(h, p)) * x);  // exact: 24 × 24 bits
       nonzero |= abs_dx_[p] > 0;
       const double slack = nonzero ? output_slack_ : 0.0;
@@ -103,6 +105,8 @@ class MagnitudeRecurrence {
   const double* state() const { return sabs_.data(); }  // [P, N] upper bounds of Sabs
   const double* sum_abs_c_sabs() const { return sum_abs_c_sabs_.data(); }  // [P] Σ|C|·Ŝ (not inflated)
   const double* abs_dx() const { return abs_dx_.data(); }      // [P] |D·x| exact
+  // Whether y[p] reads the state: some |C_n|·Ŝ_n > 0 (false: every C_n·S_n is exactly 0).
+  bool reads_state(int64_t p) const { return reads_state_[size_t(p)] != 0; }
   const double* y_ungated() const { return ungated_.data(); }  // [P] bound of |y_ungated| scale
   const double* y() const { return y_.data(); }                // [P] bound of |y| scale
 
@@ -111,8 +115,34 @@ class MagnitudeRecurrence {
   std::vector<double> sabs_;  // [P, N]
   std::vector<double> w_, abs_c_;  // [N]
   std::vector<double> sum_abs_c_sabs_, abs_dx_, ungated_, y_;  // [P]
+  std::vector<unsigned char> reads_state_;                      // [P]
   double output_inflation_;  // Ky above
   double output_slack_;      // (2N+4)·η above
 };
+
+// What both tiers hand to a Sink for one token of one (sequence, head) pair: the spans of
+// the P values they computed, the magnitudes from `mag` (after this token's step).
+struct TokenSpans {
+  std::span<const mpfr_srcptr> y;
+  std::span<const double> y_nearest, y_certified_error, sum_abs_CS, y_ungated;
+};
+inline TokenOutputs token_outputs(int64_t s, int64_t t, int64_t h, double delta, double decay,
+                                  const TokenSpans& v, const MagnitudeRecurrence& mag, size_t P) {
+  TokenOutputs out;
+  out.sequence = s;
+  out.token = t;
+  out.head = h;
+  out.delta = delta;
+  out.decay = decay;
+  out.y = v.y;
+  out.y_nearest = v.y_nearest;
+  out.y_magnitude = {mag.y(), P};
+  out.y_certified_error = v.y_certified_error;
+  out.sum_abs_CS = v.sum_abs_CS;
+  out.sum_abs_C_Sabs = {mag.sum_abs_c_sabs(), P};
+  out.abs_Dx = {mag.abs_dx(), P};
+  out.y_ungated = v.y_ungated;
+  return out;
+}
 
 }  // namespace ssmv::ref

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "reference/driver.h"
+#include "reference/head_recurrence.h"
 #include "reference/round.h"
 
 namespace ssmv::ref {
@@ -156,6 +157,24 @@ void compute_streaming(const Problem& problem, Sink& sink, const Options& option
   validate(problem);
   detail::checked_check_precision(problem, options);
   detail::run(problem, initial_from_problem(problem), options, sink);
+}
+
+ExactScalars compute_scalars(const Problem& problem, const Options& options) {
+  validate(problem);
+  const int check_bits = detail::checked_check_precision(problem, options);
+  const int64_t T = problem.shape.num_tokens(), H = problem.shape.H;
+  ExactScalars out;
+  out.delta.assign(size_t(T * H), 0.0);
+  out.decay.assign(size_t(T * H), 0.0);
+  TokenScalars<RawMpfr> scalars(check_bits, 0);
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t h = 0; h < H; ++h) {
+      scalars.step(problem, t, h, false);
+      out.delta[size_t(problem.dt_index(t, h))] = mpfr_get_d(scalars.delta(), MPFR_RNDN);
+      out.decay[size_t(problem.dt_index(t, h))] = mpfr_get_d(scalars.decay(), MPFR_RNDN);
+    }
+  }
+  return out;
 }
 
 ExactDecodeResult compute_decode(const DecodeProblem& decode, const Options& options) {

@@ -11,10 +11,15 @@
 // and magnitude for every element (reference/tests/reference_tier_equivalence_test.cpp);
 // value and certified_error differ within certified_error.
 //
-// MPFR tier: every value is computed twice, at `precision_bits` and at `check_precision_bits`, and
-// returned only when the two agree to `certified_bits` relative to the value's magnitude
-// (the same computation on absolute values); otherwise CertificationError is thrown.
-// The returned value is the check run's (the more precise one).
+// MPFR tier: every value is computed once, at `precision_bits`, beside an a-priori running
+// error bound of that run (every MPFR operation rounds correctly: relative error 2^-p;
+// reference/mpfr_bound.h, docs/reference-tiers.md [6]). A value is returned only when its
+// bound is at most 2^-certified_bits of its magnitude (the same computation on absolute
+// values), else CertificationError is thrown; and its enclosure (value ± bound) decides its
+// nearest double and its correct rounding in fp32, bf16 and fp16, else the pair is run
+// again at `check_precision_bits`, where an undecided value (an exact tie, e.g. an exact
+// cancellation to 0) is taken as computed. δ, the decay and the gates' magnitudes come
+// from the check precision in both tiers.
 //
 // One core (reference/head_recurrence.h) computes one (sequence, head) pair over its
 // tokens; compute(), compute_streaming() and compute_decode() all run it. Memory is
@@ -37,15 +42,16 @@ namespace ssmv::ref {
 
 using Real = boost::multiprecision::mpfr_float;
 
-// Default working precision of the primary run (bits). The certifying run uses 64 more.
+// Default working precision of the MPFR tier (bits); a pair whose roundings its bound does
+// not decide runs again with 64 more.
 // 127 rather than 128: MPFR 4.2 has fast paths for operands of one precision strictly
 // below a limb boundary (mpfr_mul_2 and add1sp2 for p < 128, add1sp3 for p < 192). The
 // update S = a·S + u·x (mul, mul, add) costs 610 instructions at 127 bits against 707 at
 // 128, and 948 at 191 against 1069 at 192 (callgrind, MPFR 4.2.0); one bit of 63 spare.
 inline constexpr int kDefaultPrecisionBits = 127;
-// Extra bits of the certifying run over the primary run when check_precision_bits = 0.
+// Extra bits of the check precision over the working precision when check_precision_bits = 0.
 inline constexpr int kDefaultCheckExtraBits = 64;
-// Required agreement, in bits relative to the magnitudes involved.
+// Required certificate: the error bound is at most 2^-kCertifiedBits of the value's magnitude.
 inline constexpr int kCertifiedBits = 64;
 
 // The worker count Options::threads = 0 means: `n` threads (n >= 1), or every core (n = 0,
@@ -77,7 +83,9 @@ enum class Tier : uint8_t {
 
 struct Options {
   int precision_bits = kDefaultPrecisionBits;  // >= 24, so every input is exact
-  int check_precision_bits = 0;  // 0: precision_bits + 64; otherwise > precision_bits
+  // The check precision (δ, decay, gates; the retry of a pair with an undecided value):
+  // 0: precision_bits + 64; otherwise > precision_bits.
+  int check_precision_bits = 0;
   int certified_bits = kCertifiedBits;
   // Packed token positions q (cu[s] < q <= cu[s+1]) at which to return the state of the
   // sequence s containing token q-1, after tokens [cu[s], q). Chunk boundaries, typically.
@@ -95,17 +103,19 @@ struct Options {
 
 // Magnitudes are upper bounds of the exact absolute recurrence, computed in double and
 // rigorous in every range, subnormals included (reference/magnitude.h gives the
-// argument); 0 exactly when every term is 0, and then both runs must agree exactly.
+// argument); 0 exactly when every term is 0, and then the value is exactly 0 with bound 0.
 
 // Exact values with what error bounds need beside them.
 struct ExactValues {
-  // At the check precision: the certifying run's value (MPFR tier) or the fast pass's
-  // double-double value (fast tier); either lies within certified_error of the exact value.
+  // Variables of the check precision holding the MPFR tier's value (of its working run, or
+  // of the check precision's retry) or the fast tier's double-double value; either lies
+  // within certified_error of the exact value.
   std::vector<Real> value;
-  std::vector<double> nearest;           // the check run's value rounded to the nearest double
+  std::vector<double> nearest;           // value rounded to the nearest double
   std::vector<double> magnitude;         // upper bound of the value's scale (see each field)
-  // An upper bound of |value − exact| (MPFR tier: |primary − check| rounded up; fast
-  // tier: the running error bound of docs/reference-tiers.md), ≤ 2^-certified_bits·magnitude.
+  // An upper bound of |value − exact| (MPFR tier: the a-priori bound of its run, 0 when
+  // every operation was exact; fast tier: the running error bound of
+  // docs/reference-tiers.md), ≤ 2^-certified_bits·magnitude.
   std::vector<double> certified_error;
   size_t size() const { return nearest.size(); }
   Bits rounded(Format f, size_t i) const;  // value correctly rounded (RNE) to f
@@ -129,8 +139,8 @@ struct TierCounts {
 struct ExactResult {
   // y [T, H, P]; magnitude = |zσ(z)|·(Σ_n |C_n|·Sabs_n + |D·x|) with Sabs below.
   ExactValues y;
-  // [T, H, P] Σ_n |C_n·S_n| (exact S, before the gate): each product from the check run
-  // rounded to the nearest double and summed in double, an estimate within (N+1)·2^-53.
+  // [T, H, P] Σ_n |C_n·S_n| (exact S, before the gate): each product of the run that
+  // handed the value over rounded to the nearest double and summed in double, an estimate within (N+1)·2^-53.
   std::vector<double> sum_abs_CS;
   std::vector<double> sum_abs_C_Sabs;   // [T, H, P] Σ_n |C_n|·Ŝ_n, Ŝ the upper bound of Sabs
   std::vector<double> abs_Dx;           // [T, H, P] |D·x|
@@ -161,7 +171,7 @@ ExactResult compute_from_state(const Problem& problem, const ExactValues& initia
 struct TokenOutputs {
   int64_t sequence = 0, token = 0, head = 0;  // token: packed position t
   double delta = 0, decay = 0;                // nearest doubles of δ and exp(δ·A)
-  // [P] each; y points at the check run's values (valid during the call only).
+  // [P] each; y points at the values handed over (valid during the call only).
   std::span<const mpfr_srcptr> y;
   std::span<const double> y_nearest, y_magnitude, y_certified_error;
   std::span<const double> sum_abs_CS, sum_abs_C_Sabs, abs_Dx, y_ungated;
@@ -185,6 +195,15 @@ class Sink {
 };
 // Memory: O(threads·P·N) — one (sequence, head) pair's state per worker, independent of T.
 void compute_streaming(const Problem& problem, Sink& sink, const Options& options = {});
+
+// The exact δ and decay exp(δ·A) of every token and head, [T, H] each, as nearest doubles:
+// bit for bit ExactResult::delta and ::decay of compute() with the same options (the same
+// MPFR operations at the check precision), without the recurrence: what the sequential
+// bounds need before the outputs are streamed (verify/judge/external_check.cpp).
+struct ExactScalars {
+  std::vector<double> delta, decay;
+};
+ExactScalars compute_scalars(const Problem& problem, const Options& options = {});
 
 struct ExactDecodeResult {
   ExactResult result;       // y of every request (pad requests from a zero state)

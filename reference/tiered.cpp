@@ -6,13 +6,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <unordered_map>
 
 #include "reference/arithmetic.h"
 #include "reference/double_double.h"
+#include "reference/gate_memo.h"
 #include "reference/head_recurrence.h"
 #include "reference/magnitude.h"
+#include "reference/mpfr_bound.h"
 #include "spec/format.h"
 
 namespace ssmv::ref::detail {
@@ -110,36 +110,16 @@ struct FastPairRunner::Impl {
         mag(P, N), sh(size_t(P * N)), sl(size_t(P * N)), uh(size_t(N)), ul(size_t(N)), c(size_t(N)), gate(size_t(P)), gate_up(size_t(P)),
         y_vals(size_t(P), check_bits), state_vals(size_t(P * N), check_bits), y_ptr(size_t(P)),
         state_ptr(size_t(P * N)), y_nearest(size_t(P)), y_err(size_t(P)), ungated_nearest(size_t(P)),
-        sum_abs_cs(size_t(P)), state_nearest(size_t(P * N)), state_err(size_t(P * N)) {
+        sum_abs_cs(size_t(P)), state_nearest(size_t(P * N)), state_err(size_t(P * N)),
+        check_bound(check_bits, N), gates(check_bits) {
     mpfr_init2(tmp, check_bits);
-    gate_tmp.init(check_bits);
     cert_factor = std::ldexp(1.0, -certified_bits);
     for (int64_t p = 0; p < P; ++p) y_ptr[p] = y_vals[p].get();
     for (int64_t i = 0; i < P * N; ++i) state_ptr[i] = state_vals[i].get();
   }
   ~Impl() { mpfr_clear(tmp); }
 
-  // The check run's gate of z (TokenScalars::gate_of, the same operations at the same
-  // precision), memoised per worker: a bf16 or fp16 z takes at most 2^16 values.
-  struct Gate {
-    DD value;
-    double abs_up;
-  };
-  const Gate& gate_of(float z) {
-    uint32_t key;
-    std::memcpy(&key, &z, sizeof key);
-    auto it = gates.find(key);
-    if (it != gates.end()) return it->second;
-    if (gates.size() >= kMaxCachedGates) gates.clear();
-    scalars.gate_of(z, gate_tmp);
-    return gates.emplace(key, Gate{to_dd(gate_tmp.get()), abs_up(gate_tmp.get())}).first->second;
-  }
-
-  DD to_dd(mpfr_srcptr v) {
-    const double hi = mpfr_get_d(v, MPFR_RNDN);
-    mpfr_sub_d(tmp, v, hi, MPFR_RNDN);  // exact: v - RN(v) fits v's precision
-    return {hi, mpfr_get_d(tmp, MPFR_RNDN)};
-  }
+  DD to_dd(mpfr_srcptr v) { return dd_of(v, tmp); }
   void set_value(RawMpfr::Num& dst, const DD& v) {  // within u_m·|v| of hi + lo
     mpfr_set_d(dst.get(), v.hi, MPFR_RNDN);
     mpfr_add_d(dst.get(), dst.get(), v.lo, MPFR_RNDN);
@@ -149,7 +129,7 @@ struct FastPairRunner::Impl {
     const int64_t pn = P * N;
     gamma = 0;
     zeta_sum = 0;
-    gamma_m = 0;
+    check_bound.start(0);
     if (init.exact) {
       const int64_t base = (s * pr.shape.H + h) * pn;
       mag.load(&init.exact->magnitude[base]);
@@ -162,7 +142,7 @@ struct FastPairRunner::Impl {
       }
       gamma = 1.01 * kU2;  // to_dd
       zeta_sum = 0x1p-1074;  // a lo that underflowed
-      gamma_m = um;          // the MPFR tier sets the value at the check precision
+      check_bound.start(um * kUp);  // the check run rounds the value to its precision (|v| <= magnitude)
     } else if (const float* f = init.floats[s]) {
       mag.load(f + h * pn);
       for (int64_t i = 0; i < pn; ++i) {
@@ -188,28 +168,25 @@ struct FastPairRunner::Impl {
     const bool has_z = pr.has_z();
     if (has_z) {
       for (int64_t p = 0; p < P; ++p) {
-        const Gate& gt = gate_of(pr.z[size_t(pr.x_index(t, h, p))]);
+        const GateMemo::Gate& gt = gates.of(pr.z[size_t(pr.x_index(t, h, p))]);
         gate[p] = gt.value;
         gate_up[p] = gt.abs_up;
       }
     }
     mag.step(pr, t, h, delta_up, decay_up, has_z ? gate_up.data() : nullptr);
 
-    // Relative errors of the check run's δ and decay, then of their double-doubles [1].
-    const double rho_delta_m = 4.01 * um;
-    const double dA = std::fabs(delta.hi * double(pr.A[h])) * (1 + 0x1p-48);
-    const double arg_err = dA * (rho_delta_m + um) * kUp;
-    if (!(arg_err <= 0x1p-20)) return false;
-    const double rho_a_m = 1.01 * arg_err + 1.01 * um;
+    // Relative errors of the check run's δ and decay (mpfr_bound.h), then of their
+    // double-doubles [1].
+    check_bound.step(delta_up, double(pr.A[h]));
+    const double rho_delta_m = check_bound.rho_delta(), rho_a_m = check_bound.rho_decay();
+    if (!std::isfinite(rho_a_m)) return false;
     const double rho_delta = (rho_delta_m + rho_conversion(delta)) * kUp;
     const double rho_a = (rho_a_m + rho_conversion(decay)) * kUp;
     if (!(rho_delta <= kMaxRho) || !(rho_a <= kMaxRho)) return false;
-    // One state update's relative error against Sabs [3], fast and MPFR tiers.
+    // One state update's relative error against Sabs [3].
     const double theta = (std::max(rho_a, rho_delta) + 10 * kU2) * kUp;
-    const double theta_m = std::max(rho_a_m + 2 * um, rho_delta_m + 3 * um) * kUp;
     const double a_hat = decay_up * (1 + 2 * rho_a_m) * kUp8;
     gamma = (gamma + theta + gamma * theta) * kUp8;
-    gamma_m = (gamma_m + theta_m + gamma_m * theta_m) * kUp8;
     zeta_sum = (a_hat * (1 + theta) * zeta_sum + kZeta) * kUp8;
     if (!std::isfinite(zeta_sum) || !(gamma <= 0x1p-70)) return false;
 
@@ -227,8 +204,7 @@ struct FastPairRunner::Impl {
     const bool has_d = pr.d_mode() != DMode::none;
     // Output error factors [4]: κ for N products and N + 1 double-double additions.
     const double kappa = (double(N + 2) * dd::kAddErr + dd::kMulFpErr) * kUp;
-    const double kappa_m = double(N + 2) * 1.01 * um;
-    const double rho_g_m = 3.01 * um;
+    const double rho_g_m = check_bound.rho_gate();
     for (int64_t p = 0; p < P; ++p) {
       const double x = double(pr.x[pr.x_index(t, h, p)]);
       const DD acc = update_row(&sh[size_t(p * N)], &sl[size_t(p * N)], uh.data(), ul.data(), c.data(),
@@ -239,7 +215,7 @@ struct FastPairRunner::Impl {
       const double e_yu =
           (gamma * Mu + zeta_sum * sum_c + kappa * (Mu * (1 + gamma) + zeta_sum * sum_c) +
            double(N + 2) * kZeta) * kUp;
-      const double em_yu = (gamma_m * Mu + kappa_m * Mu * (1 + gamma_m)) * kUp;
+      const double em_yu = check_bound.y_ungated(Mu);
       if (!decides(yu, e_yu + em_yu, false)) return false;  // nearest only: never rounded to a format
       ungated_nearest[p] = yu.hi;
       DD y = yu;
@@ -249,7 +225,7 @@ struct FastPairRunner::Impl {
         const double rho_g = (rho_g_m + rho_conversion(gate[p])) * kUp;
         const double g_abs = gate_up[p] * (1 + 2 * rho_g_m) * kUp;
         e_y = g_abs * (e_yu * (1 + rho_g) * (1 + dd::kMulErr) + Mu * (rho_g + dd::kMulErr) * kUp) * kUp;
-        em_y = g_abs * (em_yu * (1 + rho_g_m) * (1 + um) + Mu * (rho_g_m + um) * 1.01) * kUp;
+        em_y = check_bound.y(em_yu, Mu, g_abs);
       }
       const double cert = (e_y + 2 * um * std::fabs(y.hi)) * kUp;
       if (!settles(y, cert, em_y, mag.y()[p])) return false;
@@ -257,20 +233,9 @@ struct FastPairRunner::Impl {
       y_err[p] = cert;
       set_value(y_vals[p], y);
     }
-    TokenOutputs out;
-    out.sequence = s;
-    out.token = t;
-    out.head = h;
-    out.delta = mpfr_get_d(delta_v, MPFR_RNDN);
-    out.decay = mpfr_get_d(decay_v, MPFR_RNDN);
-    out.y = y_ptr;
-    out.y_nearest = y_nearest;
-    out.y_magnitude = {mag.y(), size_t(P)};
-    out.y_certified_error = y_err;
-    out.sum_abs_CS = sum_abs_cs;
-    out.sum_abs_C_Sabs = {mag.sum_abs_c_sabs(), size_t(P)};
-    out.abs_Dx = {mag.abs_dx(), size_t(P)};
-    out.y_ungated = ungated_nearest;
+    const TokenOutputs out =
+        token_outputs(s, t, h, mpfr_get_d(delta_v, MPFR_RNDN), mpfr_get_d(decay_v, MPFR_RNDN),
+                      {y_ptr, y_nearest, y_err, sum_abs_cs, ungated_nearest}, mag, size_t(P));
     sink.token(out);
     return true;
   }
@@ -289,7 +254,7 @@ struct FastPairRunner::Impl {
     const double* sabs = mag.state();
     for (int64_t i = 0; i < pn; ++i) {
       const double e = (gamma * sabs[i] + zeta_sum) * kUp;
-      const double em = gamma_m * sabs[i] * kUp;
+      const double em = check_bound.state(sabs[i]);
       const DD v{sh[i], sl[i]};
       const double cert = (e + 2 * um * std::fabs(v.hi)) * kUp;
       if (!settles(v, cert, em, sabs[i])) return false;
@@ -350,12 +315,11 @@ struct FastPairRunner::Impl {
   std::vector<mpfr_srcptr> y_ptr, state_ptr;
   std::vector<double> y_nearest, y_err, ungated_nearest, sum_abs_cs;  // [P]
   std::vector<double> state_nearest, state_err;                       // [P, N]
-  // Running bounds [3]: |S - S_dd| <= gamma·Sabs + zeta_sum, |S - S_check| <= gamma_m·Sabs.
-  double gamma = 0, zeta_sum = 0, gamma_m = 0;
+  // Running bounds [3]: |S - S_dd| <= gamma·Sabs + zeta_sum; the check run's, mpfr_bound.h.
+  double gamma = 0, zeta_sum = 0;
+  MpfrRunBound check_bound;
   mpfr_t tmp;
-  static constexpr size_t kMaxCachedGates = size_t(1) << 18;
-  std::unordered_map<uint32_t, Gate> gates;
-  RawMpfr::Num gate_tmp;
+  GateMemo gates;  // the check run's gates, memoised per z value
 };
 
 FastPairRunner::FastPairRunner(const Problem& pr, const InitialStates& init, const Options& o,

@@ -65,7 +65,7 @@ log=""
 config=$(find "$prefix" -name ssmvConfig.cmake -print -quit)
 [[ -n $config ]] || fail "no ssmvConfig.cmake under $prefix"
 package_dir=$(dirname "$config")
-for f in ssmvConfigVersion.cmake ssmvTargets.cmake FindMPFR.cmake FindMPFI.cmake; do
+for f in ssmvConfigVersion.cmake ssmvTargets.cmake FindMPFR.cmake; do
   [[ -f $package_dir/$f ]] || fail "$package_dir/$f is missing"
 done
 if grep -n -i cuda "$package_dir"/ssmvTargets*.cmake; then
@@ -74,7 +74,7 @@ fi
 if grep -n -F -e "$source_dir" -e "$build_dir" -e "$work/staging" "$package_dir"/*.cmake; then
   fail "the package's CMake files name the source or build tree or the install prefix (lines above): not relocatable"
 fi
-for lib in ssmv_run ssmv_ssu ssmv_chunk_scan ssmv_chunk_scan_cuda ssmv_cuda_common ssmv_verify; do
+for lib in ssmv_run ssmv_ssu ssmv_chunk_scan ssmv_fast_device ssmv_cuda_common ssmv_verify; do
   if [[ -n $(find "$prefix" -name "lib$lib.*" -print -quit) ]]; then
     fail "lib$lib is installed: kernels (and the build tree's ssmv_verify, which links them) are not part of the package"
   fi

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
-  libboost-dev libmpfr-dev libgmp-dev libmpfi-dev
+  libboost-dev libmpfr-dev libgmp-dev
   librapidcheck-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
   zlib1g-dev

@@ -1,8 +1,8 @@
 #include "spec/format.h"
 
-#include <cfenv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 
 namespace ssmv {
@@ -19,15 +19,12 @@ Bits exponent_all_ones(const FormatInfo& fi) { return (Bits{1} << fi.exponent_bi
 Bits inf_bits(const FormatInfo& fi) { return exponent_all_ones(fi) << mantissa_bits(fi); }
 int bias(const FormatInfo& fi) { return fi.emax; }
 
-// Encodes a finite non-negative value known to be representable.
-Bits encode_magnitude(const FormatInfo& fi, double a) {
-  if (a == 0.0) return 0;
-  int e = std::ilogb(a);
-  if (e < fi.emin) {  // subnormal: a = m * 2^(emin - p + 1), m < 2^(p-1)
-    return static_cast<Bits>(std::ldexp(a, -(fi.emin - fi.precision + 1)));
-  }
-  Bits m = static_cast<Bits>(std::ldexp(a, -(e - fi.precision + 1))) & mantissa_mask(fi);
-  return (static_cast<Bits>(e + bias(fi)) << mantissa_bits(fi)) | m;
+// 2^k as a double from its exponent field, k in [−1022, 1023] (ldexp without the libm call).
+double pow2(int k) {
+  const uint64_t b = uint64_t(k + 1023) << 52;
+  double d;
+  std::memcpy(&d, &b, sizeof d);
+  return d;
 }
 
 }  // namespace
@@ -59,34 +56,43 @@ double decode(Format f, Bits bits) {
   if (e == exponent_all_ones(fi)) {
     v = m == 0 ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
   } else if (e == 0) {
-    v = std::ldexp(static_cast<double>(m), fi.emin - fi.precision + 1);
+    v = static_cast<double>(m) * pow2(fi.emin - fi.precision + 1);  // exact: m < 2^23
   } else {
-    v = std::ldexp(static_cast<double>(m | (Bits{1} << mantissa_bits(fi))),
-                   static_cast<int>(e) - bias(fi) - fi.precision + 1);
+    v = static_cast<double>(m | (Bits{1} << mantissa_bits(fi))) *
+        pow2(static_cast<int>(e) - bias(fi) - fi.precision + 1);
   }
   return neg ? -v : v;
 }
 
 Bits round_nearest_even(Format f, double v) {
   const FormatInfo& fi = format_info(f);
-  if (std::isnan(v)) return inf_bits(fi) | (Bits{1} << (mantissa_bits(fi) - 1));
-  const Bits sign = std::signbit(v) ? sign_mask(fi) : 0;
-  const double a = std::fabs(v);
-  if (std::isinf(a)) return sign | inf_bits(fi);
-  if (a == 0.0) return sign;
-  const int e = std::ilogb(a);
-  if (e > fi.emax) return sign | inf_bits(fi);
-  // quantum: the spacing of the format at a (subnormal spacing below emin).
+  uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  const Bits sign = (b >> 63) ? sign_mask(fi) : 0;
+  const int field = int((b >> 52) & 0x7ff);
+  if (field == 0x7ff) {  // NaN: the canonical quiet NaN; ±Inf
+    return (b << 12) != 0 ? inf_bits(fi) | (Bits{1} << (mantissa_bits(fi) - 1)) : sign | inf_bits(fi);
+  }
+  if ((b << 1) == 0) return sign;  // ±0
+  // A normal double is m·2^(e−52) with m < 2^53 (implicit bit included); a subnormal double
+  // (below 2^-1022, under every format's smallest subnormal/2) is m·2^-1074.
+  const uint64_t m = field != 0 ? (b & ((uint64_t{1} << 52) - 1)) | (uint64_t{1} << 52) : b & ((uint64_t{1} << 52) - 1);
+  const int e = field != 0 ? field - 1023 : -1022;  // exponent of m's top position
+  // The quantum of the result: 2^q, q = max(e, emin) − p + 1 (subnormal spacing below emin).
   const int q = (e < fi.emin ? fi.emin : e) - fi.precision + 1;
-  // a / 2^q < 2^p is exact in double; nearbyint rounds ties to even in the default mode.
-  const double scaled = std::ldexp(a, -q);
-  const int saved = std::fegetround();
-  if (saved != FE_TONEAREST) std::fesetround(FE_TONEAREST);
-  const double r = std::nearbyint(scaled);
-  if (saved != FE_TONEAREST) std::fesetround(saved);
-  const double rounded = std::ldexp(r, q);
-  if (rounded > fi.max_finite) return sign | inf_bits(fi);
-  return sign | encode_magnitude(fi, rounded);
+  const int drop = q - (e - 52);  // low bits of m below the quantum: ≥ 29 for every format
+  uint64_t r;
+  if (drop > 54) {
+    r = 0;  // v < 2^(q−1): below half the quantum
+  } else {
+    r = m >> drop;
+    const uint64_t rest = m & ((uint64_t{1} << drop) - 1), half = uint64_t{1} << (drop - 1);
+    if (rest > half || (rest == half && (r & 1))) ++r;  // to nearest, ties to even
+  }
+  // r·2^q with r ≤ 2^p: its encoding is r plus the exponent field above the subnormal
+  // quantum's (a carry of r into the field is the next binade, as in the encoding).
+  const uint64_t mag = r + (uint64_t(q - (fi.emin - fi.precision + 1)) << mantissa_bits(fi));
+  return mag >= inf_bits(fi) ? sign | inf_bits(fi) : sign | Bits(mag);
 }
 
 double round_value(Format f, double v) { return decode(f, round_nearest_even(f, v)); }

@@ -55,7 +55,7 @@ int64_t checked_product(const char* what, std::initializer_list<int64_t> factors
 }  // namespace
 
 DMode Problem::d_mode() const {
-  if (D.empty()) return DMode::none;
+  if (!has_D()) return DMode::none;
   if (int64_t(D.size()) == shape.H) return DMode::per_head;
   return DMode::per_head_dim;
 }
@@ -111,13 +111,13 @@ void validate(const Problem& pr) {
   check_size("A", pr.A, s.H, "[H]");
   check_size("B", pr.B, tgn, "[T, G, N]");
   check_size("C", pr.C, tgn, "[T, G, N]");
-  if (!pr.z.empty()) check_size("z", pr.z, thp, "[T, H, P]");
-  if (!pr.dt_bias.empty()) check_size("dt_bias", pr.dt_bias, s.H, "[H]");
-  if (!pr.D.empty() && int64_t(pr.D.size()) != s.H && int64_t(pr.D.size()) != s.H * s.P) {
+  if (pr.has_z()) check_size("z", pr.z, thp, "[T, H, P]");
+  if (pr.has_dt_bias()) check_size("dt_bias", pr.dt_bias, s.H, "[H]");
+  if (pr.has_D() && int64_t(pr.D.size()) != s.H && int64_t(pr.D.size()) != s.H * s.P) {
     fail("problem field 'D': has " + std::to_string(pr.D.size()) + " elements, needs H = " +
          std::to_string(s.H) + " or H*P = " + std::to_string(s.H * s.P));
   }
-  if (!pr.initial_state.empty()) {
+  if (pr.has_initial_state()) {
     check_size("initial_state", pr.initial_state, S * s.H * s.P * s.N, "[S, H, P, N]");
   }
 

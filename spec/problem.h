@@ -47,7 +47,9 @@ struct Formats {
 enum class DMode : uint8_t { none, per_head, per_head_dim };
 
 // All tensors are row-major and hold values exact in their format (float holds every
-// bf16, fp16 and fp32 value exactly). An empty optional tensor means "absent".
+// bf16, fp16 and fp32 value exactly). An optional tensor (z, dt_bias, D, initial_state) is
+// absent when empty; ask has_z(), has_dt_bias(), has_D(), has_initial_state(). (The
+// kernels' Params say the same with a null pointer: fast/*/params.h.)
 struct Problem {
   Shape shape;
   Formats formats;
@@ -70,6 +72,7 @@ struct Problem {
   bool has_z() const { return !z.empty(); }
   bool has_dt_bias() const { return !dt_bias.empty(); }
   bool has_initial_state() const { return !initial_state.empty(); }
+  bool has_D() const { return !D.empty(); }
   // D for (h, p); 0 when D is absent.
   float d_value(int64_t h, int64_t p) const;
 

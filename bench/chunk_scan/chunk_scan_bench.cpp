@@ -13,7 +13,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "fast/chunk_scan/chunk_scan_gpu.h"
+#include "fast/chunk_scan/device_launch.h"
 #include "fast/chunk_scan/tests/problem_gen.h"
 #include "fast/common/cuda_check.h"
 
@@ -75,7 +75,7 @@ void run_case(const char* name, std::vector<int64_t> lens, double gbs, double tf
   const double flops = double(4 * T * H * P * N + T * H * P * L + T * L * N * G);
   const double floor_mem = bytes / gbs * 1e-3, floor_flops = flops / tflops * 1e-6;  // µs
   for (ContractKind kind : {ContractKind::production, ContractKind::fp32}) {
-    ChunkScanGpu gpu(p, Config{kind, L, false, false});
+    DeviceLaunch gpu(p, Config{kind, L, false, false});
     const double total = median_us([&] { gpu.launch(); }, 50);
     double stage_us[5];
     for (int s = 0; s < 5; ++s) stage_us[s] = median_us([&] { gpu.launch_stage(s); }, 50);

@@ -1,7 +1,8 @@
 // Reference throughput and memory (issue 2 item 7).
 //
 // One state update = one (p, n) element advanced by one token, its share of the output
-// included, at the default precision (127-bit primary run + 191-bit certifying run +
+// included, at the default precision (one 127-bit run with its a-priori error bound, a
+// 191-bit retry only for values the bound cannot decide, +
 // double magnitudes + the certification of every y and final state). Shape: one
 // sequence, H = 4, P = 64, N = 128, Mamba2-like bf16 data with softplus, D and z.
 // The streaming path keeps nothing per token, so peak memory must not grow with T:

@@ -7,7 +7,7 @@
 // Bytes counted: the state read and written (2·batch·H·P·N·bytes(state)) plus every input
 // read once and y written once. Time: CUDA events around each launch, the L2 flushed
 // (a memset of 4× its size) before each, median of `iterations` launches (default 200).
-// Kernel: the one launch() picks (Kernel::automatic: "streamed" or "per-item"), and where
+// Kernel: the one launch() picks (Variant::automatic: "streamed" or "per-item"), and where
 // that is the streamed kernel, the per-item kernel on the same problem too.
 // Copy: cudaMemcpyAsync device to device of the state's bytes, same timing, bandwidth
 // counting bytes read plus written; also of 1 GiB (the card's copy ceiling).
@@ -22,12 +22,13 @@
 #include <vector>
 
 #include "fast/common/cuda_check.h"
-#include "fast/ssu/ssu_device.h"
-#include "fast/ssu/ssu_launch.h"
-#include "fast/ssu/ssu_math.h"
+#include "fast/ssu/device_launch.h"
+#include "fast/ssu/launch.h"
+#include "fast/ssu/arithmetic.h"
 #include "fast/ssu/ssu.h"
-#include "fast/ssu/ssu_pack.h"
-#include "fast/ssu/tests/ssu_problems.h"
+#include "fast/ssu/twin.h"
+#include "fast/ssu/pack.h"
+#include "fast/ssu/tests/problem_gen.h"
 
 namespace {
 
@@ -94,11 +95,11 @@ testing::ProblemConfig bench_config(int batch, Format state) {
 // bit on a batch-8 problem of the benchmark shape with a random pool.
 bool matches_twin(Format state) {
   const testing::GeneratedProblem g = testing::make_problem(bench_config(8, state), 11);
-  HostLaunch host(g.decode, g.options);
+  HostLaunch host(g.decode, g.config);
   DeviceLaunch dev(host);
   dev.launch();
   const Result gpu = dev.download();
-  const Result twin = run_twin(g.decode, g.options);
+  const Result twin = run_twin(g.decode, g.config);
   return gpu.y == twin.y && gpu.state_pool == twin.state_pool;
 }
 
@@ -139,7 +140,7 @@ int main(int argc, char** argv) {
         c.min_tokens = c.max_tokens = row.tokens;
         c.random_pool = false;  // the warm-up launches make it non-zero
         const testing::GeneratedProblem g = testing::make_problem(c, 7);
-        HostLaunch host(g.decode, g.options);
+        HostLaunch host(g.decode, g.config);
         DeviceLaunch dev(host);
         const int sb = state == Format::fp32 ? 4 : 2;
         const double tokens = double(row.batch) * row.tokens;
@@ -153,13 +154,13 @@ int main(int argc, char** argv) {
         const double copy = copy_gbps(timer, size_t(state_bytes), iterations);
         // The automatic choice, then the per-item kernel where that was the streamed one.
         const bool streamed = takes_streamed_kernel(dev.params());
-        for (Kernel kernel : {Kernel::automatic, Kernel::per_item}) {
-          if (kernel == Kernel::per_item && !streamed) break;
+        for (Variant kernel : {Variant::automatic, Variant::per_item}) {
+          if (kernel == Variant::per_item && !streamed) break;
           const double ms = timer.median_ms(iterations, [&] { launch(dev.params(), nullptr, {kernel, 0}); });
           const double gbps = moved / (ms * 1e-3) / 1e9;
           std::printf("%-6s %6d %6d %-9s %10.2f %10.2f %10.0f %10.0f %7.0f%% %7.0f%%\n",
                       std::string(format_name(state)).c_str(), row.batch, row.tokens,
-                      kernel == Kernel::automatic && streamed ? "streamed" : "per-item", moved / 1e6, ms * 1e3, gbps,
+                      kernel == Variant::automatic && streamed ? "streamed" : "per-item", moved / 1e6, ms * 1e3, gbps,
                       copy, 100 * gbps / copy, 100 * gbps / big_copy);
           (void)dev.download();  // synchronizes and surfaces any asynchronous error
         }

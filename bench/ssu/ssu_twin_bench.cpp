@@ -4,9 +4,9 @@
 #include <benchmark/benchmark.h>
 
 #include "fast/ssu/ssu.h"
-#include "fast/ssu/ssu_pack.h"
-#include "fast/ssu/ssu_twin.h"
-#include "fast/ssu/tests/ssu_problems.h"
+#include "fast/ssu/pack.h"
+#include "fast/ssu/twin.h"
+#include "fast/ssu/tests/problem_gen.h"
 
 namespace {
 
@@ -22,7 +22,7 @@ void BM_TwinSmall(benchmark::State& state) {
   c.N = 16;
   c.formats = {Format::bf16, Format::fp32, Format::bf16};
   const testing::GeneratedProblem g = testing::make_problem(c, 3);
-  for (auto _ : state) benchmark::DoNotOptimize(run_twin(g.decode, g.options));
+  for (auto _ : state) benchmark::DoNotOptimize(run_twin(g.decode, g.config));
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_TwinSmall)->Arg(1)->Arg(4);
@@ -34,7 +34,7 @@ void BM_TwinRandomConfigs(benchmark::State& state) {
   size_t i = 0;
   for (auto _ : state) {
     const auto& g = problems[i++ % problems.size()];
-    benchmark::DoNotOptimize(run_twin(g.decode, g.options));
+    benchmark::DoNotOptimize(run_twin(g.decode, g.config));
   }
   state.SetItemsProcessed(state.iterations());
 }
@@ -54,7 +54,7 @@ testing::GeneratedProblem serving_shape_problem() {
 // One decode step at the benchmark shape, batch 1.
 void BM_TwinServingShapeBatch1(benchmark::State& state) {
   const testing::GeneratedProblem g = serving_shape_problem();
-  for (auto _ : state) benchmark::DoNotOptimize(run_twin(g.decode, g.options));
+  for (auto _ : state) benchmark::DoNotOptimize(run_twin(g.decode, g.config));
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_TwinServingShapeBatch1)->Unit(benchmark::kMillisecond);
@@ -63,7 +63,7 @@ BENCHMARK(BM_TwinServingShapeBatch1)->Unit(benchmark::kMillisecond);
 // cost, in element-steps (one (p, n) state update and its fma into y) per second.
 void BM_TwinOnlyServingShape(benchmark::State& state) {
   const testing::GeneratedProblem g = serving_shape_problem();
-  HostLaunch host(g.decode, g.options);
+  HostLaunch host(g.decode, g.config);
   for (auto _ : state) run_twin(host.params());
   const Shape& s = g.decode.problem.shape;
   state.SetItemsProcessed(state.iterations() * s.H * s.P * s.N);

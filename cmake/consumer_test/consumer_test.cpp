@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "spec/realistic_problem.h"
-#include "verify/contract_json.h"
-#include "verify/external_check.h"
-#include "verify/gtest_contract.h"
+#include "verify/contracts/contract_json.h"
+#include "verify/judge/external_check.h"
+#include "verify/reports/gtest_contract.h"
 
 namespace {
 

@@ -1,6 +1,7 @@
 // chunk_scan: the chunked SSD prefill of the Mamba2 recurrence (docs/design.md §2),
-// in five stages, on the GPU (chunk_scan_gpu.h) and as a host twin (twin.h) that performs
-// the same fp32 operations in the same order with the same rounding points.
+// in five stages, on the GPU (gpu.h) and as a host twin (twin.h) that performs
+// the same fp32 operations in the same order with the same rounding points; run() takes
+// either.
 //
 // Per chunk c (a run of ≤ L tokens of one sequence; chunks never straddle sequences) and
 // head h (group g = h/(H/G)), with k, m tokens of the chunk (0-based within it):
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "fast/chunk_scan/contract.h"
+#include "fast/common/device.h"
 #include "spec/problem.h"
 
 namespace ssmv::chunk_scan {
@@ -32,11 +34,17 @@ inline constexpr int64_t kChunkSizes[] = {64, 128, 256};
 inline constexpr int64_t kMaxHeadDim = 256;
 inline constexpr int64_t kMaxStateDim = 256;
 
+// The variant is the contract (contract.h): production rounds where the Triton kernels do
+// and reduces on the tensor cores (uses_mma below), fp32 rounds nowhere and reduces by
+// fmaf chains.
 struct Config {
   ContractKind contract = ContractKind::production;
   int64_t chunk_size = 256;
   bool boundary_states = false;     // also return the state after every chunk
   bool keep_intermediates = false;  // also return the stages' fp32 intermediates
+  // Host twin only: worker threads (0: every core); the results are the same bits for any
+  // count (fast/common/parallel.h).
+  int threads = 0;
 };
 
 // The chunks of a packed token axis: chunk c covers packed tokens [start[c], start[c]+len[c])
@@ -77,5 +85,10 @@ ChunkPlan plan_chunks(const std::vector<int64_t>& cu_seqlens, int64_t chunk_size
 // True when the reductions run on the tensor cores (operands bf16/fp16): the production
 // contract with a bf16 or fp16 input format.
 bool uses_mma(ContractKind contract, Format input);
+
+// Runs `problem` on `device`: the host twin (twin.h) or the CUDA kernels (gpu.h). Throws
+// ProblemError on bad input (before computing or allocating anything), std::runtime_error
+// for Device::gpu when this build has no CUDA kernel or no device is present.
+Result run(const Problem& problem, Device device, const Config& config);
 
 }  // namespace ssmv::chunk_scan

@@ -1,5 +1,5 @@
 // The five chunk_scan stages as CUDA kernels (sm_90). Each block's per-element fp32
-// arithmetic comes from stage_math.h, shared with the host twin (twin.cpp), and its
+// arithmetic comes from arithmetic.h, shared with the host twin (twin.cpp), and its
 // reductions from warp_tile.cuh; the comments give the twin's matching loop.
 //   In: storage type of x, dt, B, C, z (float, __nv_bfloat16, __half)
 //   Op: operand type of the reductions: In on tensor cores (production contract with a
@@ -9,7 +9,7 @@
 #include <type_traits>
 
 #include "fast/chunk_scan/params.h"
-#include "fast/chunk_scan/stage_math.h"
+#include "fast/chunk_scan/arithmetic.h"
 #include "fast/chunk_scan/warp_tile.cuh"
 
 namespace ssmv::chunk_scan::gpu {
@@ -36,7 +36,7 @@ __device__ __forceinline__ float load_fmt(const void* base, int64_t i, Format f)
   return __half2float(static_cast<const __half*>(base)[i]);
 }
 
-// Programmatic dependent launch (sm_90, griddepcontrol; chunk_scan_gpu.cu launches the
+// Programmatic dependent launch (sm_90, griddepcontrol; gpu.cu launches the
 // tensor-core path's stages b–e so inside launch()). allow_next_stage: this block lets the next stage's launch begin
 // (its blocks may become resident and run up to their wait_prior_stages()).
 // wait_prior_stages: returns once the stage launched before this one has completed and its
@@ -75,10 +75,10 @@ __device__ __forceinline__ void for_each_acc(const float (&acc)[8][4], int row0,
 // Stage (e) epilogue for a warp's accumulators (rows m = row0 + (g, g+8) < len of the
 // chunk starting at token t0, columns p0 + 8f + 2q (+1) < P; d_tile[j] = D of column
 // p0 + j, from load_chunk_scalars): y = fma(D, x, acc), then
-// ·(z·σ(z)), rounded to the output format (twin: epilogue(), round_value). x and z are
+// ·(z·σ(z)), rounded to the output format (twin: fm::output_epilogue, round_value). x and z are
 // gathered into registers before the first store, so the loads overlap.
 template <class In>
-__device__ __forceinline__ void store_outputs(const float (&acc)[8][4], const ChunkScanParams& p, int t0,
+__device__ __forceinline__ void store_outputs(const float (&acc)[8][4], const Params& p, int t0,
                                               int h, int row0, int p0, int len, const float* d_tile) {
   const int lane = threadIdx.x & 31, g = lane >> 2, q = lane & 3;
   const In* x = static_cast<const In*>(p.x);
@@ -92,7 +92,7 @@ __device__ __forceinline__ void store_outputs(const float (&acc)[8][4], const Ch
       const bool in = m < len && pp < p.P;
       const int64_t t = t0 + m;
       xv[f][e] = in ? to_f(x[t * p.x_st + h * p.x_sh + pp]) : 0.0f;
-      zv[f][e] = in && p.has_z ? to_f(z[t * p.z_st + h * p.z_sh + pp]) : 0.0f;
+      zv[f][e] = in && p.has_z() ? to_f(z[t * p.z_st + h * p.z_sh + pp]) : 0.0f;
     }
   }
 #pragma unroll
@@ -101,7 +101,7 @@ __device__ __forceinline__ void store_outputs(const float (&acc)[8][4], const Ch
     for (int e = 0; e < 4; ++e) {
       const int m = row0 + g + (e >= 2 ? 8 : 0), pp = p0 + 8 * f + 2 * q + (e & 1);
       if (m >= len || pp >= p.P) continue;
-      const float v = epilogue(acc[f][e], xv[f][e], d_tile[pp - p0], p.has_D, zv[f][e], p.has_z);
+      const float v = fm::output_epilogue(acc[f][e], p.has_D(), d_tile[pp - p0], xv[f][e], p.has_z(), zv[f][e]);
       store_fmt(p.y, int64_t(t0 + m) * p.y_st + int64_t(h) * p.y_sh + pp, p.output, v);
     }
   }
@@ -122,7 +122,7 @@ __device__ __forceinline__ void scale_rows(float (&acc)[8][4], float d_lo, float
 // inter-chunk decays exp(cs_m) of the tile's rows m0 + r (decay: [64], 0 past the chunk)
 // and D of the tile's columns p0 + r (d_tile: [64], 0 without D).
 // base = h·T + t0 indexes the chunk's first token in the [H, T] intermediates.
-__device__ __forceinline__ void load_chunk_scalars(const ChunkScanParams& p, int64_t base, int len, int m0,
+__device__ __forceinline__ void load_chunk_scalars(const Params& p, int64_t base, int len, int m0,
                                                    int h, int p0, float* cs, float* delta, float* decay,
                                                    float* d_tile) {
   for (int j = threadIdx.x; j < len; j += kThreads) {
@@ -132,7 +132,7 @@ __device__ __forceinline__ void load_chunk_scalars(const ChunkScanParams& p, int
   for (int r = threadIdx.x; r < kTile; r += kThreads) {
     decay[r] = m0 + r < len ? ssmv::fm::exp(p.cumsum[base + m0 + r]) : 0.0f;
     const int pp = p0 + r;
-    d_tile[r] = !p.has_D || pp >= p.P ? 0.0f : p.D_per_dim ? p.D[int64_t(h) * p.P + pp] : p.D[h];
+    d_tile[r] = !p.has_D() || pp >= p.P ? 0.0f : p.D_per_dim() ? p.D[int64_t(h) * p.P + pp] : p.D[h];
   }
 }
 
@@ -142,7 +142,7 @@ __device__ __forceinline__ void load_chunk_scalars(const ChunkScanParams& p, int
 // additions) took as long (bench/NOTES.md, fourth round: 10.6–11.8 µs alone either way):
 // the stage is launch and load latency, not the 256-step chain.
 template <class In>
-__global__ void cumsum_kernel(const ChunkScanParams p) {
+__global__ void cumsum_kernel(const Params p) {
   __shared__ float s_dA[256];
   allow_next_stage();
   const int c = blockIdx.x, h = blockIdx.y, j = threadIdx.x;
@@ -150,8 +150,8 @@ __global__ void cumsum_kernel(const ChunkScanParams p) {
   const int64_t hT = int64_t(h) * p.T;
   if (j < len) {
     const In* dt = static_cast<const In*>(p.dt);
-    const float d = delta_of(to_f(dt[int64_t(t0 + j) * p.dt_st + h]), p.has_dt_bias ? p.dt_bias[h] : 0.0f,
-                             p.has_dt_bias, p.dt_softplus, p.dt_lo, p.dt_hi);
+    const float d = fm::delta(to_f(dt[int64_t(t0 + j) * p.dt_st + h]), p.has_dt_bias(),
+                              p.has_dt_bias() ? p.dt_bias[h] : 0.0f, p.dt_softplus, p.dt_lo, p.dt_hi);
     s_dA[j] = d * p.A[h];
     p.delta[hT + t0 + j] = d;
   }
@@ -171,7 +171,7 @@ __global__ void cumsum_kernel(const ChunkScanParams p) {
 // (b) grid (⌈P/64⌉·⌈N/64⌉, H, NC): chunk_state[p,n] = Σ_k x_k[p]·R(B_k[n]·scale_k) over
 // k < len in slabs of 32 (twin: chain(x, bs, len)).
 template <class In, class Op>
-__global__ void __launch_bounds__(kThreads) chunk_state_kernel(const ChunkScanParams p) {
+__global__ void __launch_bounds__(kThreads) chunk_state_kernel(const Params p) {
   constexpr int KS = SlabLayout<Op>::stride;
   __shared__ __align__(16) Op sA[kTile * KS];  // [p][k]
   __shared__ __align__(16) Op sB[kTile * KS];  // [n][k]
@@ -219,7 +219,7 @@ __global__ void __launch_bounds__(kThreads) chunk_state_kernel(const ChunkScanPa
 // in order (twin: the same loop): h_in = R(state); state = fma(exp(cs_last), state,
 // chunk_state). The loads of 16/E chunks are issued before their sequential use.
 template <class Op, int E>
-__global__ void state_passing_kernel(const ChunkScanParams p) {
+__global__ void state_passing_kernel(const Params p) {
   static_assert(E == 1 || E == 2, "one or two elements per thread");
   constexpr int kAhead = 16 / E;
   allow_next_stage();
@@ -233,7 +233,7 @@ __global__ void state_passing_kernel(const ChunkScanParams p) {
     const int64_t idx = int64_t(s) * per_seq + e;
     float state[E];
 #pragma unroll
-    for (int q = 0; q < E; ++q) state[q] = p.has_initial_state ? load_fmt(p.initial_state, idx + q, p.state) : 0.0f;
+    for (int q = 0; q < E; ++q) state[q] = p.has_initial_state() ? load_fmt(p.initial_state, idx + q, p.state) : 0.0f;
     const int c_begin = p.seq_first_chunk[s], c_end = p.seq_first_chunk[s + 1];
     for (int c0 = c_begin; c0 < c_end; c0 += kAhead) {
       float cs[kAhead][E], decay[kAhead];
@@ -265,7 +265,7 @@ __global__ void state_passing_kernel(const ChunkScanParams p) {
         }
 #pragma unroll
         for (int q = 0; q < E; ++q) state[q] = ssmv::fm::fma_rn(decay[j], state[q], cs[j][q]);
-        if (p.want_boundary) {
+        if (p.want_boundary()) {
 #pragma unroll
           for (int q = 0; q < E; ++q) store_fmt(p.boundary_states, i + q, p.state, state[q]);
         }
@@ -279,7 +279,7 @@ __global__ void state_passing_kernel(const ChunkScanParams p) {
 // (d) grid ((L/64)², G, NC): CB[m,k] = Σ_n C_m[n]·B_k[n] for tiles on or below the
 // diagonal (twin: chain(C_m, B_k, N)).
 template <class In, class Op>
-__global__ void __launch_bounds__(kThreads) cb_kernel(const ChunkScanParams p) {
+__global__ void __launch_bounds__(kThreads) cb_kernel(const Params p) {
   constexpr int KS = SlabLayout<Op>::stride;
   __shared__ __align__(16) Op sA[kTile * KS];  // [m][n]
   __shared__ __align__(16) Op sB[kTile * KS];  // [k][n]
@@ -317,7 +317,7 @@ __global__ void __launch_bounds__(kThreads) cb_kernel(const ChunkScanParams p) {
 
 // (e) grid (⌈L/64⌉·⌈P/64⌉, H, NC): the chunk scan output (twin: stage (e) loop).
 template <class In, class Op>
-__global__ void __launch_bounds__(kThreads) scan_kernel(const ChunkScanParams p) {
+__global__ void __launch_bounds__(kThreads) scan_kernel(const Params p) {
   constexpr int KS = SlabLayout<Op>::stride;
   __shared__ __align__(16) Op sA[kTile * KS];  // [m][n], then [m][k]
   __shared__ __align__(16) Op sB[kTile * KS];  // [p][n], then [p][k]

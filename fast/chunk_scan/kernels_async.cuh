@@ -91,7 +91,7 @@ __host__ __device__ inline int chunk_state_async_smem(int L) {
 }
 
 template <class Op>
-__global__ void __launch_bounds__(kThreads, 4) chunk_state_async_kernel(const ChunkScanParams p) {
+__global__ void __launch_bounds__(kThreads, 4) chunk_state_async_kernel(const Params p) {
   extern __shared__ __align__(16) unsigned char smem[];
   Op* const s_base = reinterpret_cast<Op*>(smem);
   constexpr int kBuf = kTile * kRow64 + kTile * kRow128;  // elements per buffer
@@ -195,13 +195,13 @@ __global__ void __launch_bounds__(kThreads, 4) chunk_state_async_kernel(const Ch
 }
 
 // Stage (e) epilogue from a block's accumulators acc_tile [64 rows m0 + r][kAccRow]
-// (columns p0 + j): y = epilogue(acc, x, D, z) (twin: epilogue(), round_value), rounded to
+// (columns p0 + j): y = fm::output_epilogue(acc, D, x, z) (twin: the same, round_value), rounded to
 // the output format. Thread i takes row i/8, columns 8(i%8) .. +8: the accumulators, x
 // (from the block's x rows x_rows [k][kRow64], k = m) and D by 16-byte shared loads, z and
 // y 16 bytes at a time where all 8 columns exist and the address is aligned.
 inline constexpr int kAccRow = 68;  // fp32 row stride of the staged accumulators
 template <class Op>
-__device__ __forceinline__ void store_outputs8(const float* acc_tile, const Op* x_rows, const ChunkScanParams& p,
+__device__ __forceinline__ void store_outputs8(const float* acc_tile, const Op* x_rows, const Params& p,
                                                int t0, int h, int m0, int p0, int len, const float* d_tile) {
   const Op* z = static_cast<const Op*>(p.z);
 #pragma unroll 1
@@ -217,14 +217,14 @@ __device__ __forceinline__ void store_outputs8(const float* acc_tile, const Op* 
     const float d[8] = {d_lo.x, d_lo.y, d_lo.z, d_lo.w, d_hi.x, d_hi.y, d_hi.z, d_hi.w};
     float xv[8], v[8];
     unpack8<Op>(*reinterpret_cast<const uint4*>(x_rows + m * kRow64 + j0), xv);
-    if (p.has_z) {  // the branch outside the element loop: without z no sigmoid code in it
+    if (p.has_z()) {  // the branch outside the element loop: without z no sigmoid code in it
       float zv[8];
       unpack8<Op>(load8_raw(z + t * p.z_st + int64_t(h) * p.z_sh + p0 + j0, valid), zv);
 #pragma unroll
-      for (int j = 0; j < 8; ++j) v[j] = epilogue(acc[j], xv[j], d[j], p.has_D, zv[j], true);
+      for (int j = 0; j < 8; ++j) v[j] = fm::output_epilogue(acc[j], p.has_D(), d[j], xv[j], true, zv[j]);
     } else {
 #pragma unroll
-      for (int j = 0; j < 8; ++j) v[j] = epilogue(acc[j], xv[j], d[j], p.has_D, 0.0f, false);
+      for (int j = 0; j < 8; ++j) v[j] = fm::output_epilogue(acc[j], p.has_D(), d[j], xv[j], false, 0.0f);
     }
     const int64_t yi = t * p.y_st + int64_t(h) * p.y_sh + p0 + j0;
     if (p.output == Format::fp32) {
@@ -266,7 +266,7 @@ __host__ __device__ inline int scan_async_smem(int N, int L) {
 // 36 KB of dynamic and 2.3 KB of static shared memory at N = 128, L = 256, and at most 102
 // registers: 5 blocks per multiprocessor.
 template <class Op>
-__global__ void __launch_bounds__(kThreads, 5) scan_async_kernel(const ChunkScanParams p) {
+__global__ void __launch_bounds__(kThreads, 5) scan_async_kernel(const Params p) {
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ __align__(16) float s_cs[256], s_delta[256], s_D[kTile];
   const int CS = padded_stride(p.N);
@@ -292,7 +292,7 @@ __global__ void __launch_bounds__(kThreads, 5) scan_async_kernel(const ChunkScan
   // tiles' copy group (4-byte copies: a chunk's start need not be 16-byte aligned).
   issue_rows64(sC, C, p.c_st, len - m0, p.N);
   for (int r = threadIdx.x; r < kTile; r += kThreads) {
-    if (p.has_D && p0 + r < p.P) cp_async<4>(s_D + r, p.D + (p.D_per_dim ? int64_t(h) * p.P + p0 + r : h));
+    if (p.has_D() && p0 + r < p.P) cp_async<4>(s_D + r, p.D + (p.D_per_dim() ? int64_t(h) * p.P + p0 + r : h));
     else s_D[r] = 0.0f;
   }
   wait_prior_stages();

@@ -158,7 +158,7 @@ __device__ __forceinline__ void mma_rows_cols(const Op* sA, const Op* sB, int st
 __host__ __device__ inline int rows64_smem(int N) { return 2 * kTile * padded_stride(N) * 2; }
 
 template <class Op>
-__global__ void __launch_bounds__(kThreads) cb_mma_kernel(const ChunkScanParams p) {
+__global__ void __launch_bounds__(kThreads) cb_mma_kernel(const Params p) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int CS = padded_stride(p.N);
   Op* sA = reinterpret_cast<Op*>(smem);  // [64][CS]: C_m

@@ -28,6 +28,9 @@
 // 1 to 13 in 10^4 results in the subnormal range were one 2^-149 step off (terms with bits
 // below 2^-158 were kept, and their sum crossed a multiple of 2^-149), and without
 // e(c) ≥ −126 one in eight sums with a subnormal c differed.
+//
+// Inf or NaN among the operands or c (not measured; docs/design.md §4): the step returns the
+// IEEE sum of c and the products, rounded to fp32 (±Inf or NaN).
 #pragma once
 
 #include <cstddef>

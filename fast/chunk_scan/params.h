@@ -1,22 +1,26 @@
 // The one parameter block of the chunk_scan kernels: device pointers with their shapes
 // and strides (in elements), the chunk table and the stage intermediates. Built by
-// ChunkScanGpu (chunk_scan_gpu.h) from a Problem; validate() checks it before any launch.
+// DeviceLaunch (device_launch.h) from a Problem; check_params (check.h) checks it before
+// any launch. An absent optional tensor (dt_bias, D, z, initial_state, boundary_states) is
+// a null pointer, asked by the has_…() queries (as fast/ssu/params.h).
 #pragma once
 
 #include <cstdint>
 
+#include "fast/common/hd.h"
 #include "spec/format.h"
+#include "spec/problem.h"
 
 namespace ssmv::chunk_scan {
 
-struct ChunkScanParams {
+struct Params {
   // Shapes: T packed tokens, S sequences, H heads, P head dim, N state dim, G groups,
   // L chunk size, NC chunks.
   int32_t T = 0, S = 0, H = 0, P = 0, N = 0, G = 0, L = 0, NC = 0;
   Format input = Format::bf16, state = Format::fp32, output = Format::bf16;
   bool use_mma = false;  // reductions on tensor cores (operands in the input format)
-  bool dt_softplus = false, has_dt_bias = false, has_D = false, D_per_dim = false;
-  bool has_z = false, has_initial_state = false, want_boundary = false;
+  bool dt_softplus = false;
+  DMode d_mode = DMode::none;  // none exactly when D is null (check_params)
   float dt_lo = 0, dt_hi = 0;
 
   // Inputs. Innermost dims (p, n) are contiguous.
@@ -53,11 +57,13 @@ struct ChunkScanParams {
   int64_t y_st = 0, y_sh = 0;
   void* final_state = nullptr;      // [S, H, P, N] state format, contiguous
   void* boundary_states = nullptr;  // [NC, H, P, N] state format, or null
-};
 
-// Throws ProblemError naming the field and value: chunk size not 64/128/256, sizes not
-// positive or above what the kernels support (P, N ≤ 256, T < 2^31, intermediates
-// indexable), G not dividing H, strides that let rows overlap, missing pointers.
-void validate(const ChunkScanParams& p);
+  SSMV_HD bool has_dt_bias() const { return dt_bias != nullptr; }
+  SSMV_HD bool has_D() const { return D != nullptr; }
+  SSMV_HD bool D_per_dim() const { return d_mode == DMode::per_head_dim; }
+  SSMV_HD bool has_z() const { return z != nullptr; }
+  SSMV_HD bool has_initial_state() const { return initial_state != nullptr; }
+  SSMV_HD bool want_boundary() const { return boundary_states != nullptr; }
+};
 
 }  // namespace ssmv::chunk_scan

@@ -5,6 +5,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "fast/common/recurrence_math.h"
 #include "properties/gen/choice.h"
 #include "properties/gen/float_gen.h"
 #include "properties/harness/feature_count.h"
@@ -85,13 +86,13 @@ rc::Gen<float> adversarial_input(Format f, const Features& ft) {
   return g;
 }
 
-// softplus in double, with the kernels' shortcut above 20.
-double softplus(double v) { return v > 20 ? v : std::log1p(std::exp(v)); }
-
+// δ as the kernels compute it (fm::delta, fast/common/recurrence_math.h): the values their
+// cumulative sums add. Where fit_chunk_decay rescales (Σ δ·|A| > 96 over 256 tokens needs δ
+// of order 1, softplus arguments above −1) each differs from the exact δ by under 3 ULP,
+// inside fit_chunk_decay's 2^-20 margin.
 double delta_of(const Problem& p, int64_t t, int64_t h) {
-  double v = double(p.dt[p.dt_index(t, h)]) + (p.has_dt_bias() ? double(p.dt_bias[h]) : 0.0);
-  if (p.dt_softplus) v = softplus(v);
-  return std::clamp(v, double(p.dt_limit_lo), double(p.dt_limit_hi));
+  return fm::delta(p.dt[p.dt_index(t, h)], p.has_dt_bias(), p.has_dt_bias() ? p.dt_bias[h] : 0.0f, p.dt_softplus,
+                   p.dt_limit_lo, p.dt_limit_hi);
 }
 
 // Scales A[h] so that every 256-token window of a sequence (aligned to its start) has
@@ -569,7 +570,7 @@ std::string describe(const Problem& p) {
   os << "] H=" << s.H << " G=" << s.G << " P=" << s.P << " N=" << s.N
      << " input=" << format_name(p.formats.input) << " state=" << format_name(p.formats.state)
      << " output=" << format_name(p.formats.output) << " softplus=" << p.dt_softplus
-     << " z=" << p.has_z() << " D=" << (p.D.empty() ? "none" : p.D.size() == size_t(s.H) ? "head" : "head,dim")
+     << " z=" << p.has_z() << " D=" << (!p.has_D() ? "none" : p.D.size() == size_t(s.H) ? "head" : "head,dim")
      << " bias=" << p.has_dt_bias() << " h0=" << p.has_initial_state();
   return os.str();
 }

@@ -2,36 +2,12 @@
 
 #include <rapidcheck.h>
 
-#include <cstdio>
 #include <filesystem>
-#include <sstream>
 
 #include "properties/harness/property.h"
+#include "verify/reports/report_text.h"
 
 namespace ssmv::prop {
-
-std::string describe_worst(const verify::KernelCheck& k) {
-  const verify::TensorReport* worst = nullptr;
-  for (const verify::TensorReport& r : k.tensors) {
-    if (!worst || r.overall() > worst->overall() ||
-        (r.overall() == worst->overall() && r.max_bound_usage > worst->max_bound_usage)) {
-      worst = &r;
-    }
-  }
-  if (!worst) return "no tensors";
-  const verify::WorstElement& w = worst->worst;
-  std::ostringstream os;
-  os << worst->name << "[";
-  for (size_t i = 0; i < w.coords.size(); ++i) {
-    os << (i ? ", " : "") << (i < worst->coord_names.size() ? worst->coord_names[i] : "?") << " " << w.coords[i];
-  }
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "] computed %s (%a), exact %a, bound %a, usage %.3g, %s",
-                hex_bits(worst->format, w.computed).c_str(), decode(worst->format, w.computed), w.exact,
-                w.bound, w.judgement.bound_usage, std::string(verify::verdict_name(w.judgement.verdict)).c_str());
-  os << buf << " (" << k.kernel << ", " << k.contract << ", " << k.device << ")";
-  return os.str();
-}
 
 void run_case(verify::Counterexample cex, const std::function<std::optional<CaseFailure>()>& body) {
   std::optional<CaseFailure> failure;
@@ -66,7 +42,7 @@ void expect_within_contract(verify::Counterexample cex, const std::function<veri
     for (const verify::TensorReport& r : k.tensors) judged += r.elements;
     if (judged == 0) return CaseFailure{"INVALID", "no elements", "the check judged no element (a vacuous case)"};
     if (k.ok()) return std::nullopt;
-    return CaseFailure{std::string(verify::verdict_name(k.overall())), describe_worst(k),
+    return CaseFailure{std::string(verify::verdict_name(k.overall())), verify::worst_element_line(k),
                        k.kernel + " left its contract " + k.contract};
   });
 }

@@ -1,5 +1,5 @@
 // What a property body does when its case fails: write the case as a counterexample file
-// (verify/counterexample.h; atomically, to current_counterexample_path()) and fail the
+// (verify/reports/counterexample.h; atomically, to current_counterexample_path()) and fail the
 // rapidcheck case with a message that names the file. Every failing attempt while rapidcheck
 // shrinks overwrites the file, so when shrinking ends it holds the minimal case; the property
 // harness then adds rapidcheck's reproduce string to it.
@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "verify/counterexample.h"
-#include "verify/kernel_check.h"
+#include "verify/reports/counterexample.h"
+#include "verify/run/kernel_check.h"
 
 namespace ssmv::prop {
 
@@ -20,10 +20,6 @@ struct CaseFailure {
   std::string worst;    // the worst element, one line
   std::string message;  // what failed
 };
-
-// The worst element of a check, one line: tensor, coordinates, computed and exact values (hex
-// and %a), bound and bound usage.
-std::string describe_worst(const verify::KernelCheck& k);
 
 // Runs `body` on the case described by `cex` (inputs, kernel, contract already set); when it
 // returns a failure or throws std::exception, fills cex.property/verdict/worst, writes the

@@ -12,7 +12,7 @@
 #include "properties/harness/feature_count.h"
 #include "properties/harness/settings.h"
 #include "properties/harness/shrink_budget.h"
-#include "verify/counterexample.h"
+#include "verify/reports/counterexample.h"
 
 namespace ssmv::prop {
 namespace {

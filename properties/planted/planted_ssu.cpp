@@ -2,7 +2,7 @@
 
 #include "fast/ssu/contract.h"
 #include "reference/reference.h"
-#include "verify/kernel_check.h"
+#include "verify/run/kernel_check.h"
 
 namespace ssmv::prop {
 
@@ -26,8 +26,8 @@ ssu::Result run_planted(const DecodeProblem& d, PlantedBug bug) {
   if (bug == PlantedBug::drop_d) {
     // y without D·x; the state does not involve D, so the pool is the correct kernel's.
     p.D.clear();
-    ssu::Result r = ssu::run_twin(d);
-    r.y = ssu::run_twin(broken).y;
+    ssu::Result r = ssu::run(d, Device::twin);
+    r.y = ssu::run(broken, Device::twin).y;
     return r;
   }
   // wrong_group: B'[t, g] = B[t, (g + 1) mod G], the same for C.
@@ -40,7 +40,7 @@ ssu::Result run_planted(const DecodeProblem& d, PlantedBug bug) {
       }
     }
   }
-  return ssu::run_twin(broken);
+  return ssu::run(broken, Device::twin);
 }
 
 verify::KernelCheck check_planted_ssu(const DecodeProblem& d, PlantedBug bug) {

@@ -13,7 +13,7 @@
 
 #include "fast/ssu/ssu.h"
 #include "spec/problem.h"
-#include "verify/kernel_check.h"
+#include "verify/run/kernel_check.h"
 
 namespace ssmv::prop {
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "fast/chunk_scan/twin.h"
-#include "verify/kernel_check.h"
+#include "fast/chunk_scan/chunk_scan.h"
+#include "verify/run/kernel_check.h"
 
 namespace ssmv::prop {
 
@@ -15,7 +15,7 @@ BoundedRun run_bounded(const Problem& p, const ref::ExactResult& exact, chunk_sc
   cfg.contract = kind;
   cfg.chunk_size = chunk_size;
   BoundedRun r;
-  r.result = chunk_scan::run_twin(p, cfg);
+  r.result = chunk_scan::run(p, Device::twin, cfg);
   r.bounds = verify::chunked_bounds_for(p, chunk_scan::contract(kind, chunk_size), exact);
   return r;
 }

@@ -3,7 +3,7 @@
 // runs' chunked bounds (each bounds the distance from the same certified exact value).
 // Sequences are drawn around multiples of L1 so that the two runs cut them differently.
 //
-// Case counts (base; ×100 in campaign mode): 1200 per contract. ≤ 12288 state updates.
+// Case counts (base; ×100 in campaign mode): 1800 per contract. ≤ 12288 state updates.
 #include "properties/gen/choice.h"
 #include "properties/gen/problem_gen.h"
 #include "properties/harness/case_failure.h"
@@ -34,7 +34,7 @@ void chunk_sizes_agree(chunk_scan::ContractKind kind) {
 
 }  // namespace
 
-SSMV_PROPERTY(ChunkSizeInvariance, Production, 1200, ()) { chunk_sizes_agree(chunk_scan::ContractKind::production); }
-SSMV_PROPERTY(ChunkSizeInvariance, Fp32, 1200, ()) { chunk_sizes_agree(chunk_scan::ContractKind::fp32); }
+SSMV_PROPERTY(ChunkSizeInvariance, Production, 1800, ()) { chunk_sizes_agree(chunk_scan::ContractKind::production); }
+SSMV_PROPERTY(ChunkSizeInvariance, Fp32, 1800, ()) { chunk_sizes_agree(chunk_scan::ContractKind::fp32); }
 
 }  // namespace ssmv::prop

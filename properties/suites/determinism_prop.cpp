@@ -3,8 +3,8 @@
 // (y and the whole state pool), each run twice on the same problem. The GPU part (GPU twice,
 // GPU = twin) is gpu_prop.cpp.
 //
-// Case counts (base; ×100 in campaign mode): 3000 chunk_scan, 10000 SSU.
-#include "fast/chunk_scan/twin.h"
+// Case counts (base; ×100 in campaign mode): 3750 chunk_scan, 12500 SSU.
+#include "fast/chunk_scan/chunk_scan.h"
 #include "fast/ssu/ssu.h"
 #include "properties/gen/problem_gen.h"
 #include "properties/harness/case_failure.h"
@@ -13,7 +13,7 @@
 
 namespace ssmv::prop {
 
-SSMV_PROPERTY(Determinism, ChunkScanTwin, 3000, ()) {
+SSMV_PROPERTY(Determinism, ChunkScanTwin, 3750, ()) {
   const ChunkCase c = draw_chunk_case(PrefillOptions{});
   const GeneratedProblem& g = c.g;
   const auto kind = c.kind;
@@ -23,18 +23,19 @@ SSMV_PROPERTY(Determinism, ChunkScanTwin, 3000, ()) {
     cfg.contract = kind;
     cfg.chunk_size = L;
     cfg.boundary_states = true;
-    const chunk_scan::Result a = chunk_scan::run_twin(g.problem, cfg), b = chunk_scan::run_twin(g.problem, cfg);
+    const chunk_scan::Result a = chunk_scan::run(g.problem, Device::twin, cfg),
+                             b = chunk_scan::run(g.problem, Device::twin, cfg);
     if (auto f = same_bits("y (run 1 vs run 2)", a.y, b.y)) return f;
     if (auto f = same_bits("final_state (run 1 vs run 2)", a.final_state, b.final_state)) return f;
     return same_bits("boundary_states (run 1 vs run 2)", a.boundary_states, b.boundary_states);
   });
 }
 
-SSMV_PROPERTY(Determinism, SsuTwin, 10000, ()) {
+SSMV_PROPERTY(Determinism, SsuTwin, 12500, ()) {
   const GeneratedDecode g = *decode_problem(DecodeOptions{});
   label_case(g);
   run_case(decode_case(g.decode, verify::Device::twin), [&]() -> std::optional<CaseFailure> {
-    const ssu::Result a = ssu::run_twin(g.decode), b = ssu::run_twin(g.decode);
+    const ssu::Result a = ssu::run(g.decode, Device::twin), b = ssu::run(g.decode, Device::twin);
     if (auto f = same_bits("y (run 1 vs run 2)", a.y, b.y)) return f;
     return same_bits("state_pool (run 1 vs run 2)", a.state_pool, b.state_pool);
   });

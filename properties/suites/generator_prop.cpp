@@ -2,7 +2,7 @@
 // candidates exact, within the limits and strictly simpler (so shrinking terminates), and
 // every generated problem valid (spec validate, the kernels' own checks).
 //
-// Case counts (base; ×100 in campaign mode): 3000 per value property, 500 per problem property.
+// Case counts (base; ×100 in campaign mode): 6000 per value property, 1000 per problem property.
 #include <cmath>
 
 #include "fast/chunk_scan/chunk_scan.h"
@@ -30,7 +30,7 @@ std::tuple<int, int, int, int> complexity(double v) {
 
 }  // namespace
 
-SSMV_PROPERTY(Generators, EdgeValuesExactAndShrinkSimpler, 3000, ()) {
+SSMV_PROPERTY(Generators, EdgeValuesExactAndShrinkSimpler, 6000, ()) {
   const Format f = *choice(Format::bf16, Format::fp16, Format::fp32);
   EdgeRange r;
   r.specials = *rc::gen::arbitrary<bool>();
@@ -52,14 +52,14 @@ SSMV_PROPERTY(Generators, EdgeValuesExactAndShrinkSimpler, 3000, ()) {
   }
 }
 
-SSMV_PROPERTY(Generators, NormalValuesExact, 3000, ()) {
+SSMV_PROPERTY(Generators, NormalValuesExact, 6000, ()) {
   const Format f = *choice(Format::bf16, Format::fp16, Format::fp32);
   const float v = *normal_value(f, 0, 1);
   RC_ASSERT(representable(f, v));
   RC_ASSERT(std::isfinite(v));
 }
 
-SSMV_PROPERTY(Generators, PrefillProblemsValid, 500, ()) {
+SSMV_PROPERTY(Generators, PrefillProblemsValid, 1000, ()) {
   const ChunkCase c = draw_chunk_case(PrefillOptions{});
   const Problem& p = c.g.problem;
   validate(p);  // throws ProblemError naming the field: a failure
@@ -70,7 +70,7 @@ SSMV_PROPERTY(Generators, PrefillProblemsValid, 500, ()) {
   for (float a : p.A) RC_ASSERT(a <= 0.0f);  // the chunked bound refuses A > 0
 }
 
-SSMV_PROPERTY(Generators, DecodeProblemsValid, 500, ()) {
+SSMV_PROPERTY(Generators, DecodeProblemsValid, 1000, ()) {
   const GeneratedDecode g = *decode_problem(DecodeOptions{});
   label_case(g);
   ssu::validate(g.decode);

@@ -8,38 +8,16 @@
 // GPU = twin 3000 SSU, 1000 chunk_scan; determinism 1000 each.
 #include <cstdlib>
 
-#include "fast/chunk_scan/twin.h"
+#include "fast/chunk_scan/chunk_scan.h"
 #include "fast/ssu/contract.h"
 #include "fast/ssu/ssu.h"
 #include "properties/gen/problem_gen.h"
 #include "properties/harness/case_failure.h"
 #include "properties/harness/property.h"
 #include "properties/relations/agreement.h"
-#ifdef SSMV_HAVE_CUDA
-#include "fast/chunk_scan/chunk_scan_gpu.h"
-#include "fast/common/cuda_check.h"
-#endif
 
 namespace ssmv::prop {
 namespace {
-
-bool gpu_present() {
-#ifdef SSMV_HAVE_CUDA
-  return cuda_device_available();
-#else
-  return false;
-#endif
-}
-
-chunk_scan::Result chunk_scan_gpu(const Problem& p, const chunk_scan::Config& cfg) {
-#ifdef SSMV_HAVE_CUDA
-  return chunk_scan::run_gpu(p, cfg);
-#else
-  (void)p;
-  (void)cfg;
-  throw std::runtime_error("this build has no CUDA kernels");
-#endif
-}
 
 // Every element within `max_ulps` of the twin's (0: the same encoding).
 std::optional<CaseFailure> within_ulps(const std::string& what, Format f, const std::vector<Bits>& gpu,
@@ -89,7 +67,7 @@ void gpu_equals_twin_ssu() {
   label_case(g);
   run_case(decode_case(g.decode, verify::Device::gpu), [&]() -> std::optional<CaseFailure> {
     const double ulps = ssu::contract().gpu_twin_max_ulps;
-    const ssu::Result gpu = ssu::run_gpu(g.decode), twin = ssu::run_twin(g.decode);
+    const ssu::Result gpu = ssu::run(g.decode, Device::gpu), twin = ssu::run(g.decode, Device::twin);
     const Formats& f = g.decode.problem.formats;
     if (auto e = within_ulps("y (gpu vs twin)", f.output, gpu.y, twin.y, ulps)) return e;
     return within_ulps("state_pool (gpu vs twin)", f.state, gpu.state_pool, twin.state_pool, ulps);
@@ -104,7 +82,8 @@ void gpu_equals_twin_chunk_scan() {
     cfg.contract = c.kind;
     cfg.chunk_size = c.L;
     cfg.boundary_states = true;
-    const chunk_scan::Result gpu = chunk_scan_gpu(c.g.problem, cfg), twin = chunk_scan::run_twin(c.g.problem, cfg);
+    const chunk_scan::Result gpu = chunk_scan::run(c.g.problem, Device::gpu, cfg),
+                            twin = chunk_scan::run(c.g.problem, Device::twin, cfg);
     const Formats& f = c.g.problem.formats;
     if (auto e = within_ulps("y (gpu vs twin)", f.output, bits_of(f.output, gpu.y), bits_of(f.output, twin.y), ulps)) return e;
     if (auto e = within_ulps("final_state (gpu vs twin)", f.state, bits_of(f.state, gpu.final_state),
@@ -120,7 +99,7 @@ void gpu_deterministic_ssu() {
   const GeneratedDecode g = *decode_problem(DecodeOptions{});
   label_case(g);
   run_case(decode_case(g.decode, verify::Device::gpu), [&]() -> std::optional<CaseFailure> {
-    const ssu::Result a = ssu::run_gpu(g.decode), b = ssu::run_gpu(g.decode);
+    const ssu::Result a = ssu::run(g.decode, Device::gpu), b = ssu::run(g.decode, Device::gpu);
     if (auto e = same_bits("y (gpu run 1 vs 2)", a.y, b.y)) return e;
     return same_bits("state_pool (gpu run 1 vs 2)", a.state_pool, b.state_pool);
   });
@@ -133,7 +112,8 @@ void gpu_deterministic_chunk_scan() {
     cfg.contract = c.kind;
     cfg.chunk_size = c.L;
     cfg.boundary_states = true;
-    const chunk_scan::Result a = chunk_scan_gpu(c.g.problem, cfg), b = chunk_scan_gpu(c.g.problem, cfg);
+    const chunk_scan::Result a = chunk_scan::run(c.g.problem, Device::gpu, cfg),
+                            b = chunk_scan::run(c.g.problem, Device::gpu, cfg);
     if (auto e = same_bits("y (gpu run 1 vs 2)", a.y, b.y)) return e;
     if (auto e = same_bits("final_state (gpu run 1 vs 2)", a.final_state, b.final_state)) return e;
     return same_bits("boundary_states (gpu run 1 vs 2)", a.boundary_states, b.boundary_states);
@@ -144,7 +124,7 @@ void gpu_deterministic_chunk_scan() {
 
 #define SSMV_GPU_PROPERTY(Name, BaseCases, Fn)                                       \
   TEST(GpuProperty, Name) {                                                          \
-    if (!gpu_present()) GTEST_SKIP() << "no CUDA device (or a build without CUDA)"; \
+    if (!gpu_available()) GTEST_SKIP() << "no CUDA device (or a build without CUDA)"; \
     run_property("GpuProperty", #Name, BaseCases, rc::detail::toProperty(&Fn));       \
   }
 

@@ -1,10 +1,10 @@
 // Property 3: the disaggregated prefill/decode hand-off. chunk_scan prefills [0, k) of every
 // sequence, SSU decodes [k, T) from the handed-over state (state format); the whole stays
 // within the combined contract (chunked bound of the prefix, propagated through the
-// sequential bound; verify/kernel_check.h check_handoff), for every k of a case among
+// sequential bound; verify/run/kernel_check.h check_handoff), for every k of a case among
 // 0, 1, L − 1, L, L + 1, T − 1 and T (T: the shortest sequence) and one drawn k.
 //
-// Case counts (base; ×100 in campaign mode): 600 per contract, each case checking up to 8
+// Case counts (base; ×100 in campaign mode): 900 per contract, each case checking up to 8
 // split points. Problems have ≤ 6144 state updates.
 #include <algorithm>
 #include <set>
@@ -35,7 +35,7 @@ void handoff_within_contract(chunk_scan::ContractKind kind) {
 
 }  // namespace
 
-SSMV_PROPERTY(HandoffContract, Production, 600, ()) { handoff_within_contract(chunk_scan::ContractKind::production); }
-SSMV_PROPERTY(HandoffContract, Fp32, 600, ()) { handoff_within_contract(chunk_scan::ContractKind::fp32); }
+SSMV_PROPERTY(HandoffContract, Production, 900, ()) { handoff_within_contract(chunk_scan::ContractKind::production); }
+SSMV_PROPERTY(HandoffContract, Fp32, 900, ()) { handoff_within_contract(chunk_scan::ContractKind::fp32); }
 
 }  // namespace ssmv::prop

@@ -3,7 +3,7 @@
 //   1. the SSU-within-contract property, run on a broken SSU variant, fails;
 //   2. the failure left a counterexample file (SSMV_CEX_DIR, here a fresh test folder)
 //      holding the shrunk case, the planted bug and rapidcheck's reproduce string;
-//   3. the file reads back (verify/counterexample.h) and re-judges on the CPU to the same
+//   3. the file reads back (verify/reports/counterexample.h) and re-judges on the CPU to the same
 //      verdict and the same worst element;
 //   4. the correct twin passes on that same case, so the bug, not the data, fails it;
 //   5. the shrunk case is small (its size is printed: tokens, H, P, N);
@@ -27,6 +27,7 @@
 #include "properties/harness/property.h"
 #include "properties/harness/settings.h"
 #include "properties/planted/planted_ssu.h"
+#include "verify/reports/report_text.h"
 
 namespace ssmv::prop {
 namespace {
@@ -83,9 +84,9 @@ void expect_round_trip(const PropertyOutcome& o, PlantedBug bug, MaxSize max) {
   ASSERT_TRUE(parse_planted_bug(c.planted_bug, parsed));
   const verify::KernelCheck again = check_planted_ssu(c.decode, parsed);
   EXPECT_EQ(std::string(verify::verdict_name(again.overall())), c.verdict);
-  EXPECT_EQ(describe_worst(again), c.worst);
+  EXPECT_EQ(verify::worst_element_line(again), c.worst);
   EXPECT_TRUE(verify::check_ssu(c.decode, verify::Device::twin).ok())
-      << "the correct twin fails the shrunk case too: " << describe_worst(verify::check_ssu(c.decode, verify::Device::twin));
+      << "the correct twin fails the shrunk case too: " << verify::worst_element_line(verify::check_ssu(c.decode, verify::Device::twin));
 
   const Shape& s = c.decode.problem.shape;
   std::printf("[round trip] %s: shrunk to requests=%lld tokens=%lld H=%lld G=%lld P=%lld N=%lld slots=%lld; %s; "

@@ -10,7 +10,7 @@
 // the reference's decays). These are evaluated in double with at most T + N + 8 roundings of
 // relative 2^-53 each (≤ 7e-14 for T ≤ 600, N ≤ 64), covered by the factor 1 + 2^-40.
 //
-// Case counts (base; ×100 in campaign mode): 900 per contract; k drawn in [1, shortest − 1],
+// Case counts (base; ×100 in campaign mode): 1350 per contract; k drawn in [1, shortest − 1],
 // biased to chunk boundaries ± 1.
 #include <algorithm>
 #include <cmath>
@@ -20,7 +20,7 @@
 #include "properties/harness/case_failure.h"
 #include "properties/harness/property.h"
 #include "properties/relations/agreement.h"
-#include "verify/problem_slice.h"
+#include "verify/judge/problem_slice.h"
 
 namespace ssmv::prop {
 namespace {
@@ -104,7 +104,7 @@ void split_point(chunk_scan::ContractKind kind) {
 
 }  // namespace
 
-SSMV_PROPERTY(SplitPoint, Production, 900, ()) { split_point(chunk_scan::ContractKind::production); }
-SSMV_PROPERTY(SplitPoint, Fp32, 900, ()) { split_point(chunk_scan::ContractKind::fp32); }
+SSMV_PROPERTY(SplitPoint, Production, 1350, ()) { split_point(chunk_scan::ContractKind::production); }
+SSMV_PROPERTY(SplitPoint, Fp32, 1350, ()) { split_point(chunk_scan::ContractKind::fp32); }
 
 }  // namespace ssmv::prop

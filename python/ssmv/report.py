@@ -2,7 +2,7 @@
 Python objects, and the failure message of `assert_within_contract`.
 
 The failure message says the same facts in the same order as the C++ GoogleTest assertion
-EXPECT_WITHIN_CONTRACT (verify/report_text.cpp, check_failure_message), with the numbers
+EXPECT_WITHIN_CONTRACT (verify/reports/report_text.cpp, check_failure_message), with the numbers
 printed the same way; both end by pointing to docs/report-schema.md.
 """
 
@@ -161,7 +161,7 @@ class TensorResult:
             WorstElement.of(j["worst"]),
             tuple(BoundSource(b["source"], b["label"], float(b["share"])) for b in j["worst_bound_sources"]))
 
-    # --- text, as verify/report_text.cpp prints it --------------------------------------
+    # --- text, as verify/reports/report_text.cpp prints it --------------------------------------
 
     def coords_text(self, coords) -> str:
         """'sequence 0, token 12, head 1, dim 0' (C++ coords_text)."""

@@ -80,7 +80,7 @@ def _message_lines(m):
 
 
 def test_message_has_the_cxx_assertions_facts_in_its_order(tmp_path, ssmv_binary):
-    """The same lines as verify/report_text.cpp's check_failure_message, in its order: the
+    """The same lines as verify/reports/report_text.cpp's check_failure_message, in its order: the
     worst element's lines, the verdict counts and the bound sources as ssmv itself prints
     them (its Markdown report and table print them with the same C++ functions)."""
     case = honest_case()

@@ -1,7 +1,7 @@
 // Hand-derived cases (T = 1..3, N = 1..2) whose exact values are short expressions in
 // e and ln 2; the expected values are computed here at 400 bits with MPFR directly.
-// The reference returns its check run (191 bits by default); after a handful of
-// roundings it is within 2^-120 of the exact value, far inside the 2^-64 it certifies.
+// The MPFR tier returns its 127-bit run; after a handful of roundings it is within 2^-120
+// of the exact value, far inside the 2^-64 it certifies.
 #include <gtest/gtest.h>
 
 #include "reference/reference.h"
@@ -149,7 +149,7 @@ TEST(ReferenceClosedForm, SoftplusOfThirtyIsNotThirty) {
 
 // The gate: y = y_ungated · z / (1 + e^-z). With dt = 1, A = 0, B = C = 1, x = (2, 2):
 // y_ungated = 2 for both dims; z = (1, 0) gives y = (2/(1 + e^-1), 0) — the second
-// exactly 0 in both runs, so its certified error is 0.
+// exactly 0 with every operation exact, so its certified error is 0.
 TEST(ReferenceClosedForm, GateWithZOneAndZero) {
   Problem pr = zero_problem({0, 1}, 1, 2, 1, 1);
   pr.dt = {1.0f};

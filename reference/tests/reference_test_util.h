@@ -130,4 +130,24 @@ inline ::testing::AssertionResult close_to(const ExactValues& v, size_t i, mpfr_
                                        << ", |diff| = " << mpfr_get_d(diff.get(), MPFR_RNDN);
 }
 
+// |v[i] − expected| <= v.certified_error[i] + extra + 2^-300·|expected| (expected computed
+// at 400 bits or more): the certificate of v[i] holds against an independent computation.
+inline ::testing::AssertionResult within_certified(const ExactValues& v, size_t i, mpfr_srcptr expected,
+                                                   double extra) {
+  Mp diff(0, 600);
+  mpfr_sub(diff.get(), v.value[i].backend().data(), expected, MPFR_RNDA);
+  mpfr_abs(diff.get(), diff.get(), MPFR_RNDN);
+  Mp allow(v.certified_error[i], 600);
+  mpfr_add_d(allow.get(), allow.get(), extra, MPFR_RNDN);
+  Mp rel(0, 600);
+  mpfr_abs(rel.get(), expected, MPFR_RNDN);
+  mpfr_mul_2si(rel.get(), rel.get(), -300, MPFR_RNDN);
+  mpfr_add(allow.get(), allow.get(), rel.get(), MPFR_RNDN);
+  if (mpfr_cmp(diff.get(), allow.get()) <= 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "element " << i << ": " << std::hexfloat << v.nearest[i]
+                                       << " vs expected " << mpfr_get_d(expected, MPFR_RNDN) << ", |diff| = "
+                                       << mpfr_get_d(diff.get(), MPFR_RNDN) << " > certified error "
+                                       << v.certified_error[i] << " + " << extra;
+}
+
 }  // namespace ssmv::ref::testing

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "verify/bound/error_model.h"
+#include "spec/parallel.h"
 #include "verify/bound/terms.h"
 
 namespace ssmv::bound {
@@ -40,71 +41,61 @@ BoundSource sum_source(Sum s) {
   return BoundSource::sum_y;
 }
 
-// [3.1] Error of a chained sum, fed the magnitudes of its terms in the kernel's order,
-// starting from an accumulator of magnitude acc0. Sequential FMA: each term one rounding
-// at the running magnitude. Tensor-core steps of 16 (docs/design.md §4): per step, 17
-// truncations each below 2^(E−26) ≤ 2^-25·max(|terms|, |acc|) plus a rounding toward zero
-// below one ULP (2u relative) of the step's result: 10.5u times the running magnitude.
-// Absolute floors: the rounding below 2^-149 = 2η in fp32's subnormal range, and the
-// truncation grid, which never falls below 2^-158 (mma_model.h): 17·2^-158 more.
-// For a reduction declared mma_m16n8k16 both models are evaluated and the larger kept
-// (the kernel falls back to sequential FMA for fp32 operands). A tree or any_order sum:
-// every term passes at most k roundings (its product, the additions, and one more to
-// add the sum to a nonzero accumulator), γ_k·(acc0 + Σ|terms|), and each of the
-// 2·len + 1 roundings at most η below the normal range. The relative parts belong to the
-// sum's source, the floors to underflow.
-template <class V>
-class Chain {
+// [3.1] Error of a chained sum, fed the magnitudes t_i of its terms in the kernel's order
+// (i = 0..len−1), starting from an accumulator of magnitude acc0. Sequential FMA: each
+// term one rounding at the running magnitude. Tensor-core steps of 16 (docs/design.md §4):
+// per step, 17 truncations each below 2^(E−26) ≤ 2^-25·max(|terms|, |acc|) plus a rounding
+// toward zero below one ULP (2u relative) of the step's result: 10.5u times the running
+// magnitude. Absolute floors: the rounding below 2^-149 = 2η in fp32's subnormal range, and
+// the truncation grid, which never falls below 2^-158 (mma_model.h): 17·2^-158 more. For
+// a reduction declared mma_m16n8k16 both models are evaluated and the larger kept (the
+// kernel falls back to sequential FMA for fp32 operands). A tree or any_order sum: every
+// term passes at most k roundings (its product, the additions, and one more to add the sum
+// to a nonzero accumulator), γ_k·(acc0 + Σ|terms|), and each of the 2·len + 1 roundings at
+// most η below the normal range. The relative parts belong to the sum's source, the floors
+// to underflow.
+//
+// Summed over the running magnitudes, each model's relative part is linear in the terms:
+//   sequential FMA  u·Σ_j (acc0 + Σ_{i≤j} t_i)   = u·(len·acc0 + Σ_i (len − i)·t_i),
+//   mma, s = ⌈len/16⌉ steps                      10.5u·(s·acc0 + Σ_i (s − ⌊i/16⌋)·t_i),
+//   tree / any_order                             γ_k·(acc0 + Σ_i t_i),
+// so the stages accumulate the weighted sums of their terms (primary: the first or the
+// associative model, weight primary_weight; mma: weight mma_weight) in vectorised loops
+// over whole rows, and error() turns them into the bound.
+class ChainModel {
  public:
-  Chain(const Reduction& r, double u, double eta, double acc0, const Tagger<V>& tag)
+  ChainModel(const Reduction& r, double u, double eta)
       : mma_(r.order == ReductionOrder::mma_m16n8k16),
         assoc_(r.order == ReductionOrder::tree || r.order == ReductionOrder::any_order),
-        red_(&r), src_(sum_source(r.sum)), tag_(&tag), u_(u), eta_(eta), acc0_(acc0), seq_acc_(acc0),
-        mma_acc_(acc0) {}
-  void add(double abs_term, int64_t k) {
-    seq_acc_ += abs_term;
-    ++len_;
-    if (assoc_) return;
-    seq_rel_ += u_ * seq_acc_;
-    seq_abs_ += eta_;
-    if (!mma_) return;
-    if (k / 16 != step_ && in_step_) flush();
-    step_ = k / 16;
-    in_step_ = true;
-    step_sum_ += abs_term;
-  }
-  V error() {
+        red_(r), src_(sum_source(r.sum)), u_(u), eta_(eta) {}
+  bool has_mma_model() const { return mma_; }
+  double primary_weight(int64_t i, int64_t len) const { return assoc_ ? 1.0 : double(len - i); }
+  double mma_weight(int64_t i, int64_t len) const { return double(steps(len) - i / 16); }
+  template <class V>
+  V error(double acc0, int64_t len, double primary_sum, double mma_sum, const Tagger<V>& tag) const {
+    if (len == 0) return V{};
     if (assoc_) {
-      if (len_ == 0) return V{};
-      const int64_t k = product_sum_roundings(*red_, len_) + (acc0_ > 0 ? 1 : 0);
-      return tag_->at(src_, gamma(k, u_) * seq_acc_) + tag_->at(BoundSource::underflow, double(2 * len_ + 1) * eta_);
+      const int64_t k = product_sum_roundings(red_, len) + (acc0 > 0 ? 1 : 0);
+      return tag.at(src_, gamma(k, u_) * (acc0 + primary_sum)) +
+             tag.at(BoundSource::underflow, double(2 * len + 1) * eta_);
     }
-    if (in_step_) flush();
-    const V seq = tag_->at(src_, seq_rel_) + tag_->at(BoundSource::underflow, seq_abs_);
+    const V seq = tag.at(src_, u_ * (double(len) * acc0 + primary_sum)) +
+                  tag.at(BoundSource::underflow, double(len) * eta_);
     if (!mma_) return seq;
-    const V mma = tag_->at(src_, mma_rel_) + tag_->at(BoundSource::underflow, mma_abs_);
+    const int64_t s = steps(len);
+    const V mma = tag.at(src_, kMmaStepUlps * u_ * (double(s) * acc0 + mma_sum)) +
+                  tag.at(BoundSource::underflow, double(s) * (2 * eta_ + kMmaGridFloor));
     return larger(seq, mma);
   }
 
  private:
   static constexpr double kMmaStepUlps = 10.5;  // 17·2^-25/u + 2 with u = 2^-24
   static constexpr double kMmaGridFloor = 17 * 0x1p-158;
-  void flush() {
-    mma_acc_ += step_sum_;
-    mma_rel_ += kMmaStepUlps * u_ * mma_acc_;
-    mma_abs_ += 2 * eta_ + kMmaGridFloor;
-    step_sum_ = 0;
-    in_step_ = false;
-  }
+  static int64_t steps(int64_t len) { return (len + 15) / 16; }
   bool mma_, assoc_;
-  const Reduction* red_;
+  Reduction red_;
   BoundSource src_;
-  const Tagger<V>* tag_;
-  double u_, eta_, acc0_;
-  double seq_acc_, seq_rel_ = 0, seq_abs_ = 0;
-  double mma_acc_, mma_rel_ = 0, mma_abs_ = 0, step_sum_ = 0;
-  int64_t step_ = -1, len_ = 0;
-  bool in_step_ = false;
+  double u_, eta_;
 };
 
 // One sequence's share of a chunk: packed tokens [start, start + len) of the chunk that
@@ -124,13 +115,63 @@ std::vector<Piece> pieces(int64_t begin, int64_t end, int64_t L, ChunkLayout lay
   return out;
 }
 
+// y[i] += a·x[i] for i < n: the rows of the stages' products (distinct arrays, so the
+// double case vectorises).
+inline void add_scaled(int64_t n, double a, const double* __restrict x, double* __restrict y) {
+  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+inline void add_scaled(int64_t n, double a, const Tagged* x, Tagged* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+// y[i] += x[i]·a for a Tagged a (the intra-chunk errors of the attribution run).
+inline void add_scaled(int64_t n, const Tagged& a, const double* x, Tagged* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] += x[i] * a;
+}
+
+// What the bound of one head carries from piece to piece, [P, N] each: the running state
+// in double (hd), its magnitude recurrence (habs) and the kernel's error bounds (E; E_fin
+// [3.11], the final state's from the rounded incoming state).
+template <class V>
+struct HeadState {
+  std::vector<double> hd, habs;
+  std::vector<V> E, E_fin;
+};
+
+// |CB| of one group over one piece, [Lc, Lc] (rows k ≤ m): an upper bound of |C_m·B_k| and
+// the kernel's error in it [3.6]. The same for every head of the group.
+template <class V>
+struct GroupCB {
+  std::vector<double> ub;
+  std::vector<V> err;
+};
+
+// One worker's buffers (sized on first use, reused from piece to piece).
+template <class V>
+struct Work {
+  std::vector<double> dl, cs;              // [Lc] δ, cs
+  std::vector<V> ddl, dcs;                 // their errors
+  std::vector<double> Bt, Bt_p, Bt_m;      // [Lc, N] scaled B; chain terms × weights
+  std::vector<V> dBt;
+  std::vector<double> st, st_p, st_m;      // [P, N] chunk state; its chain's weighted sums
+  std::vector<V> dst;
+  std::vector<double> ax;                  // [Lc, P] |x|
+  std::vector<double> hub_t, hR_t;         // [N, P] |h| bound, |R(h)| + error (transposed)
+  std::vector<V> dR_t;                     // [N, P] error of R(h)
+  std::vector<double> w;                   // [Lc] a row's weights
+  std::vector<V> dw;
+  std::vector<double> q_mag, q_p, q_m, y_p, y_m;  // [P]
+  std::vector<V> dq, dy;
+  std::vector<double> cb_v, cb_mag, cb_p, cb_m;    // [Lc] a row of C·Bᵀ
+};
+
 // The bound in value type V (tagged.h): writes every element into `out` (V = double), or
 // keeps the focused element's parts (`focus`: only its sequence, head and dim evaluated,
 // and y only at focus_token).
 template <class V>
 void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t focus_token, ChunkedBounds* out) {
-  if (!in.problem || !in.contract || !in.delta || !in.y_exact || !in.y_ungated) {
-    throw std::invalid_argument("chunked_bounds: problem, contract, delta, y_exact and y_ungated are required");
+  if (!in.problem || !in.contract || !in.delta || !in.y_exact || !in.y_ungated || !in.y_certified_error) {
+    throw std::invalid_argument(
+        "chunked_bounds: problem, contract, delta, y_exact, y_ungated and y_certified_error are required");
   }
   const Problem& pr = *in.problem;
   const Contract& c = *in.contract;
@@ -157,12 +198,17 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
   const TranscendentalBudget* b_sp = pr.dt_softplus ? &budget(c, "softplus") : nullptr;
   const TranscendentalBudget* b_sig = pr.has_z() ? &budget(c, "sigmoid") : nullptr;
   // The sums, selected by Sum; an undeclared one is one sequential chain (reduction_of).
-  const Reduction red_cs = reduction_of(c, Sum::cumsum), red_st = reduction_of(c, Sum::chunk_state),
-                  red_sp = reduction_of(c, Sum::state_passing), red_cb = reduction_of(c, Sum::cb),
-                  red_y = reduction_of(c, Sum::y);
+  const Reduction red_cs = reduction_of(c, Sum::cumsum);
+  const ChainModel ch_st(reduction_of(c, Sum::chunk_state), u, eta), ch_sp(reduction_of(c, Sum::state_passing), u, eta),
+      ch_cb(reduction_of(c, Sum::cb), u, eta), ch_y(reduction_of(c, Sum::y), u, eta);
   const bool cs_running = red_cs.order == ReductionOrder::sequential_fma && red_cs.partials <= 1;
   const double g2 = gamma(2, u);
   const bool y_wanted = focus == nullptr || focus->which == BoundOf::y;
+  const int threads = focus != nullptr ? 1 : std::max(1, in.threads);
+  // Workers for a step of `work` multiply-adds: one per work_per_thread.
+  const auto threads_for = [&](double work) {
+    return int(std::clamp(work / double(std::max<int64_t>(1, in.work_per_thread)), 1.0, double(threads)));
+  };
 
   std::vector<std::vector<Piece>> seq_pieces(S);
   int64_t chunks_total = 0;
@@ -180,41 +226,105 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
     if (out != nullptr) (out->*field)[i] = total(v) * kSafetyFactor;
     if (focus != nullptr) focus->keep(which, i, kSafetyFactor * v);
   };
+  // |h| ≤ |hd| + 2^-30·habs: hd, the state's double recurrence, errs by far less than
+  // 2^-30 of the magnitude recurrence habs for any chunk count ssmv accepts.
+  const auto h_upper = [](double hd, double habs) { return std::fabs(hd) + 0x1p-30 * habs; };
 
-  // Per (sequence, head): the running state in double (h), its magnitude recurrence (habs)
-  // and the kernel's error bound (E), all [P, N].
-  std::vector<double> hd(P * N), habs(P * N);
-  std::vector<V> E(P * N);
-  std::vector<V> E_fin(P * N);  // [3.11] the final state's error (final_incoming_state)
-  std::vector<double> dl, cs;                           // per piece token: δ, cs
-  std::vector<V> ddl, dcs;                              // and their errors Δδ, Δcs
-  std::vector<double> CBmag;                            // [Lc, Lc]
-  std::vector<V> dCB;
-  std::vector<double> Bt;                               // [Lc, N] scaled B and its error
-  std::vector<V> dBt;
-  std::vector<double> st;                               // [P, N] chunk state and its error
-  std::vector<V> dst;
+  std::vector<HeadState<V>> heads(H);  // the heads this run evaluates: state-sized
+  std::vector<GroupCB<V>> cbs(s.G);
+  std::vector<Work<V>> works(static_cast<size_t>(threads));
+  std::vector<double> C_rows, B_t, absB_t;  // one group's piece: C [Lc, N], B and |B| [N, Lc]
   int64_t chunk_index = 0;
   for (int64_t seq = 0; seq < S; ++seq) {
     const std::vector<Piece>& seq_chunks = seq_pieces[seq];
     const int64_t n_pieces = int64_t(seq_chunks.size());
+    std::vector<int64_t> hs;  // the heads evaluated, ascending
     for (int64_t h = 0; h < H; ++h) {
-      if (focus != nullptr && !focus->covers(seq, h)) continue;
-      const int64_t g = s.group_of(h);
-      const double A = pr.A[h];
+      if (focus == nullptr || focus->covers(seq, h)) hs.push_back(h);
+    }
+    const int64_t nh = int64_t(hs.size());
+    for (int64_t h : hs) {
+      HeadState<V>& hst = heads[h];
+      hst.hd.resize(P * N);
+      hst.habs.resize(P * N);
+      hst.E.assign(P * N, V{});
+      hst.E_fin.assign(P * N, V{});
       for (int64_t i = 0; i < P * N; ++i) {
-        hd[i] = pr.has_initial_state() ? pr.initial_state[pr.state_index(seq, h, 0, 0) + i] : 0.0;
-        habs[i] = std::fabs(hd[i]);
-        E[i] = V{};
-        E_fin[i] = V{};
+        hst.hd[i] = pr.has_initial_state() ? pr.initial_state[pr.state_index(seq, h, 0, 0) + i] : 0.0;
+        hst.habs[i] = std::fabs(hst.hd[i]);
       }
-      for (int64_t cj = 0; cj < n_pieces; ++cj) {
-        const int64_t t0 = seq_chunks[cj].start, Lc = seq_chunks[cj].len;
-        const int64_t c0 = seq_chunks[cj].chunk_start;  // < t0: global layout, mid-chunk start
+    }
+    for (int64_t cj = 0; cj < n_pieces && nh > 0; ++cj) {
+      const int64_t t0 = seq_chunks[cj].start, Lc = seq_chunks[cj].len;
+      const int64_t c0 = seq_chunks[cj].chunk_start;  // < t0: global layout, mid-chunk start
+      const bool last_piece = cj == n_pieces - 1;
+      // The rows of y this run needs: all, or the focused token's.
+      const auto row_wanted = [&](int64_t m) { return y_wanted && (focus_token < 0 || t0 + m == focus_token); };
+      bool any_row = false;
+      for (int64_t m = 0; m < Lc && !any_row; ++m) any_row = row_wanted(m);
+
+      // [3.6] stage (d): C·Bᵀ over n per group, once for all its heads. The products are
+      // exact in double (24 × 24 significant bits); their double sum errs by at most
+      // γ_N(2^-53)·Σ|C·B| (Higham (3.4)), added to |Σ| to make ub an upper bound.
+      if (any_row) {
+        for (int64_t g = 0; g < s.G; ++g) {
+          bool used = false;
+          for (int64_t h : hs) used |= s.group_of(h) == g;
+          if (!used) continue;
+          C_rows.resize(Lc * N);
+          B_t.resize(N * Lc);
+          absB_t.resize(N * Lc);
+          for (int64_t k = 0; k < Lc; ++k) {
+            for (int64_t n = 0; n < N; ++n) {
+              C_rows[k * N + n] = pr.C[pr.bc_index(t0 + k, g, n)];
+              B_t[n * Lc + k] = pr.B[pr.bc_index(t0 + k, g, n)];
+              absB_t[n * Lc + k] = std::fabs(B_t[n * Lc + k]);
+            }
+          }
+          GroupCB<V>& cb = cbs[g];
+          cb.ub.assign(Lc * Lc, 0.0);
+          cb.err.assign(Lc * Lc, V{});
+          const double dot_err = gamma(N, 0x1p-53);
+          for_each_task(Lc, threads_for(0.5 * double(Lc * Lc * N)), [&](int64_t m, int64_t worker) {
+            if (!row_wanted(m)) return;
+            Work<V>& wk = works[worker];
+            wk.cb_v.assign(m + 1, 0.0);
+            wk.cb_mag.assign(m + 1, 0.0);
+            wk.cb_p.assign(m + 1, 0.0);
+            wk.cb_m.assign(m + 1, 0.0);
+            double *v = wk.cb_v.data(), *mag = wk.cb_mag.data(), *sp = wk.cb_p.data(), *sm = wk.cb_m.data();
+            for (int64_t n = 0; n < N; ++n) {
+              const double cv = C_rows[m * N + n], ca = std::fabs(cv);
+              const double *b = &B_t[n * Lc], *ab = &absB_t[n * Lc];
+              add_scaled(m + 1, cv, b, v);
+              add_scaled(m + 1, ca, ab, mag);
+              add_scaled(m + 1, ca * ch_cb.primary_weight(n, N), ab, sp);
+              if (ch_cb.has_mma_model()) add_scaled(m + 1, ca * ch_cb.mma_weight(n, N), ab, sm);
+            }
+            for (int64_t k = 0; k <= m; ++k) {
+              cb.ub[m * Lc + k] = std::fabs(v[k]) + dot_err * mag[k];
+              cb.err[m * Lc + k] = ch_cb.error(0.0, N, sp[k], sm[k], tag);
+            }
+          });
+        }
+      }
+
+      const double head_work = double(Lc * (P * N + (any_row ? Lc * P + P * N : 0)));
+      for_each_task(nh, threads_for(double(nh) * head_work), [&](int64_t hi, int64_t worker) {
+        const int64_t h = hs[hi];
+        const int64_t g = s.group_of(h);
+        const double A = pr.A[h];
+        HeadState<V>& hst = heads[h];
+        Work<V>& wk = works[worker];
+        std::vector<double>&dl = wk.dl, &cs = wk.cs;
+        std::vector<V>&ddl = wk.ddl, &dcs = wk.dcs;
         // [3.2] δ and its error, as in the sequential family [2.1–2.2]; [3.3] the cumulative
         // sum from the chunk's first token c0, through the earlier sequences' tokens [c0, t0)
         // of the same chunk and head (global layout) before this piece's.
-        dl.assign(Lc, 0); ddl.assign(Lc, V{}); cs.assign(Lc, 0); dcs.assign(Lc, V{});
+        dl.assign(Lc, 0);
+        ddl.assign(Lc, V{});
+        cs.assign(Lc, 0);
+        dcs.assign(Lc, V{});
         double cs_run = 0, abs_dA = 0;
         V dcs_run{}, sum_ddA{};
         double cs_b = 0;  // cs and Δcs after the chunk's tokens before t0
@@ -229,14 +339,12 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
           const double delta = (*in.delta)[pr.dt_index(t, h)];
           // [3.3] cumulative sum: dA_k = fl(δ̂_k·A), then the sum in the contract's order.
           const double dA = delta * A;
-          const V ddA = std::fabs(A) * dd + tag.at(BS::arithmetic, u * std::fabs(A) * (std::fabs(delta) + total(dd))) +
-                        tag.at(BS::underflow, eta);
+          const V ddA = scaled_dt_error(A, delta, dd, u, eta, tag);
           cs_run += dA;
           abs_dA += std::fabs(dA);
           sum_ddA += ddA;
           if (cs_running) {
-            dcs_run = dcs_run + ddA +
-                      tag.at(BS::sum_cumsum, u * (std::fabs(cs_run) + total(dcs_run) + total(ddA))) +
+            dcs_run = dcs_run + ddA + tag.at(BS::sum_cumsum, u * (std::fabs(cs_run) + total(dcs_run) + total(ddA))) +
                       tag.at(BS::underflow, eta);
           } else {
             dcs_run = sum_ddA + tag.at(BS::sum_cumsum, gamma(reduction_depth(red_cs, j + 1), u) * abs_dA) +
@@ -251,77 +359,100 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
         // The piece's decays from its start: exp(cs_m) when it starts its chunk, else
         // exp(cs_m − cs_b) with b = t0 − 1, the chunk's last token before the piece: the
         // difference errs by Δcs_m + Δcs_b plus its own rounding [3.3g].
+        // (The budget is read at min(argument, arg_hi): a cs_m > 0, from a δ < 0 that the
+        // problem's dt_limit allows, is read at the top of the budget's range.)
         const auto piece_decay = [&](int64_t m, V& err) {
           if (c0 == t0) {
-            err = exp_error(b_exp, cs[m], dcs[m], tag);
-            return std::exp(cs[m]);
+            const double e = std::exp(cs[m]);
+            err = exp_error(b_exp, std::min(cs[m], b_exp.arg_hi), e, dcs[m], tag);
+            return e;
           }
-          const double d = std::min(cs[m] - cs_b, 0.0);
-          err = exp_error(b_exp, d, dcs[m] + dcs_b + tag.at(BS::arithmetic, u * std::fabs(d)) + tag.at(BS::underflow, eta),
-                          tag);
-          return std::exp(d);
+          const double d = std::min(cs[m] - cs_b, 0.0), e = std::exp(d);
+          err = exp_error(b_exp, std::min(d, b_exp.arg_hi), e,
+                          dcs[m] + dcs_b + tag.at(BS::arithmetic, u * std::fabs(d)) + tag.at(BS::underflow, eta), tag);
+          return e;
         };
         // [3.4] segment decays exp(min(cs_m − cs_k, 0)): the difference adds one rounding.
         const auto seg_decay = [&](int64_t m, int64_t k, V& err) {
-          const double d = std::min(cs[m] - cs[k], 0.0);
-          err = exp_error(b_exp, d, dcs[m] + dcs[k] + tag.at(BS::arithmetic, u * std::fabs(d)) + tag.at(BS::underflow, eta),
-                          tag);
-          return std::exp(d);
+          const double d = std::min(cs[m] - cs[k], 0.0), e = std::exp(d);
+          err = exp_error(b_exp, std::min(d, b_exp.arg_hi), e,
+                          dcs[m] + dcs[k] + tag.at(BS::arithmetic, u * std::fabs(d)) + tag.at(BS::underflow, eta), tag);
+          return e;
         };
         // [3.5] stage (b): scaled B_k = R(fl(B·fl(decay_last,k·δ_k))), then the chunk state.
-        Bt.assign(Lc * N, 0); dBt.assign(Lc * N, V{});
+        wk.Bt.assign(Lc * N, 0);
+        wk.Bt_p.assign(Lc * N, 0);
+        wk.Bt_m.assign(Lc * N, 0);
+        wk.dBt.assign(Lc * N, V{});
         for (int64_t k = 0; k < Lc; ++k) {
           V dD;
           const double D = seg_decay(Lc - 1, k, dD);
           const double sc = D * dl[k], dDt = total(dD), ddt = total(ddl[k]);
-          const V dsc = (dl[k] + ddt) * dD + D * ddl[k] + tag.at(BS::arithmetic, u * (D + dDt) * (dl[k] + ddt)) +
-                        tag.at(BS::underflow, eta);
+          const V dsc = (dl[k] + ddt) * dD + D * ddl[k] + tag.at(BS::arithmetic, u * (D + dDt) * (dl[k] + ddt));
           const double dsct = total(dsc);
+          // The underflow of the first of the three products B·decay·δ (η when it is
+          // subnormal), in any association, times the third factor: max(|B|, δ̂, decay)·η.
+          const double first_underflow = std::max(dl[k] + ddt, D + dDt);
+          const double wp = ch_st.primary_weight(k, Lc), wm = ch_st.mma_weight(k, Lc);
           for (int64_t n = 0; n < N; ++n) {
-            const double B = std::fabs(double(pr.B[pr.bc_index(t0 + k, g, n)]));
-            Bt[k * N + n] = double(pr.B[pr.bc_index(t0 + k, g, n)]) * sc;
-            dBt[k * N + n] = B * dsc + tag.at(BS::arithmetic, u * B * (sc + dsct)) +
-                             tag.at(BS::dt_scaled_B, r_B.u * B * (sc + dsct)) + tag.at(BS::underflow, eta + r_B.eta);
+            const double Bv = pr.B[pr.bc_index(t0 + k, g, n)], B = std::fabs(Bv);
+            const int64_t i = k * N + n;
+            wk.Bt[i] = Bv * sc;
+            wk.dBt[i] = B * dsc + tag.at(BS::arithmetic, u * B * (sc + dsct)) +
+                        tag.at(BS::dt_scaled_B, r_B.u * B * (sc + dsct)) +
+                        tag.at(BS::underflow, std::max(B, first_underflow) * eta + eta + r_B.eta);
+            // the chain term |x|·(|B̃| + ΔB̃) without |x|, times its weights
+            const double term = std::fabs(wk.Bt[i]) + total(wk.dBt[i]);
+            wk.Bt_p[i] = wp * term;
+            wk.Bt_m[i] = wm * term;
           }
         }
-        st.assign(P * N, 0); dst.assign(P * N, V{});
-        for (int64_t p = 0; p < P; ++p) {
-          if (focus != nullptr && !focus->covers_dim(p)) continue;
-          for (int64_t n = 0; n < N; ++n) {
-            Chain<V> chain(red_st, u, eta, 0.0, tag);
-            double v = 0;
-            V carried{};
-            for (int64_t k = 0; k < Lc; ++k) {
-              const double x = pr.x[pr.x_index(t0 + k, h, p)];
-              v += x * Bt[k * N + n];
-              carried += std::fabs(x) * dBt[k * N + n];
-              chain.add(std::fabs(x) * (std::fabs(Bt[k * N + n]) + total(dBt[k * N + n])), k);
-            }
-            st[p * N + n] = v;
-            dst[p * N + n] = carried + chain.error();
+        // |x| of the piece, [Lc, P]
+        wk.ax.resize(Lc * P);
+        for (int64_t k = 0; k < Lc; ++k) {
+          for (int64_t p = 0; p < P; ++p) wk.ax[k * P + p] = std::fabs(double(pr.x[pr.x_index(t0 + k, h, p)]));
+        }
+        // chunk state st[p,n] = Σ_k x_k[p]·B̃_k[n] (in k order), its carried error and chain
+        wk.st.assign(P * N, 0);
+        wk.st_p.assign(P * N, 0);
+        wk.st_m.assign(P * N, 0);
+        wk.dst.assign(P * N, V{});
+        for (int64_t k = 0; k < Lc; ++k) {
+          const double* bt = &wk.Bt[k * N];
+          const double* btp = &wk.Bt_p[k * N];
+          const double* btm = &wk.Bt_m[k * N];
+          const V* dbt = &wk.dBt[k * N];
+          for (int64_t p = 0; p < P; ++p) {
+            if (focus != nullptr && !focus->covers_dim(p)) continue;
+            const double xv = pr.x[pr.x_index(t0 + k, h, p)], xa = std::fabs(xv);
+            add_scaled(N, xv, bt, &wk.st[p * N]);
+            add_scaled(N, xa, btp, &wk.st_p[p * N]);
+            add_scaled(N, xa, dbt, &wk.dst[p * N]);
+            if (ch_st.has_mma_model()) add_scaled(N, xa, btm, &wk.st_m[p * N]);
           }
         }
-        // The rows of y this run needs: all, or the focused token's.
-        const auto row_wanted = [&](int64_t m) { return y_wanted && (focus_token < 0 || t0 + m == focus_token); };
-        // [3.6] stage (d): C·Bᵀ over n, |CB| with the double dot product's own margin.
-        dCB.assign(Lc * Lc, V{}); CBmag.assign(Lc * Lc, 0);
-        for (int64_t m = 0; m < Lc; ++m) {
-          if (!row_wanted(m)) continue;
-          for (int64_t k = 0; k <= m; ++k) {
-            Chain<V> chain(red_cb, u, eta, 0.0, tag);
-            double v = 0, mag = 0;
-            for (int64_t n = 0; n < N; ++n) {
-              const double term = double(pr.C[pr.bc_index(t0 + m, g, n)]) * pr.B[pr.bc_index(t0 + k, g, n)];
-              v += term;
-              mag += std::fabs(term);
-              chain.add(std::fabs(term), n);
-            }
-            CBmag[m * Lc + k] = std::fabs(v) + double(N) * 0x1p-52 * mag;
-            dCB[m * Lc + k] = chain.error();
-          }
-        }
+        for (int64_t i = 0; i < P * N; ++i) wk.dst[i] += ch_st.error(0.0, Lc, wk.st_p[i], wk.st_m[i], tag);
+
         // [3.7] stage (e) per row m: inter-chunk term from R(h_in), then the intra-chunk
         // terms on the same accumulator, then D·x and the gate.
+        if (any_row) {
+          // R(h_in) [3.7]: |h| bound, error and chain term per (n, p), transposed for rows of p.
+          wk.hub_t.resize(N * P);
+          wk.hR_t.resize(N * P);
+          wk.dR_t.resize(N * P);
+          for (int64_t p = 0; p < P; ++p) {
+            for (int64_t n = 0; n < N; ++n) {
+              const int64_t i = p * N + n;
+              const double h_ub = h_upper(hst.hd[i], hst.habs[i]);
+              const V dR = hst.E[i] + tag.at(BS::incoming_state, r_h.u * (h_ub + total(hst.E[i]))) +
+                           tag.at(BS::underflow, r_h.eta);
+              wk.hub_t[n * P + p] = h_ub;
+              wk.hR_t[n * P + p] = h_ub + total(dR);
+              wk.dR_t[n * P + p] = dR;
+            }
+          }
+        }
+        const GroupCB<V>& cb = cbs[g];
         for (int64_t m = 0; m < Lc; ++m) {
           if (!row_wanted(m)) continue;
           const int64_t t = t0 + m;
@@ -329,96 +460,105 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
           const double em = piece_decay(m, dem);
           const double demt = total(dem);
           // weights w_mk = R(fl(fl(CB·decay)·δ_k)) and their errors
-          std::vector<double> w(m + 1);
-          std::vector<V> dw(m + 1);
+          wk.w.resize(m + 1);
+          wk.dw.resize(m + 1);
           for (int64_t k = 0; k <= m; ++k) {
             V dD;
             const double D = seg_decay(m, k, dD);
-            const double cb = CBmag[m * Lc + k], dDt = total(dD), ddt = total(ddl[k]);
-            const double mag = (cb + total(dCB[m * Lc + k])) * (D + dDt) * (dl[k] + ddt);
-            w[k] = cb * D * dl[k];
-            // The underflow of fl(CB·decay) (up to η absolute when the product is subnormal) is
-            // multiplied by δ_k before the next rounding: η·(δ + Δδ), then η for fl(·δ).
-            dw[k] = (D * dl[k]) * dCB[m * Lc + k] + (cb * dl[k]) * dD + (cb * D) * ddl[k] +
-                    tag.at(BS::arithmetic, 2 * u * mag) + tag.at(BS::decayed_CB, r_CB.u * mag) +
-                    tag.at(BS::underflow, eta * (dl[k] + ddt) + eta + r_CB.eta);
+            const double cbm = cb.ub[m * Lc + k], dDt = total(dD), ddt = total(ddl[k]);
+            const V& dcb = cb.err[m * Lc + k];
+            const double mag = (cbm + total(dcb)) * (D + dDt) * (dl[k] + ddt);
+            wk.w[k] = cbm * D * dl[k];
+            // The underflow of the first of the products CB·decay·δ_k (up to η absolute when it
+            // is subnormal) is multiplied by the third factor before the next rounding — in
+            // any association: max(δ̂, |CB|, decay)·η — then η for the second product.
+            const double third = std::max({dl[k] + ddt, cbm + total(dcb), D + dDt});
+            wk.dw[k] = (D * dl[k]) * dcb + (cbm * dl[k]) * dD + (cbm * D) * ddl[k] + tag.at(BS::arithmetic, 2 * u * mag) +
+                       tag.at(BS::decayed_CB, r_CB.u * mag) + tag.at(BS::underflow, eta * third + eta + r_CB.eta);
+          }
+          // inter: q = Σ_n C_m[n]·R(h)[p,n] for every p, then fl(q·exp(cs_m))
+          wk.q_mag.assign(P, 0);
+          wk.q_p.assign(P, 0);
+          wk.q_m.assign(P, 0);
+          wk.dq.assign(P, V{});
+          for (int64_t n = 0; n < N; ++n) {
+            const double Cn = std::fabs(double(pr.C[pr.bc_index(t, g, n)]));
+            add_scaled(P, Cn, &wk.dR_t[n * P], wk.dq.data());
+            add_scaled(P, Cn, &wk.hub_t[n * P], wk.q_mag.data());
+            add_scaled(P, Cn * ch_y.primary_weight(n, N), &wk.hR_t[n * P], wk.q_p.data());
+            if (ch_y.has_mma_model()) add_scaled(P, Cn * ch_y.mma_weight(n, N), &wk.hR_t[n * P], wk.q_m.data());
+          }
+          // intra: Σ_k |x_k[p]|·Δw_k and the chain over k ≤ m, for every p
+          wk.y_p.assign(P, 0);
+          wk.y_m.assign(P, 0);
+          wk.dy.assign(P, V{});
+          for (int64_t k = 0; k <= m; ++k) {
+            const V& dwk = wk.dw[k];
+            const double term = wk.w[k] + total(dwk);
+            const double* ax = &wk.ax[k * P];
+            add_scaled(P, dwk, ax, wk.dy.data());
+            add_scaled(P, term * ch_y.primary_weight(k, m + 1), ax, wk.y_p.data());
+            if (ch_y.has_mma_model()) add_scaled(P, term * ch_y.mma_weight(k, m + 1), ax, wk.y_m.data());
           }
           for (int64_t p = 0; p < P; ++p) {
             if (focus != nullptr && !focus->covers_dim(p)) continue;
-            // inter: q = Σ_n C_m[n]·R(h)[p,n], then fl(q·exp(cs_m))
-            Chain<V> qchain(red_y, u, eta, 0.0, tag);
-            double q_mag = 0;
-            V dq{};
-            for (int64_t n = 0; n < N; ++n) {
-              const double Cn = std::fabs(double(pr.C[pr.bc_index(t, g, n)]));
-              const int64_t i = p * N + n;
-              const double h_ub = std::fabs(hd[i]) + 0x1p-30 * habs[i];
-              const V dR = E[i] + tag.at(BS::incoming_state, r_h.u * (h_ub + total(E[i]))) + tag.at(BS::underflow, r_h.eta);
-              dq += Cn * dR;
-              q_mag += Cn * h_ub;
-              qchain.add(Cn * (h_ub + total(dR)), n);
-            }
-            dq += qchain.error();
+            const V dq = wk.dq[p] + ch_y.error(0.0, N, wk.q_p[p], wk.q_m[p], tag);
+            const double q_mag = wk.q_mag[p];
             const double inter_mag = q_mag * em;
             V err = q_mag * dem + em * dq + tag.at(BS::arithmetic, u * (q_mag + total(dq)) * (em + demt)) +
                     tag.at(BS::underflow, eta);
             // intra, chained on the accumulator holding the inter term
-            Chain<V> ychain(red_y, u, eta, inter_mag + total(err), tag);
-            for (int64_t k = 0; k <= m; ++k) {
-              const double x = std::fabs(double(pr.x[pr.x_index(t0 + k, h, p)]));
-              err += x * dw[k];
-              ychain.add(x * (w[k] + total(dw[k])), k);
-            }
-            err += ychain.error();
+            const double acc0 = inter_mag + total(err);
+            err += wk.dy[p] + ch_y.error(acc0, m + 1, wk.y_p[p], wk.y_m[p], tag);
             // D·x by one fma: one rounding at |y_pre| ≤ |y_ungated| + err.
             const int64_t yi = pr.x_index(t, h, p);
             const double y_pre = std::fabs((*in.y_ungated)[yi]);
             err += tag.at(BS::arithmetic, u * (y_pre + total(err))) + tag.at(BS::underflow, eta);
-            double y_abs = y_pre;
-            if (b_sig) {
-              err = gate_error(err, y_pre, double(pr.z[yi]), *b_sig, g2, eta, tag);  // [3.8] as [2.7]
-              y_abs = std::fabs((*in.y_exact)[yi]);
-            }
-            // [3.9] rounding to the output format
+            if (b_sig) err = gate_error(err, y_pre, double(pr.z[yi]), *b_sig, g2, eta, tag);  // [3.8] as [2.7]
+            // [3.9] rounding to the output format, at an upper bound of |y| from the reference
+            const double y_abs = exact_abs_upper((*in.y_exact)[yi], (*in.y_certified_error)[yi]);
             emit(BoundOf::y, &ChunkedBounds::y, yi,
-                 err + tag.at(BS::output, half_ulp_at_most(pr.formats.output, y_abs * (1 + 0x1p-50) + total(err))));
+                 err + tag.at(BS::output, half_ulp_at_most(pr.formats.output, y_abs + total(err))));
           }
         }
         // [3.10] stage (c): h_out = fma(exp(cs_last), h_in, chunk_state), kept in fp32.
         V da;
         const double a = piece_decay(Lc - 1, da);
         const double dat = total(da);
-        const bool last_piece = cj == n_pieces - 1;
         // The state-passing sum: one product term on an accumulator holding the chunk state
         // (sequential fma: u·((a + Δa)(|h| + E) + |st|) + η, one rounding).
         const auto pass = [&](const V& e_in, double h_ub, int64_t i) {
-          Chain<V> sp(red_sp, u, eta, std::fabs(st[i]) + total(dst[i]), tag);
-          sp.add((a + dat) * (h_ub + total(e_in)), 0);
-          return (a + dat) * e_in + h_ub * da + dst[i] + sp.error();
+          const double acc0 = std::fabs(wk.st[i]) + total(wk.dst[i]);
+          const double term = (a + dat) * (h_ub + total(e_in));
+          return (a + dat) * e_in + h_ub * da + wk.dst[i] +
+                 ch_sp.error(acc0, 1, ch_sp.primary_weight(0, 1) * term, ch_sp.mma_weight(0, 1) * term, tag);
         };
         for (int64_t i = 0; i < P * N; ++i) {
           if (focus != nullptr && !focus->covers_dim(i / N)) continue;
-          const double h_ub = std::fabs(hd[i]) + 0x1p-30 * habs[i];
-          const double st_mag = std::fabs(st[i]) + total(dst[i]);
+          const double h_ub = h_upper(hst.hd[i], hst.habs[i]);
+          const double st_mag = std::fabs(wk.st[i]) + total(wk.dst[i]);
           if (last_piece) {
             // [3.11] the final state from R(h_in): E_in + u_R(|h_in| + E_in) + η_R in place of E_in.
-            E_fin[i] = pass(E[i] + tag.at(BS::final_incoming_state, r_fin.u * (h_ub + total(E[i]))) +
-                                tag.at(BS::underflow, r_fin.eta),
-                            h_ub, i);
+            hst.E_fin[i] = pass(hst.E[i] + tag.at(BS::final_incoming_state, r_fin.u * (h_ub + total(hst.E[i]))) +
+                                    tag.at(BS::underflow, r_fin.eta),
+                                h_ub, i);
           }
-          E[i] = pass(E[i], h_ub, i);
-          hd[i] = a * hd[i] + st[i];
-          habs[i] = a * habs[i] + st_mag;
-          const double out_ub = std::fabs(hd[i]) + 0x1p-30 * habs[i];
+          hst.E[i] = pass(hst.E[i], h_ub, i);
+          hst.hd[i] = a * hst.hd[i] + wk.st[i];
+          hst.habs[i] = a * hst.habs[i] + st_mag;
+          const double out_ub = h_upper(hst.hd[i], hst.habs[i]);
           emit(BoundOf::boundary_state, &ChunkedBounds::boundary_state, ((chunk_index + cj) * H + h) * P * N + i,
-               E[i] + tag.at(BS::stored_state, half_ulp_at_most(pr.formats.state, out_ub + total(E[i]))));
+               hst.E[i] + tag.at(BS::stored_state, half_ulp_at_most(pr.formats.state, out_ub + total(hst.E[i]))));
         }
-      }
+      });
+    }
+    for (int64_t h : hs) {
+      const HeadState<V>& hst = heads[h];
       for (int64_t i = 0; i < P * N; ++i) {
         if (focus != nullptr && !focus->covers_dim(i / N)) continue;
         const int64_t si = pr.state_index(seq, h, 0, 0) + i;
-        const double ub = std::fabs(hd[i]) + 0x1p-30 * habs[i];
-        const V& e = n_pieces > 0 ? E_fin[i] : E[i];
+        const double ub = h_upper(hst.hd[i], hst.habs[i]);
+        const V& e = n_pieces > 0 ? hst.E_fin[i] : hst.E[i];
         emit(BoundOf::final_state_fp32, &ChunkedBounds::final_state_fp32, si, e);
         emit(BoundOf::final_state, &ChunkedBounds::final_state, si,
              e + tag.at(BS::stored_state, half_ulp_at_most(pr.formats.state, ub + total(e))));

@@ -16,9 +16,16 @@ struct ChunkedInput {
   const std::vector<double>* delta = nullptr;    // [T, H] exact δ (reference, nearest doubles)
   const std::vector<double>* y_exact = nullptr;  // [T, H, P] exact y (reference)
   const std::vector<double>* y_ungated = nullptr;  // [T, H, P] exact y before the gate
+  const std::vector<double>* y_certified_error = nullptr;  // [T, H, P] of y_exact (ExactValues)
   // Optional multipliers of the bound's sources (verify/bound/source.h; null: all 1, the
   // rigorous bound).
   const SourceWeights* weights = nullptr;
+  // Worker threads (>= 1) over the heads of each piece and the rows of C·Bᵀ; the bounds are
+  // identical for any count. Checks pass ref::default_threads() (verify/judge/exact_bounds.cpp).
+  int threads = 1;
+  // Multiply-adds of a piece's step per worker thread (2^22: a few milliseconds), so that
+  // the many small pieces of short sequences do not each pay for starting threads.
+  int64_t work_per_thread = int64_t(1) << 22;
 };
 
 struct ChunkedBounds {

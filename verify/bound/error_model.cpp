@@ -19,6 +19,12 @@ int64_t product_sum_roundings(const Reduction& r, int64_t length) {
   return reduction_depth(r, length) + (r.order == ReductionOrder::tree && length >= 1 ? 1 : 0);
 }
 
+double double_recurrence_margin(int64_t steps) {
+  const double u = 0x1p-53;
+  const double m = gamma(5, u) * double(steps + 2) * std::pow(1 + gamma(4, u), double(steps));
+  return m / (1 - m);
+}
+
 double underflow_floor(Format accumulation, bool flush_to_zero) {
   const FormatInfo& fi = format_info(accumulation);
   return flush_to_zero ? std::ldexp(1.0, fi.emin) : 0.5 * fi.min_subnormal;
@@ -26,13 +32,13 @@ double underflow_floor(Format accumulation, bool flush_to_zero) {
 
 double half_ulp_at_most(Format f, double magnitude) { return 0.5 * ulp_of(f, magnitude); }
 
-double transcendental_error(const TranscendentalBudget& b, double arg, double value_magnitude) {
+double transcendental_error(const TranscendentalBudget& b, double arg, double value_magnitude, double arg_error) {
   if (arg < b.arg_lo || arg > b.arg_hi) {
     throw std::invalid_argument("transcendental '" + b.function + "' evaluated at " +
                                 std::to_string(arg) + ", outside its budget's range [" +
                                 std::to_string(b.arg_lo) + ", " + std::to_string(b.arg_hi) + "]");
   }
-  const double ulps = b.ulp_const + b.ulp_per_abs_arg * std::fabs(arg);
+  const double ulps = b.ulp_const + b.ulp_per_abs_arg * (std::fabs(arg) + arg_error);
   return ulps * ulp_of(Format::fp32, value_magnitude) + b.abs_error;
 }
 

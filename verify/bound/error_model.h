@@ -30,13 +30,37 @@ int64_t product_sum_roundings(const Reduction& r, int64_t length);
 // smallest normal (2^-126 in fp32) when subnormals are flushed to zero.
 double underflow_floor(Format accumulation, bool flush_to_zero);
 
+// Relative margin of the bounds' double recurrence of the state (sequential_bound.cpp):
+// Ŝ_t = fl(fl(â·Ŝ_{t-1}) + fl(fl(δ̂·B)·x)) run on the reference's nearest doubles â, δ̂
+// (each within 2^-52 relative of the exact value: half a double ULP plus the certified
+// 2^-64), from a start within 2^-52 of the exact state. With u = 2^-53 one step multiplies
+// the previous error by â(1 + γ_4) and adds γ_5·(a·Sabs_{t-1} + |δBx|) = γ_5·Sabs_t, and
+// Sabs_t ≥ a_t·Sabs_{t-1}, so after `steps` steps
+//   |Ŝ − S| ≤ m·Sabs,  m = γ_5·(steps + 2)·(1 + γ_4)^steps,
+// where Sabs is the recurrence on absolute values. The bound computes Sabs the same way in
+// double, within the same relative m, so |Ŝ − S| ≤ m/(1 − m)·Sabs_double: the value
+// returned. (Below double's normal range, 2^-1022, the absolute errors of at most 2^-1074
+// per operation are dwarfed by the η ≥ 2^-150 the bounds add at every step.)
+double double_recurrence_margin(int64_t steps);
+
+// An upper bound of |v| from the reference's nearest double of v and its certified error
+// (reference/reference.h ExactValues): |v| ≤ |nearest|·(1 + 2^-53) + certified_error, and
+// the factor 1 + 2^-52 also covers the rounding of this product.
+inline double exact_abs_upper(double nearest, double certified_error) {
+  return (nearest < 0 ? -nearest : nearest) * (1 + 0x1p-52) + certified_error;
+}
+
 // Half an ULP of the format at any value of magnitude at most `magnitude` (ulp_of is
 // non-decreasing in |v|): the error of rounding such a value to nearest in `f`.
 double half_ulp_at_most(Format f, double magnitude);
 
 // |computed − exact| allowed by a transcendental's budget at argument `arg` for an exact
-// result of magnitude at most `value_magnitude` (fp32 ULPs; spec/contract.h).
-double transcendental_error(const TranscendentalBudget& b, double arg, double value_magnitude);
+// result of magnitude at most `value_magnitude` (fp32 ULPs; spec/contract.h). The kernel
+// evaluates it at an argument within `arg_error` of `arg`: the ULPs that grow with |arg|
+// are taken at |arg| + arg_error. Throws std::invalid_argument when `arg` lies outside the
+// budget's range.
+double transcendental_error(const TranscendentalBudget& b, double arg, double value_magnitude,
+                            double arg_error = 0.0);
 
 // The contract's budget for `function`; throws std::invalid_argument naming the contract
 // and the function when it has none (an evaluation the contract does not describe cannot

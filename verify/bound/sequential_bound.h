@@ -15,6 +15,11 @@ struct SequentialInput {
   const Contract* contract = nullptr;        // family sequential
   const std::vector<double>* delta = nullptr;  // [T, H] exact δ (the reference's nearest doubles)
   const std::vector<double>* decay = nullptr;  // [T, H] exact exp(δ·A)
+  // [T, H, P] the reference's y: nearest doubles of y and of y before the gate, and y's
+  // certified error (reference/reference.h ExactValues).
+  const std::vector<double>* y_exact = nullptr;
+  const std::vector<double>* y_certified_error = nullptr;
+  const std::vector<double>* y_ungated = nullptr;
   // The exact state each sequence starts from, [S, H, P, N] (empty: problem.initial_state,
   // or zero without one), and a bound on the kernel's error in the state it starts from
   // (empty: zero; a hand-off passes the bound of the state it was handed).
@@ -26,6 +31,9 @@ struct SequentialInput {
   // Optional multipliers of the bound's sources (verify/bound/source.h; null: all 1, the
   // rigorous bound).
   const SourceWeights* weights = nullptr;
+  // Worker threads (>= 1) over (sequence, head) pairs; the bounds are identical for any
+  // count. Checks pass ref::default_threads() (verify/judge/exact_bounds.cpp).
+  int threads = 1;
 };
 
 struct SequentialBounds {

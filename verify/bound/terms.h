@@ -27,7 +27,7 @@ V delta_error(const Problem& pr, const TranscendentalBudget* b_softplus, int64_t
   if (b_softplus == nullptr) return dv;
   const double dvt = total(dv);
   return sigmoid(v + dvt) * dv +
-         tag.at(BoundSource::softplus, transcendental_error(*b_softplus, v, softplus(v + dvt)));
+         tag.at(BoundSource::softplus, transcendental_error(*b_softplus, v, softplus(v + dvt), dvt));
 }
 
 // [2.7] the gate y·z·σ(z) on an incoming error `err` of y (magnitude ≤ y_abs): |zσ| times
@@ -44,12 +44,24 @@ V gate_error(const V& err, double y_abs, double z, const TranscendentalBudget& b
          tag.at(BoundSource::underflow, eta * mag + eta);
 }
 
-// Error of exp at exact argument w computed from an argument off by at most dw.
+// [2.3] ŵ = fl(δ̂·A), the argument of the decay (and of the chunked cumulative sum's
+// terms): |ŵ − δA| ≤ |A|·Δδ + u·|δ̂A| (+ η when the product falls below the normal range).
 template <class V>
-V exp_error(const TranscendentalBudget& b, double w, const V& dw, const Tagger<V>& tag) {
-  const double e = std::exp(w), dwt = total(dw);
-  return tag.like(dw, e * std::expm1(dwt), BoundSource::arithmetic) +
-         tag.at(BoundSource::exp, transcendental_error(b, std::min(w + dwt, b.arg_hi), e * std::exp(dwt)));
+V scaled_dt_error(double A, double delta, const V& d_delta, double u, double eta, const Tagger<V>& tag) {
+  return std::fabs(A) * d_delta +
+         tag.at(BoundSource::arithmetic, u * std::fabs(A) * (std::fabs(delta) + total(d_delta))) +
+         tag.at(BoundSource::underflow, eta);
+}
+
+// Error of exp at exact argument w, whose exact value is e (std::exp(w), or the reference's
+// nearest double), computed from an argument off by at most Δw: e·expm1(Δw) from the
+// argument, plus the budget at the evaluated argument (its ULPs grow with |ŵ| ≤ |w| + Δw)
+// for a result of magnitude at most e·exp(Δw) [2.3, 3.4].
+template <class V>
+V exp_error(const TranscendentalBudget& b, double w, double e, const V& dw, const Tagger<V>& tag) {
+  const double dwt = total(dw), em1 = std::expm1(dwt);
+  return tag.like(dw, e * em1, BoundSource::arithmetic) +
+         tag.at(BoundSource::exp, transcendental_error(b, w, e * (1 + em1), dwt));
 }
 
 // The sink of a bound run: the double run writes every element into vectors; the Tagged

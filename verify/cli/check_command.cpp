@@ -7,7 +7,7 @@
 #include "verify/cli/command_line.h"
 #include "verify/cli/dump_options.h"
 #include "verify/cli/verdict_table.h"
-#include "verify/external_check.h"
+#include "verify/judge/external_check.h"
 
 namespace ssmv::cli {
 
@@ -75,7 +75,8 @@ int check_command(const std::vector<std::string>& args) {
 
   const ResolvedDump dump = resolve_dump(problem_path, outputs_path, declared);
   const verify::KernelCheck kc =
-      verify::check_external(dump.problem, dump.kernel, dump.outputs.y, dump.outputs.final_states);
+      verify::check_external(dump.problem, dump.kernel, dump.outputs.y, dump.outputs.final_states,
+                             verify::ElementDetail::summary);  // the table prints no per-element vectors
   VerdictTable table("ssmv check");
   table.add(verify::report_entry(problem_path, kc, dump.problem));
   table.print(stdout);

@@ -12,8 +12,8 @@
 #include "verify/cli/command_line.h"
 #include "verify/cli/dump_options.h"
 #include "verify/cli/verdict_table.h"
-#include "verify/external_check.h"
-#include "verify/side_by_side.h"
+#include "verify/judge/external_check.h"
+#include "verify/judge/side_by_side.h"
 
 namespace ssmv::cli {
 namespace {

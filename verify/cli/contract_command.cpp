@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "verify/cli/command_line.h"
-#include "verify/contract_json.h"
+#include "verify/contracts/contract_json.h"
 
 namespace ssmv::cli {
 

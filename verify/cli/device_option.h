@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "verify/kernel_check.h"
+#include "verify/run/kernel_check.h"
 
 namespace ssmv::cli {
 

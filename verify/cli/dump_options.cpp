@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "verify/contract_json.h"
+#include "verify/contracts/contract_json.h"
 #include "verify/tensor_file/tensor_file.h"
 
 namespace ssmv::cli {

@@ -9,7 +9,7 @@
 
 #include "spec/problem.h"
 #include "verify/cli/command_line.h"
-#include "verify/external_check.h"
+#include "verify/judge/external_check.h"
 #include "verify/tensor_file/dump_metadata.h"
 #include "verify/tensor_file/problem_file.h"
 

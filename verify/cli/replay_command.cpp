@@ -6,8 +6,8 @@
 #include "verify/cli/command_line.h"
 #include "verify/cli/device_option.h"
 #include "verify/cli/verdict_table.h"
-#include "verify/counterexample.h"
-#include "verify/kernel_check.h"
+#include "verify/reports/counterexample.h"
+#include "verify/run/kernel_check.h"
 
 namespace ssmv::cli {
 namespace {

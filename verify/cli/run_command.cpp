@@ -8,7 +8,7 @@
 #include "verify/cli/command_line.h"
 #include "verify/cli/device_option.h"
 #include "verify/cli/verdict_table.h"
-#include "verify/default_suite.h"
+#include "verify/run/default_suite.h"
 
 namespace ssmv::cli {
 

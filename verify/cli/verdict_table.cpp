@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "verify/report_text.h"
+#include "verify/reports/report_text.h"
 
 namespace ssmv::cli {
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "verify/report.h"
+#include "verify/reports/report.h"
 
 namespace ssmv::cli {
 

@@ -13,8 +13,8 @@
 #include "verify/bound/attribution.h"
 #include "verify/bound/chunked_bound.h"
 #include "verify/bound/error_model.h"
-#include "verify/contract_json.h"
-#include "verify/kernel_check.h"
+#include "verify/contracts/contract_json.h"
+#include "verify/run/kernel_check.h"
 
 namespace ssmv::verify {
 namespace {
@@ -129,12 +129,7 @@ double share_of(const bound::Attribution& a, bound::BoundSource s) {
 }
 
 bound::SequentialInput sequential_input(const Problem& p, const Contract& c, const ref::ExactResult& exact) {
-  bound::SequentialInput in;
-  in.problem = &p;
-  in.contract = &c;
-  in.delta = &exact.delta;
-  in.decay = &exact.decay;
-  return in;
+  return sequential_input_for(p, c, exact, /*store_every_token=*/false);
 }
 
 // A bf16 state stored once after fp32 updates: half a bf16 ULP (2^-9 relative) against a
@@ -257,6 +252,114 @@ TEST(Attribution, WeightsScaleTheirSource) {
   w[bound::BoundSource::exp] = 1;
   const double with = bound::sequential_bounds(in).state[1];
   EXPECT_LT(without, with);
+}
+
+}  // namespace
+}  // namespace ssmv::verify
+
+namespace ssmv::verify {
+namespace {
+
+// The bounds run their (sequence, head) pairs, heads and rows of C·Bᵀ on worker threads;
+// each task writes only its own elements, so every thread count gives the same bits.
+TEST(BoundThreads, ChunkedBoundsAreIdenticalForAnyThreadCount) {
+  const Shape s{{0, 5, 21, 40}, 4, 4, 16, 2};  // three sequences, two groups
+  const Problem p = realistic_problem(s, Formats{Format::bf16, Format::fp32, Format::bf16}, 41);
+  const ref::ExactResult exact = ref::compute(p);
+  for (ChunkLayout layout : {ChunkLayout::sequence, ChunkLayout::global}) {
+    const Contract c = chunked(chunk_scan::ContractKind::production, 8, layout);
+    bound::ChunkedInput in = chunked_input_for(p, c, exact);
+    in.threads = 1;
+    in.work_per_thread = 1;  // threads even for these small pieces
+    const bound::ChunkedBounds one = bound::chunked_bounds(in);
+    for (int threads : {2, 3, 16}) {
+      in.threads = threads;
+      const bound::ChunkedBounds many = bound::chunked_bounds(in);
+      expect_identical(one.y, many.y, "y");
+      expect_identical(one.final_state, many.final_state, "final_state");
+      expect_identical(one.final_state_fp32, many.final_state_fp32, "final_state_fp32");
+      expect_identical(one.boundary_state, many.boundary_state, "boundary_state");
+      EXPECT_EQ(one.boundary_positions, many.boundary_positions);
+    }
+  }
+}
+
+TEST(BoundThreads, SequentialBoundsAreIdenticalForAnyThreadCount) {
+  const Shape s{{0, 3, 4, 9}, 4, 4, 16, 2};
+  const Problem p = realistic_problem(s, Formats{Format::bf16, Format::bf16, Format::bf16}, 43);
+  const ref::ExactResult exact = ref::compute(p);
+  const Contract c = contract_preset("ssu", 0);
+  for (bool every_token : {false, true}) {
+    bound::SequentialInput in = sequential_input_for(p, c, exact, every_token);
+    in.threads = 1;
+    const bound::SequentialBounds one = bound::sequential_bounds(in);
+    for (int threads : {2, 5, 16}) {
+      in.threads = threads;
+      const bound::SequentialBounds many = bound::sequential_bounds(in);
+      expect_identical(one.y, many.y, "y");
+      expect_identical(one.state, many.state, "state");
+      expect_identical(one.stored_state, many.stored_state, "stored_state");
+    }
+  }
+}
+
+// A task that throws: the error of the first failing pair in order, for any thread count.
+TEST(BoundThreads, TheFirstFailingPairsErrorIsReportedForAnyThreadCount) {
+  const Shape s{{0, 2, 4}, 4, 2, 8, 1};
+  RealisticOptions o;
+  o.dt_softplus = false;
+  Problem p = realistic_problem(s, Formats{Format::fp32, Format::fp32, Format::fp32}, 5, o);
+  // δ·A > 0, outside the exp budget, at (token 3, head 1) and (token 0, head 2).
+  p.dt[p.dt_index(3, 1)] = -4.0f;
+  p.dt[p.dt_index(0, 2)] = -2.0f;
+  const ref::ExactResult exact = ref::compute(p);
+  const Contract c = load_contract("triton.ssu", 0);  // exp budget for arguments ≤ 0
+  std::string first;
+  for (int threads : {1, 4}) {
+    bound::SequentialInput in = sequential_input_for(p, c, exact, false);
+    in.threads = threads;
+    try {
+      bound::sequential_bounds(in);
+      FAIL() << "no error with " << threads << " threads";
+    } catch (const std::invalid_argument& e) {
+      if (first.empty()) first = e.what();
+      EXPECT_EQ(first, e.what()) << threads << " threads";
+    }
+  }
+}
+
+// docs/bounds.md [2.4]: the contract lets a kernel associate δ·B·x in any order. With
+// δ = 20 and B·x subnormal in fp32, δ·fl(B·x) loses up to δ·η to the first product's
+// underflow (here 8·2^-149 = 16η), far more than |x|·η, the loss of (δ·B)·x: the bound
+// covers both associations (issue 16: δ·(B·x) was judged VIOLATION).
+TEST(AssociationGap, AReassociatedProductWithSubnormalIntermediatesIsWithinTheBound) {
+  const Shape s{{0, 1}, 1, 1, 1, 1};  // one token, H = P = N = G = 1
+  RealisticOptions o;
+  o.dt_softplus = false;
+  o.dt_bias = false;
+  o.z = false;
+  o.initial_state = false;
+  o.d_mode = DMode::none;
+  Problem p = realistic_problem(s, Formats{Format::fp32, Format::fp32, Format::fp32}, 1, o);
+  p.dt[0] = 20.0f;                             // δ = dt exactly
+  p.A[0] = -1.0f;
+  p.B[0] = std::ldexp(33.0f, -145);            // 528·2^-149: subnormal in fp32
+  p.x[0] = 0.3f;
+  p.C[0] = 1.0f;
+  const ref::ExactResult exact = ref::compute(p);
+  const Contract c = contract_preset("ssu", 0);
+  const bound::SequentialBounds b = bound::sequential_bounds(sequential_input_for(p, c, exact, false));
+  // The kernel: zero initial state, so S = fl(δ·fl(B·x)) in fp32 (no FMA: two roundings).
+  volatile float bx = p.B[0] * p.x[0];
+  volatile float reassociated = p.dt[0] * bx;
+  volatile float usual_db = p.dt[0] * p.B[0];
+  volatile float usual = usual_db * p.x[0];
+  const double exact_state = double(p.dt[0]) * double(p.B[0]) * double(p.x[0]);  // exact in double
+  ASSERT_EQ(exact_state, exact.final_state.nearest[0]);
+  const double err_reassociated = std::fabs(double(reassociated) - exact_state);
+  EXPECT_GT(err_reassociated, 8 * std::ldexp(1.0, -150)) << "the case must exercise the underflow of B·x";
+  EXPECT_LE(err_reassociated, b.state[0]);
+  EXPECT_LE(std::fabs(double(usual) - exact_state), b.state[0]);
 }
 
 }  // namespace

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "reference/reference.h"
-#include "verify/kernel_check.h"
+#include "verify/run/kernel_check.h"
 #include "spec/realistic_problem.h"
-#include "verify/verdict.h"
+#include "verify/judge/verdict.h"
 
 namespace ssmv::verify::testing {
 

@@ -9,11 +9,13 @@
 #include <cmath>
 #include <filesystem>
 
-#include "fast/chunk_scan/twin.h"
+#include "fast/chunk_scan/chunk_scan.h"
 #include "fast/ssu/ssu.h"
-#include "verify/contract_json.h"
-#include "verify/external_check.h"
-#include "verify/problem_slice.h"
+#include "verify/contracts/contract_json.h"
+#include "verify/bound/sequential_bound.h"
+#include "verify/judge/external_check.h"
+#include "verify/judge/worst_sources.h"
+#include "verify/judge/problem_slice.h"
 #include "spec/realistic_problem.h"
 #include "verify/tensor_file/problem_file.h"
 #include "verify/tensor_file/tensor_file.h"
@@ -35,7 +37,7 @@ void decode_token_by_token(const Problem& p, std::vector<float>& y, std::vector<
   for (int64_t t = 0; t < T; ++t) {
     d.problem = slice_tokens(p, {t}, {t + 1});
     d.problem.initial_state.clear();  // the state comes from the pool
-    const ssu::Result r = ssu::run_twin(d);
+    const ssu::Result r = ssu::run(d, Device::twin);
     for (Bits b : r.y) y.push_back(float(decode(p.formats.output, b)));
     for (int64_t i = 0; i < per; ++i) d.state_pool[i] = float(decode(p.formats.state, r.state_pool[i]));
   }
@@ -79,6 +81,98 @@ TEST_P(CheckOutputs, PerturbedElementIsAViolationAtThatElement) {
   EXPECT_GT(bad.tensors[0].max_bound_usage, 1.0);
 }
 
+void expect_same_difference(const DifferenceAt& a, const DifferenceAt& b, const char* what) {
+  EXPECT_EQ(a.index, b.index) << what;
+  EXPECT_EQ(a.coords, b.coords) << what;
+  EXPECT_EQ(a.value, b.value) << what;
+}
+
+// Every field of two reports equal (the per-element vectors only when `elements`).
+void expect_same_report(const TensorReport& a, const TensorReport& b, bool elements) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.elements, b.elements);
+  EXPECT_EQ(a.counts, b.counts) << a.name;
+  EXPECT_EQ(a.ulp_p50, b.ulp_p50) << a.name;
+  EXPECT_EQ(a.ulp_p99, b.ulp_p99) << a.name;
+  EXPECT_EQ(a.ulp_max, b.ulp_max) << a.name;
+  EXPECT_EQ(a.max_bound_usage, b.max_bound_usage) << a.name;
+  EXPECT_EQ(a.worst.index, b.worst.index) << a.name;
+  EXPECT_EQ(a.worst.coords, b.worst.coords) << a.name;
+  EXPECT_EQ(a.worst.computed, b.worst.computed) << a.name;
+  EXPECT_EQ(a.worst.exact_rounded, b.worst.exact_rounded) << a.name;
+  EXPECT_EQ(a.worst.exact, b.worst.exact) << a.name;
+  EXPECT_EQ(a.worst.exact_decimal, b.worst.exact_decimal) << a.name;
+  EXPECT_EQ(a.worst.bound, b.worst.bound) << a.name;
+  EXPECT_EQ(a.worst.judgement.bound_usage, b.worst.judgement.bound_usage) << a.name;
+  expect_same_difference(a.max_abs_difference, b.max_abs_difference, "abs");
+  expect_same_difference(a.max_rel_difference, b.max_rel_difference, "rel");
+  expect_same_difference(a.max_err_over_scale, b.max_err_over_scale, "over scale");
+  expect_same_difference(a.max_ulps_at_scale, b.max_ulps_at_scale, "ulps at scale");
+  ASSERT_EQ(a.worst_bound_sources.size(), b.worst_bound_sources.size()) << a.name;
+  for (size_t k = 0; k < a.worst_bound_sources.size(); ++k) {
+    EXPECT_EQ(a.worst_bound_sources[k].label, b.worst_bound_sources[k].label) << a.name;
+    EXPECT_EQ(a.worst_bound_sources[k].share, b.worst_bound_sources[k].share) << a.name;
+  }
+  if (elements) {
+    EXPECT_EQ(a.computed, b.computed) << a.name;
+    EXPECT_EQ(a.exact_nearest, b.exact_nearest) << a.name;
+    EXPECT_EQ(a.bounds, b.bounds) << a.name;
+    EXPECT_EQ(a.scales, b.scales) << a.name;
+  } else {
+    EXPECT_TRUE(a.computed.empty() && a.exact_nearest.empty() && a.bounds.empty() && a.scales.empty());
+  }
+}
+
+// The streamed judgement (no exact value kept per element, outputs judged as worker
+// threads hand them over, in any order) gives the report of judging compute()'s kept
+// result in flat order — with 1 and 3 threads, with and without the per-element vectors.
+TEST_P(CheckOutputs, StreamedJudgementEqualsJudgingTheKeptResult) {
+  Problem p = realistic_problem(Shape{{0, 9, 23}, 3, 4, 16, 1}, Formats{Format::bf16, GetParam(), Format::fp32}, 79);
+  std::vector<float> y(size_t(p.shape.num_tokens() * 3 * 4)), final_state(size_t(2 * 3 * 4 * 16));
+  // Any outputs will do: the exact values' rounding with a few elements moved and one NaN.
+  const ref::ExactResult exact = ref::compute(p);
+  for (size_t i = 0; i < y.size(); ++i) y[i] = float(exact.y.nearest[i]) * (i % 7 == 0 ? 1.001f : 1.0f);
+  for (size_t i = 0; i < final_state.size(); ++i) {
+    final_state[i] = float(round_value(GetParam(), exact.final_state.nearest[i]));
+  }
+  y[5] = NAN;
+  const Contract c = contract_preset("ssu", 0);
+  bound::SequentialInput in;
+  in.problem = &p;
+  in.contract = &c;
+  in.delta = &exact.delta;
+  in.decay = &exact.decay;
+  in.store_every_token = true;
+  const bound::SequentialBounds b = bound::sequential_bounds(in);
+  TensorReport ky = judge_tensor("y", p.formats.output, format_bits(p.formats.output, y), exact.y, b.y, p,
+                                       y_coords, kYCoordNames);
+  TensorReport ks = judge_tensor("final_state", p.formats.state, format_bits(p.formats.state, final_state),
+                                       exact.final_state, b.stored_state, p, state_coords, kStateCoordNames);
+  attribute_worst(ky, in, bound::BoundOf::y, ky.worst.index);
+  attribute_worst(ks, in, bound::BoundOf::stored_state, ks.worst.index);
+  for (int threads : {1, 3}) {
+    ref::set_default_threads(threads);
+    for (ElementDetail d : {ElementDetail::elements, ElementDetail::summary}) {
+      const KernelCheck kc = check_outputs(p, c, "ssu", y, final_state, d);
+      ASSERT_EQ(kc.tensors.size(), 2u);
+      expect_same_report(kc.tensors[0], ky, d == ElementDetail::elements);
+      expect_same_report(kc.tensors[1], ks, d == ElementDetail::elements);
+      EXPECT_EQ(kc.tensors[0].count(Verdict::invalid), 1);
+      EXPECT_GT(kc.tensors[0].count(Verdict::violation), 0);
+    }
+  }
+  ref::set_default_threads(0);
+}
+
+// compute_scalars() gives compute()'s δ and decay bit for bit.
+TEST(CheckOutputsScalars, ComputeScalarsEqualsCompute) {
+  const Problem p = problem(Format::fp32);
+  const ref::ExactResult r = ref::compute(p);
+  const ref::ExactScalars s = ref::compute_scalars(p);
+  EXPECT_EQ(s.delta, r.delta);
+  EXPECT_EQ(s.decay, r.decay);
+}
+
 INSTANTIATE_TEST_SUITE_P(StateFormats, CheckOutputs, ::testing::Values(Format::fp32, Format::bf16),
                          [](const auto& info) { return std::string(format_name(info.param)); });
 
@@ -87,7 +181,7 @@ TEST(CheckOutputsFiles, ChunkScanDumpRoundTripsThroughNpzAndIsWithinContract) {
                                       Formats{Format::bf16, Format::fp32, Format::bf16}, 78);
   chunk_scan::Config cfg;
   cfg.chunk_size = 64;
-  const chunk_scan::Result r = chunk_scan::run_twin(p, cfg);
+  const chunk_scan::Result r = chunk_scan::run(p, Device::twin, cfg);
   const auto dir = std::filesystem::temp_directory_path() / "ssmv_check_outputs_test";
   std::filesystem::create_directories(dir);
   const std::string problem_path = (dir / "problem.npz").string(), outputs_path = (dir / "outputs.npz").string();

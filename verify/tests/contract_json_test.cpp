@@ -9,7 +9,8 @@
 
 #include "reference/reference.h"
 #include "verify/bound/sequential_bound.h"
-#include "verify/contract_json.h"
+#include "verify/judge/exact_bounds.h"
+#include "verify/contracts/contract_json.h"
 #include "spec/realistic_problem.h"
 #include "verify/tests/error_text.h"
 
@@ -141,12 +142,7 @@ TEST(ContractJson, DocumentedExampleBoundsADecodeProblem) {
   Problem p = realistic_problem(s, Formats{Format::bf16, Format::bf16, Format::bf16}, 9);
   const ref::ExactResult exact = ref::compute(p);
   auto bounds = [&](const Contract& c) {
-    bound::SequentialInput in;
-    in.problem = &p;
-    in.contract = &c;
-    in.delta = &exact.delta;
-    in.decay = &exact.decay;
-    return bound::sequential_bounds(in);
+    return bound::sequential_bounds(sequential_input_for(p, c, exact, /*store_every_token=*/false));
   };
   const bound::SequentialBounds bt = bounds(triton), bs = bounds(ssu);
   ASSERT_EQ(bt.y.size(), size_t(2 * 2 * 4));

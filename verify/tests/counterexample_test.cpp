@@ -7,9 +7,9 @@
 #include <fstream>
 #include <string>
 
-#include "verify/counterexample.h"
+#include "verify/reports/counterexample.h"
 #include "verify/json/json.h"
-#include "verify/json_fields.h"
+#include "verify/contracts/json_fields.h"
 #include "spec/realistic_problem.h"
 #include "verify/tests/error_text.h"
 

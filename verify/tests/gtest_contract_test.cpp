@@ -6,7 +6,7 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
-#include "verify/gtest_contract.h"
+#include "verify/reports/gtest_contract.h"
 #include "verify/tests/check_fixture.h"
 
 namespace ssmv::verify {

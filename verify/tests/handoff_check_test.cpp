@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "spec/realistic_problem.h"
-#include "verify/contract_json.h"
-#include "verify/external_check.h"
+#include "verify/contracts/contract_json.h"
+#include "verify/judge/external_check.h"
 #include "verify/tests/handoff_run.h"
 
 namespace ssmv::verify {

@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "fast/chunk_scan/twin.h"
+#include "fast/chunk_scan/chunk_scan.h"
 #include "fast/ssu/ssu.h"
 #include "spec/problem.h"
-#include "verify/problem_slice.h"
+#include "verify/judge/problem_slice.h"
 
 namespace ssmv::verify::testing {
 
@@ -32,7 +32,7 @@ inline HandoffRun run_handoff(const Problem& p, const std::vector<int64_t>& pref
   if (!kept.empty()) {
     chunk_scan::Config cfg;
     cfg.chunk_size = L;
-    const chunk_scan::Result r = chunk_scan::run_twin(pre, cfg);
+    const chunk_scan::Result r = chunk_scan::run(pre, Device::twin, cfg);
     int64_t t_pre = 0;
     for (size_t k = 0; k < kept.size(); ++k) {
       const int64_t q = kept[k];
@@ -60,7 +60,7 @@ inline HandoffRun run_handoff(const Problem& p, const std::vector<int64_t>& pref
       e[q] = t + 1;
       d.problem = slice_tokens(p, b, e);
       d.problem.initial_state.clear();
-      const ssu::Result r = ssu::run_twin(d);
+      const ssu::Result r = ssu::run(d, Device::twin);
       for (int64_t i = 0; i < HP; ++i) out.y[(s.cu_seqlens[q] + t) * HP + i] = float(decode(p.formats.output, r.y[i]));
       for (int64_t i = 0; i < per; ++i) d.state_pool[i] = float(decode(p.formats.state, r.state_pool[i]));
     }

@@ -7,10 +7,10 @@
 #include <fstream>
 #include <string>
 
-#include "verify/json_fields.h"
-#include "verify/report.h"
-#include "verify/report_text.h"
-#include "verify/side_by_side.h"
+#include "verify/contracts/json_fields.h"
+#include "verify/reports/report.h"
+#include "verify/reports/report_text.h"
+#include "verify/judge/side_by_side.h"
 #include "verify/tests/check_fixture.h"
 
 namespace ssmv::verify {

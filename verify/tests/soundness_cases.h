@@ -4,7 +4,7 @@
 // kind of tensor whose largest bound usage falls below its tightness floor.
 #pragma once
 
-#include "verify/kernel_check.h"
+#include "verify/run/kernel_check.h"
 
 namespace ssmv::verify::soundness {
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "verify/cli/dump_options.h"
-#include "verify/contract_json.h"
-#include "verify/external_check.h"
+#include "verify/contracts/contract_json.h"
+#include "verify/judge/external_check.h"
 
 namespace ssmv::verify {
 namespace {

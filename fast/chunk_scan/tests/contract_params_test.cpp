@@ -5,7 +5,7 @@
 #include <string>
 
 #include "fast/chunk_scan/contract.h"
-#include "fast/chunk_scan/params.h"
+#include "fast/chunk_scan/check.h"
 #include "spec/problem.h"
 
 namespace ssmv::chunk_scan {
@@ -61,9 +61,9 @@ TEST(ChunkScanContract, KindsParseByName) {
 }
 
 // Valid parameters of a 2-sequence problem (pointers are never dereferenced here).
-ChunkScanParams valid_params() {
+Params valid_params() {
   static char dummy[16];
-  ChunkScanParams p;
+  Params p;
   p.T = 300, p.S = 2, p.H = 4, p.P = 64, p.N = 128, p.G = 2, p.L = 128, p.NC = 4;
   p.input = Format::bf16;
   p.use_mma = true;
@@ -80,9 +80,9 @@ ChunkScanParams valid_params() {
   return p;
 }
 
-void expect_rejected(const ChunkScanParams& p, const std::string& needle) {
+void expect_rejected(const Params& p, const std::string& needle) {
   try {
-    validate(p);
+    check_params(p);
     ADD_FAILURE() << "accepted; expected an error naming " << needle;
   } catch (const ProblemError& e) {
     EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
@@ -90,8 +90,8 @@ void expect_rejected(const ChunkScanParams& p, const std::string& needle) {
 }
 
 TEST(ChunkScanParamsValidation, RejectsBeforeLaunchWithFieldAndValue) {
-  EXPECT_NO_THROW(validate(valid_params()));
-  ChunkScanParams p = valid_params();
+  EXPECT_NO_THROW(check_params(valid_params()));
+  Params p = valid_params();
   p.L = 96;
   expect_rejected(p, "'L' = 96");
   p = valid_params();
@@ -110,11 +110,14 @@ TEST(ChunkScanParamsValidation, RejectsBeforeLaunchWithFieldAndValue) {
   p.input = Format::fp32;  // tensor cores need 16-bit operands
   expect_rejected(p, "'use_mma'");
   p = valid_params();
-  p.has_z = true;  // z flag without a pointer (and strides)
+  p.z = p.x;  // z given without its strides
   expect_rejected(p, "z_s");
   p = valid_params();
-  p.want_boundary = true;
-  expect_rejected(p, "'boundary_states'");
+  p.d_mode = DMode::per_head;  // D's layout without D
+  expect_rejected(p, "'d_mode' = 1: D is null");
+  p = valid_params();
+  p.D = p.A;  // D without its layout
+  expect_rejected(p, "D is set but d_mode is none");
 }
 
 }  // namespace

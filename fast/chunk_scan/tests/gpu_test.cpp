@@ -13,7 +13,8 @@
 #include <array>
 #include <random>
 
-#include "fast/chunk_scan/chunk_scan_gpu.h"
+#include "fast/chunk_scan/device_launch.h"
+#include "fast/chunk_scan/gpu.h"
 #include "fast/chunk_scan/mma_model.h"
 #include "fast/chunk_scan/tests/mma_probe.h"
 #include "fast/chunk_scan/tests/problem_gen.h"
@@ -314,7 +315,7 @@ TEST(ChunkScanGpu, RepeatedRunsAreIdentical) {
   o.initial_state = true;
   const Problem p = testing::make_problem(o, 99);
   for (ContractKind kind : {ContractKind::production, ContractKind::fp32}) {
-    ChunkScanGpu gpu(p, Config{kind, 256, true, false});
+    DeviceLaunch gpu(p, Config{kind, 256, true, false});
     gpu.launch();
     const Result first = gpu.download();
     for (int rep = 0; rep < 5; ++rep) {
@@ -340,7 +341,7 @@ TEST(ChunkScanGpu, BadInputRejectedBeforeLaunch) {
   testing::GenOptions o;
   o.seq_lens = {5};
   const Problem p = testing::make_problem(o, 1);
-  EXPECT_THROW(ChunkScanGpu(p, Config{ContractKind::production, 96, false, false}), ProblemError);
+  EXPECT_THROW(DeviceLaunch(p, Config{ContractKind::production, 96, false, false}), ProblemError);
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ std::string describe(const Problem& p) {
                   std::string(format_name(p.formats.output)) + ",lens=";
   for (int64_t i = 0; i < p.shape.num_sequences(); ++i) s += std::to_string(p.shape.seq_len(i)) + " ";
   s += p.has_z() ? ",z" : "";
-  s += p.D.empty() ? "" : ",D";
+  s += p.has_D() ? ",D" : "";
   s += p.has_initial_state() ? ",h0" : "";
   s += p.dt_softplus ? ",softplus" : "";
   return s;

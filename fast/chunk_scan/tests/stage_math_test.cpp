@@ -1,4 +1,4 @@
-// stage_math.h's exp_nonpositive against fm::exp, bit for bit, for x ≤ 0: the kernels and
+// arithmetic.h's exp_nonpositive against fm::exp, bit for bit, for x ≤ 0: the kernels and
 // the twin take segment decays from it, and the contract's exp budget is fm::exp's.
 // SSMV_STAGE_MATH_STRIDE=1 checks every fp32 pattern in [−0, −Inf] (about 20 s).
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "fast/chunk_scan/stage_math.h"
+#include "fast/chunk_scan/arithmetic.h"
 
 namespace ssmv::chunk_scan {
 namespace {

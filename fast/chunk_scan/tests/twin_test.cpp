@@ -1,37 +1,22 @@
-// The host twin on the CPU: against the certified reference within the provisional bound
-// of provisional_bound.cpp, chunk sizes 64/128/256 on one problem, the returned states'
+// The host twin on the CPU: against the certified reference within verify's bound of its
+// contract (verify/run/kernel_check.h: every element of y, the final states and the states at
+// every chunk boundary judged), chunk sizes 64/128/256 on one problem, the returned states'
 // consistency, and bad input rejected with the field and value named.
 #include <gtest/gtest.h>
 
-#include <cmath>
+#include <cstdio>
 #include <cstring>
 
-#include "fast/chunk_scan/tests/exact_values.h"
 #include "fast/chunk_scan/tests/problem_gen.h"
 #include "fast/chunk_scan/twin.h"
+#include "reference/reference.h"
+#include "verify/reports/gtest_contract.h"
+#include "verify/run/kernel_check.h"
 
 namespace ssmv::chunk_scan {
 namespace {
 
 using testing::GenOptions;
-
-// Max of |computed − exact| / bound over a tensor; fails on the first element above it.
-double check_within(const char* what, const std::vector<float>& got, const std::vector<double>& exact,
-                    const std::vector<double>& bound, const std::string& context) {
-  EXPECT_EQ(got.size(), exact.size()) << what;
-  double worst = 0;
-  for (size_t i = 0; i < got.size() && i < exact.size(); ++i) {
-    const double err = std::fabs(double(got[i]) - exact[i]);
-    if (!(err <= bound[i])) {
-      ADD_FAILURE() << what << "[" << i << "]: computed " << std::hexfloat << got[i] << " exact "
-                    << exact[i] << " error " << err << " above bound " << bound[i] << " — "
-                    << context;
-      return err / bound[i];
-    }
-    worst = std::max(worst, err / bound[i]);
-  }
-  return worst;
-}
 
 struct Case {
   ContractKind contract;
@@ -46,7 +31,7 @@ std::string name_of(const ::testing::TestParamInfo<Case>& info) {
 
 class TwinVsReference : public ::testing::TestWithParam<Case> {};
 
-TEST_P(TwinVsReference, WithinProvisionalBound) {
+TEST_P(TwinVsReference, WithinContract) {
   const Case k = GetParam();
   GenOptions o;
   o.input = k.input;
@@ -57,19 +42,16 @@ TEST_P(TwinVsReference, WithinProvisionalBound) {
   o.z = true;
   o.initial_state = true;
   const Problem p = testing::make_problem(o, 0xC0FFEE + uint64_t(k.L));
-  Config cfg{k.contract, k.L, true, false};
-  const Result r = run_twin(p, cfg);
-  const ChunkPlan plan = plan_chunks(p.shape.cu_seqlens, k.L);
-  const auto d = testing::exact_values(p, plan);
-  const auto b = testing::provisional_bounds(p, plan, d, k.contract);
   const std::string ctx = testing::describe(p);
-  const double wy = check_within("y", r.y, d.y, b.y, ctx);
-  const double ws = check_within("final_state", r.final_state, d.final_state, b.final_state, ctx);
-  const double wb = check_within("boundary", r.boundary_states, d.boundary, b.boundary, ctx);
+  const verify::KernelCheck kc =
+      verify::check_chunk_scan(p, k.contract, k.L, Device::twin, /*boundary_states=*/true);
+  EXPECT_WITHIN_CONTRACT(kc) << ctx;
+  ASSERT_EQ(kc.tensors.size(), 3u);  // y, final_state, boundary_states
   // Non-vacuous: the twin is not exact (it rounds), and the bound is not absurdly loose
   // (the worst element uses more than 1/1000 of it).
-  EXPECT_GT(wy, 1e-3) << "y error/bound suspiciously small: " << ctx;
-  std::printf("  worst error/bound: y %.3g, final state %.3g, boundary states %.3g\n", wy, ws, wb);
+  EXPECT_GT(kc.tensors[0].max_bound_usage, 1e-3) << "y error/bound suspiciously small: " << ctx;
+  std::printf("  worst error/bound: y %.3g, final state %.3g, boundary states %.3g\n",
+              kc.tensors[0].max_bound_usage, kc.tensors[1].max_bound_usage, kc.tensors[2].max_bound_usage);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -90,16 +72,13 @@ TEST(TwinChunkSizes, SixtyFourVsOneTwentyEightVsTwoFiftySix) {
   o.output = Format::fp32;
   o.initial_state = true;
   const Problem p = testing::make_problem(o, 7);
-  const auto d = testing::exact_values(p, plan_chunks(p.shape.cu_seqlens, 64));
+  const ref::ExactResult exact = ref::compute(p);
   for (ContractKind kind : {ContractKind::production, ContractKind::fp32}) {
     std::vector<Result> results;
     for (int64_t L : {64, 128, 256}) {
-      const ChunkPlan plan = plan_chunks(p.shape.cu_seqlens, L);
-      const auto b = testing::provisional_bounds(p, plan, d, kind);
-      results.push_back(run_twin(p, Config{kind, L, false, false}));
-      check_within("y", results.back().y, d.y, b.y, "L=" + std::to_string(L));
-      check_within("final_state", results.back().final_state, d.final_state, b.final_state,
-                   "L=" + std::to_string(L));
+      results.push_back(run(p, Device::twin, Config{kind, L, false, false}));
+      EXPECT_WITHIN_CONTRACT(verify::judge_chunk_scan(p, kind, L, exact, results.back(), "twin"))
+          << "L=" << L;
     }
     // Sequences of ≤ 64 tokens are one chunk at every size: identical bits there.
     const int64_t H = p.shape.H, P = p.shape.P, N = p.shape.N;
@@ -130,7 +109,7 @@ TEST(TwinStates, LastBoundaryStateIsTheFinalState) {
   o.seq_lens = {65, 3, 128};
   o.initial_state = true;
   const Problem p = testing::make_problem(o, 11);
-  const Result r = run_twin(p, Config{ContractKind::production, 64, true, false});
+  const Result r = run(p, Device::twin, Config{ContractKind::production, 64, true, false});
   const ChunkPlan plan = plan_chunks(p.shape.cu_seqlens, 64);
   ASSERT_EQ(r.boundary_positions.size(), size_t(plan.num_chunks()));
   const int64_t E = p.shape.H * p.shape.P * p.shape.N;
@@ -143,7 +122,7 @@ TEST(TwinStates, LastBoundaryStateIsTheFinalState) {
 
 void expect_rejected(const Problem& p, const Config& cfg, const std::string& needle) {
   try {
-    run_twin(p, cfg);
+    run(p, Device::twin, cfg);
     ADD_FAILURE() << "accepted; expected an error naming " << needle;
   } catch (const ProblemError& e) {
     EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "fast/ssu/contract.h"
-#include "fast/ssu/ssu_math.h"
-#include "fast/ssu/ssu_params.h"
+#include "fast/ssu/arithmetic.h"
+#include "fast/ssu/params.h"
 
 namespace ssmv::ssu {
 namespace {

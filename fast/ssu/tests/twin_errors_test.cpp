@@ -4,10 +4,11 @@
 
 #include <string>
 
+#include "fast/ssu/gpu.h"
 #include "fast/ssu/ssu.h"
-#include "fast/ssu/ssu_pack.h"
-#include "fast/ssu/ssu_twin.h"
-#include "fast/ssu/tests/ssu_problems.h"
+#include "fast/ssu/pack.h"
+#include "fast/ssu/twin.h"
+#include "fast/ssu/tests/problem_gen.h"
 
 namespace ssmv::ssu::testing {
 namespace {
@@ -44,16 +45,16 @@ TEST(SsuErrors, SlotOutOfRangeNamesFieldAndValue) {
 
 TEST(SsuErrors, TokenStateSlotOutOfRange) {
   GeneratedProblem g = small();
-  g.options.token_state_slots.assign(g.decode.problem.shape.num_tokens(), g.decode.pad_slot_id);
-  g.options.token_state_slots[0] = -7;
-  expect_error([&] { run_twin(g.decode, g.options); }, {"token_state_slots", "-7"});
+  g.config.token_state_slots.assign(g.decode.problem.shape.num_tokens(), g.decode.pad_slot_id);
+  g.config.token_state_slots[0] = -7;
+  expect_error([&] { run_twin(g.decode, g.config); }, {"token_state_slots", "-7"});
 }
 
 TEST(SsuErrors, TokenStateSlotWrittenTwice) {
   GeneratedProblem g = small();
-  g.options.token_state_slots.assign(g.decode.problem.shape.num_tokens(), g.decode.pad_slot_id);
-  g.options.token_state_slots[0] = g.decode.out_slot(0);  // also request 0's final slot
-  expect_error([&] { run_twin(g.decode, g.options); }, {"written twice"});
+  g.config.token_state_slots.assign(g.decode.problem.shape.num_tokens(), g.decode.pad_slot_id);
+  g.config.token_state_slots[0] = g.decode.out_slot(0);  // also request 0's final slot
+  expect_error([&] { run_twin(g.decode, g.config); }, {"written twice"});
 }
 
 TEST(SsuErrors, UnsupportedSizeNamesLimit) {
@@ -95,7 +96,7 @@ TEST(SsuErrors, ParamsChecksNameFieldBeforeAnyWrite) {
       {"dt_limit", [](Params& p) { p.dt_limit_lo = 1.0f, p.dt_limit_hi = 0.5f; }},
   };
   for (const ParamsCase& k : cases) {
-    HostLaunch host(g.decode, g.options);
+    HostLaunch host(g.decode, g.config);
     const std::vector<uint8_t> before = host.state;
     Params p = host.params();
     k.edit(p);
@@ -107,7 +108,7 @@ TEST(SsuErrors, ParamsChecksNameFieldBeforeAnyWrite) {
 // Index contents: a bad entry late in the arrays still fails before request 0 writes.
 TEST(SsuErrors, BadIndexLateInArraysWritesNothing) {
   const GeneratedProblem g = small();
-  HostLaunch host(g.decode, g.options);
+  HostLaunch host(g.decode, g.config);
   const std::vector<uint8_t> before = host.state;
   std::vector<int32_t> slot_in = host.indices.slot_in;
   slot_in.back() = 1 << 20;
@@ -138,8 +139,8 @@ TEST(SsuErrors, RunGpuChecksInputFirstAndNamesAMissingDevice) {
   expect_error([&] { run_gpu(bad.decode); }, {"slot_in", "-5"});
   const GeneratedProblem g = small();
   try {
-    const Result r = run_gpu(g.decode, g.options);
-    EXPECT_EQ(r.y, run_twin(g.decode, g.options).y);  // a device was there
+    const Result r = run_gpu(g.decode, g.config);
+    EXPECT_EQ(r.y, run_twin(g.decode, g.config).y);  // a device was there
   } catch (const std::runtime_error& e) {
     const std::string what = e.what();
     EXPECT_TRUE(what.find("no CUDA device") != std::string::npos || what.find("no CUDA kernel") != std::string::npos)

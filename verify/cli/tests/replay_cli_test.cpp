@@ -11,7 +11,7 @@
 #include <string>
 
 #include "verify/cli/tests/run_ssmv.h"
-#include "verify/counterexample.h"
+#include "verify/reports/counterexample.h"
 #include "spec/realistic_problem.h"
 
 namespace ssmv::verify {

@@ -1,0 +1,36 @@
+// Launcher of the SSU CUDA kernels (built only when SSMV_HAVE_CUDA). The Params pointers
+// refer to device memory.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "fast/ssu/params.h"
+#include "fast/ssu/ssu.h"
+
+namespace ssmv::ssu {
+
+struct LaunchOptions {
+  Variant variant = Variant::automatic;  // which kernel runs the launch (ssu.h)
+  // > 0: the streamed kernel's persistent grid has at most this many blocks, so that its
+  // warps loop over several items and batches of 32 items even in small problems (tests);
+  // 0: as many blocks as fit on the device.
+  int max_stream_blocks = 0;
+};
+
+// Why the streamed kernel cannot run p, or nullptr if it can: it needs 16-bit states and
+// inputs, state chunks of 4 bytes or more, the pool, B and C aligned for them, N a multiple
+// of the chunk, no per-token states. Host-side; no device access.
+const char* why_not_streamed(const Params& p);
+
+// The kernel Variant::automatic takes for p: streamed where it applies and num_tokens <=
+// num_requests (the decode step; with more tokens per request ssu_kernel is faster, its
+// warps running the general path side by side: bench/NOTES.md, SSU call 7).
+bool takes_streamed_kernel(const Params& p);
+
+// check_params(p) (throws ProblemError before launching), then one launch on `stream`.
+// The index arrays are device memory and are not checked here: callers that hold host
+// copies call check_indices first (run_gpu does). Asynchronous; errors of the launch
+// itself are thrown through SSMV_CUDA_CHECK.
+void launch(const Params& p, cudaStream_t stream = nullptr, const LaunchOptions& options = {});
+
+}  // namespace ssmv::ssu

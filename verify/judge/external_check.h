@@ -1,0 +1,60 @@
+// Judging a kernel written elsewhere from its dumped outputs: a decode (sequential family),
+// a chunked prefill, or a prefill/decode hand-off of the two. No kernel runs here; the
+// outputs are judged against the certified reference and the contract's bound.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "spec/contract.h"
+#include "spec/problem.h"
+#include "verify/judge/check_result.h"
+#include "verify/judge/tensor_judge.h"
+
+namespace ssmv::verify {
+
+// An external kernel's outputs (values of the problem's output and state formats; NaN and
+// Inf allowed, judged INVALID), judged under `contract`: the sequential family as a decode
+// kernel launched once per token (the state stored in the state format after every token),
+// the chunked family with the contract's chunk size. `final_states` may be empty. The
+// sequential family is judged as the reference streams its outputs, without keeping an
+// exact value per element; `detail` says whether the reports keep their per-element vectors
+// (side-by-side comparisons need them; a summary does not).
+KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
+                          const std::vector<float>& y, const std::vector<float>& final_states,
+                          ElementDetail detail = ElementDetail::elements);
+
+// An external prefill/decode hand-off's outputs: the first prefill[s] tokens of sequence s
+// through a chunked kernel under `chunked`, the rest through a decode kernel launched once
+// per token under `decode`, starting from the state the chunked kernel stored in the
+// state format. y [T, H, P] of both parts; final_states (may be empty) after the last token.
+KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
+                                  const Contract& decode, const std::string& kernel, const std::vector<float>& y,
+                                  const std::vector<float>& final_states);
+
+// What produced a dump. family "ssu": a decode kernel launched once per token (the state
+// stored in the state format after every token) under `contract` (sequential family);
+// "chunk_scan": a chunked prefill under `contract` (chunked family); "handoff": the first
+// prefill_tokens[s] tokens of sequence s through the chunked kernel under `contract`, its
+// final state stored in the state format and continued by the decode kernel under
+// `decode_contract`, one launch per token.
+struct ExternalKernel {
+  std::string family;                   // "ssu", "chunk_scan", "handoff"
+  std::string name;                     // printed as the report's kernel (default: family)
+  Contract contract;
+  Contract decode_contract;             // handoff only
+  std::vector<int64_t> prefill_tokens;  // handoff only: [S]
+};
+
+// Throws ProblemError naming the field and value: an unknown family, a contract of the
+// wrong family for its part, prefill tokens missing / outside a sequence / given to a
+// family other than handoff, outputs whose sizes disagree with the problem.
+void validate_external(const Problem& p, const ExternalKernel& k);
+
+// y [T, H, P] (output format) and final_states [S, H, P, N] (state format, may be empty);
+// NaN and Inf are judged INVALID.
+KernelCheck check_external(const Problem& p, const ExternalKernel& k, const std::vector<float>& y,
+                           const std::vector<float>& final_states, ElementDetail detail = ElementDetail::elements);
+
+}  // namespace ssmv::verify

@@ -1,0 +1,61 @@
+// Judging one output tensor element by element as the exact values arrive, in any order
+// and from several threads, keeping only what its TensorReport needs: counts, the ULP
+// distances' histogram (for the percentiles), the maxima with where they are, the worst
+// element with its exact value, and (only when asked) the per-element vectors. Memory is
+// O(threads) plus the per-element vectors when kept, whatever the tensor's size; the report
+// is identical to judging the elements one after another in flat order, for any order and
+// thread count. judge_tensor (tensor_report.h) is this with every element at once.
+#pragma once
+
+#include <mpfr.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "spec/problem.h"
+#include "verify/judge/tensor_report.h"
+
+namespace ssmv::verify {
+
+// Whether a TensorReport keeps its per-element vectors (computed, exact_nearest, bounds,
+// scales: what side-by-side comparisons need) or only the summary the reports print.
+enum class ElementDetail : uint8_t { elements, summary };
+
+class TensorJudge {
+ public:
+  TensorJudge(std::string name, Format format, int64_t elements, const Problem& problem, CoordFn coords,
+              std::vector<std::string> coord_names, ElementDetail detail);
+  ~TensorJudge();
+  TensorJudge(const TensorJudge&) = delete;
+  TensorJudge& operator=(const TensorJudge&) = delete;
+
+  // Judges element i (each exactly once): the kernel's bits, the exact value (correctly
+  // rounded to the format, its nearest double, certified error, magnitude, and the value
+  // itself, copied only while the element is the worst so far) and its bound. Calls for
+  // different elements may come from different threads at once.
+  void add(int64_t i, Bits computed, Bits exact_rounded, double exact_nearest, double certified_error,
+           double magnitude, double bound, mpfr_srcptr exact_value);
+
+  // The report (call once, after every add).
+  TensorReport finish();
+
+ private:
+  struct Partial;
+  Partial& partial();  // the calling thread's
+  static uint64_t next_serial();
+
+  TensorReport report_;  // name, format, coordinates, elements; per-element vectors when kept
+  const Problem& problem_;
+  CoordFn coords_;
+  bool keep_;
+  uint64_t serial_;
+  std::mutex mutex_;
+  std::unordered_map<std::thread::id, std::unique_ptr<Partial>> partials_;
+};
+
+}  // namespace ssmv::verify
