@@ -9,6 +9,7 @@
 #include "properties/gen/choice.h"
 #include "properties/gen/float_gen.h"
 #include "properties/harness/feature_count.h"
+#include "properties/harness/settings.h"
 
 namespace ssmv::prop {
 namespace {
@@ -23,8 +24,6 @@ std::vector<float> draw_vector(int64_t n, const rc::Gen<float>& g) {
 // PrefillOptions::max_updates; decode problems have few tokens and can be wider).
 constexpr int64_t kMaxPrefillHPN = 256;
 constexpr int64_t kMaxDecodeHPN = 1024;
-// rapidcheck's largest size (settings.h kMaxSize): production draws use the full ranges.
-constexpr int kMaxGenSize = 100;
 
 // Adversarial features; each shrinks toward off (arbitrary<bool> shrinks to false).
 struct Features {
@@ -320,7 +319,7 @@ const char* profile_name(Profile p) {
 
 // Uniform among `values` at any rapidcheck size, never shrinking (the pick after it shrinks).
 rc::Gen<int64_t> drawn_among(std::vector<int64_t> values) {
-  return rc::gen::noShrink(rc::gen::resize(kMaxGenSize, choice_of(std::move(values))));
+  return rc::gen::noShrink(rc::gen::resize(kMaxSize, choice_of(std::move(values))));
 }
 
 // `value`, shrinking toward `toward` (rapidcheck's integral shrink: the target first, then
@@ -337,7 +336,7 @@ int64_t production_dim(std::vector<int64_t> values) { return *shrinking_from(*dr
 // Whether this case is production-shaped: one in `share`, shrinking to no.
 bool draw_production(int64_t share) {
   if (share <= 0) return false;
-  return *rc::gen::resize(kMaxGenSize, inRange<int64_t>(0, share)) == share - 1;
+  return *rc::gen::resize(kMaxSize, inRange<int64_t>(0, share)) == share - 1;
 }
 
 // The production dimensions of `profile` (problem_gen.h): wide: N ∈ {128, 256}, P = 64,
