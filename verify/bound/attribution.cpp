@@ -91,8 +91,8 @@ std::string source_label(BoundSource s, const Contract& c, const Formats& f) {
   return label;
 }
 
-Attribution attribute_sequential(const SequentialInput& in, BoundOf which, int64_t index) {
-  return shares_of(sequential_bound_parts(in, which, index), *in.contract, in.problem->formats);
+Attribution attribute_sequential(const SequentialInput& in, BoundOf which, int64_t index, const YElement* y_element) {
+  return shares_of(sequential_bound_parts(in, which, index, y_element), *in.contract, in.problem->formats);
 }
 
 Attribution attribute_chunked(const ChunkedInput& in, BoundOf which, int64_t index) {

@@ -31,8 +31,10 @@ struct Attribution {
 
 // `which` and `index` name the element (BoundOf, flat index in its tensor's layout).
 // Throws std::invalid_argument as the bounds do, and for a BoundOf the family does not
-// have or an index outside the tensor.
-Attribution attribute_sequential(const SequentialInput& in, BoundOf which, int64_t index);
+// have or an index outside the tensor. y_element: a y element's own y when `in` holds no y
+// vectors (a streamed check, verify/judge/external_check.cpp); null: read from in's vectors.
+Attribution attribute_sequential(const SequentialInput& in, BoundOf which, int64_t index,
+                                 const YElement* y_element = nullptr);
 Attribution attribute_chunked(const ChunkedInput& in, BoundOf which, int64_t index);
 
 // The label of `s` under contract `c` for problem formats `f`: rounding points carry their

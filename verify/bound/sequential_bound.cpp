@@ -3,6 +3,7 @@
 #include "verify/bound/sequential_bound.h"
 
 #include <algorithm>
+#include <memory>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -32,14 +33,21 @@ StepErrors<V> step_errors(const Problem& pr, const TranscendentalBudget* b_softp
   return e;
 }
 
-// The bound in value type V (tagged.h): writes every element into `out` (V = double), or
-// keeps the focused element's parts (`focus`, only its sequence, head and dim evaluated).
-template <class V>
-void run(const SequentialInput& in, const Tagger<V>& tag, Focus<V>* focus, SequentialBounds* out) {
-  if (in.problem == nullptr || in.contract == nullptr || in.delta == nullptr || in.decay == nullptr ||
-      in.y_exact == nullptr || in.y_certified_error == nullptr || in.y_ungated == nullptr) {
-    throw std::invalid_argument(
-        "sequential_bounds: problem, contract, delta, decay, y_exact, y_certified_error and y_ungated are required");
+// What every pair of one bound shares: its input and the contract's constants.
+struct Setup {
+  const SequentialInput* in = nullptr;
+  double u = 0, eta = 0;  // the accumulation format's unit roundoff and underflow floor
+  Format state_fmt{}, out_fmt{};
+  double g_red = 0, g2 = 0;
+  const TranscendentalBudget* sig = nullptr;   // with z
+  const TranscendentalBudget* b_sp = nullptr;  // with softplus and tokens
+  const TranscendentalBudget* b_exp = nullptr;  // with tokens
+};
+
+// Checks `in` (all but the y vectors, which come per token) and derives the constants.
+Setup setup_of(const SequentialInput& in) {
+  if (in.problem == nullptr || in.contract == nullptr || in.delta == nullptr || in.decay == nullptr) {
+    throw std::invalid_argument("sequential_bounds: problem, contract, delta and decay are required");
   }
   const Problem& pr = *in.problem;
   const Contract& c = *in.contract;
@@ -47,202 +55,337 @@ void run(const SequentialInput& in, const Tagger<V>& tag, Focus<V>* focus, Seque
     throw std::invalid_argument("contract '" + c.name + "' is not of the sequential family");
   }
   const Shape& s = pr.shape;
-  const int64_t S = s.num_sequences(), T = s.num_tokens(), H = s.H, P = s.P, N = s.N;
-  const int64_t state_size = S * H * P * N;
+  const int64_t state_size = s.num_sequences() * s.H * s.P * s.N;
   if (!in.initial_state.empty() && int64_t(in.initial_state.size()) != state_size) {
     throw std::invalid_argument("sequential_bounds: initial_state has the wrong size");
   }
   if (!in.initial_error.empty() && int64_t(in.initial_error.size()) != state_size) {
     throw std::invalid_argument("sequential_bounds: initial_error has the wrong size");
   }
-
-  const double u = format_info(c.accumulation).unit_roundoff;
-  const double eta = underflow_floor(c.accumulation, c.flush_to_zero);
-  const Format state_fmt = pr.formats.state, out_fmt = pr.formats.output;
+  Setup k;
+  k.in = &in;
+  k.u = format_info(c.accumulation).unit_roundoff;
+  k.eta = underflow_floor(c.accumulation, c.flush_to_zero);
+  k.state_fmt = pr.formats.state;
+  k.out_fmt = pr.formats.output;
   // [2.5] The reduction Σ_n C_n·Ŝ_n + D·x: each term passes through at most
   // product_sum_roundings roundings in the contract's order, one more for adding D·x. An
   // undeclared y sum is one sequential chain (reduction_of).
   const Reduction red = reduction_of(c, Sum::y);
-  const double g_red = gamma(product_sum_roundings(red, N) + 1, u);
-  const double g2 = gamma(2, u);
-  const TranscendentalBudget* sig = pr.has_z() ? &budget(c, "sigmoid") : nullptr;
-
-  if (out != nullptr) {
-    out->y.assign(T * H * P, 0.0);
-    out->state.assign(state_size, 0.0);
-    out->stored_state.assign(state_size, 0.0);
-  }
-  const auto emit = [&](BoundOf which, std::vector<double> SequentialBounds::*field, int64_t i, const V& v) {
-    if (out != nullptr) (out->*field)[i] = total(v) * kSafetyFactor;
-    if (focus != nullptr) focus->keep(which, i, kSafetyFactor * v);
-  };
-
-  const TranscendentalBudget* b_sp = T > 0 && pr.dt_softplus ? &budget(c, "softplus") : nullptr;
-  const TranscendentalBudget* b_exp = T > 0 ? &budget(c, "exp") : nullptr;
-  // The (sequence, head) pairs, each bounded by one worker with its own working set.
-  std::vector<std::pair<int64_t, int64_t>> pairs;
-  for (int64_t seq = 0; seq < S; ++seq) {
-    for (int64_t h = 0; h < H; ++h) {
-      if (focus == nullptr || focus->covers(seq, h)) pairs.emplace_back(seq, h);
-    }
-  }
-  struct Work {
-    std::vector<double> St, Sabs;  // [P, N]
-    std::vector<V> E;
-    std::vector<double> Bt, abs_Ct, ub;  // [N]: this token's B and |C|, the row's |S_t| bounds
-  };
-  const int threads = focus != nullptr ? 1 : std::max(1, in.threads);
-  std::vector<Work> works(static_cast<size_t>(threads));
-  for_each_task(int64_t(pairs.size()), threads, [&](int64_t task, int64_t worker) {
-    const auto [seq, h] = pairs[task];
-    std::vector<double>& St = works[worker].St;
-    std::vector<double>& Sabs = works[worker].Sabs;
-    std::vector<V>& E = works[worker].E;
-    St.resize(P * N);
-    Sabs.resize(P * N);
-    E.resize(P * N);
-    std::vector<double>& Bt = works[worker].Bt;
-    std::vector<double>& abs_Ct = works[worker].abs_Ct;
-    std::vector<double>& ub = works[worker].ub;
-    Bt.resize(N);
-    abs_Ct.resize(N);
-    ub.resize(N);
-    const int64_t g = s.group_of(h);
-    for (int64_t i = 0; i < P * N; ++i) {
-      const int64_t si = pr.state_index(seq, h, 0, 0) + i;
-      St[i] = !in.initial_state.empty() ? in.initial_state[si]
-              : pr.has_initial_state() ? double(pr.initial_state[si]) : 0.0;
-      Sabs[i] = std::fabs(St[i]);
-      E[i] = in.initial_error.empty() ? V{} : tag.at(BoundSource::initial_error, in.initial_error[si]);
-    }
-    for (int64_t t = s.cu_seqlens[seq]; t < s.cu_seqlens[seq + 1]; ++t) {
-      const double delta = (*in.delta)[pr.dt_index(t, h)];
-      const double a = (*in.decay)[pr.dt_index(t, h)];
-      const StepErrors<V> se = step_errors(pr, b_sp, *b_exp, t, h, delta, a, u, eta, tag);
-      const double dd = total(se.d_delta), da = total(se.d_decay);
-      // |S| ≤ |St| + margin·Sabs: the double recurrence St and its absolute Sabs after
-      // this token's step, at most t − cu + 1 steps from the start [2.4].
-      const double dbl_margin = double_recurrence_margin(t - s.cu_seqlens[seq] + 1);
-      // [2.4] the underflow of the first of the two products δ·B·x, which the contract
-      // lets a kernel associate in any order: (δ·B)·x carries it times |x|, δ·(B·x)
-      // times δ̂ ≤ δ + Δδ, (δ·x)·B times |B_n|.
-      const double delta_hi = std::fabs(delta) + dd;
-      for (int64_t n = 0; n < N; ++n) {
-        Bt[n] = pr.B[pr.bc_index(t, g, n)];
-        abs_Ct[n] = std::fabs(double(pr.C[pr.bc_index(t, g, n)]));
-      }
-      const double a_hi = a + da;
-      // tag.at(source, v) = v·unit(source): the sources' units hoisted out of the loop.
-      const V unit_arithmetic = tag.at(BoundSource::arithmetic, 1.0), unit_underflow = tag.at(BoundSource::underflow, 1.0);
-      for (int64_t p = 0; p < P; ++p) {
-        if (focus != nullptr && !focus->covers_dim(p)) continue;
-        const double x = pr.x[pr.x_index(t, h, p)];
-        const double x_underflow = std::max(std::fabs(x), delta_hi);
-        // Locals, not the closure's references, so that the loop below vectorises.
-        const double g2_ = g2, eta_ = eta, margin = dbl_margin;
-        const V d_decay = se.d_decay, d_delta = se.d_delta;
-        double* __restrict st = &St[p * N];
-        double* __restrict sabs = &Sabs[p * N];
-        V* __restrict err = &E[p * N];
-        const double* __restrict bt = Bt.data();
-        double* __restrict cur_ub = ub.data();
-        for (int64_t n = 0; n < N; ++n) {
-          const double Bn = bt[n];
-          const double prev_ub = std::fabs(st[n]) + margin * sabs[n];  // ≥ |S_{t-1}|
-          const double bx = delta * Bn * x;
-          // [2.4] the update S = a·S + (δ·B)·x:
-          //   (a + Δa)·E + Δa·|S| : the previous error carried, the decay's error;
-          //   |B·x|·Δδ + γ2·|δBx| : δ's error and the two roundings of δ·B·x;
-          //   γ2·(|âŜ| + |δ̂Bx|)  : the update's at most two roundings (FMA or not);
-          //   max(|x|, δ̂, |B|)·η + 3η : underflow of the first product — up to η absolute
-          //                         when it is subnormal — then multiplied by the third
-          //                         factor (any association); and of the two roundings
-          //                         of the update and the second product.
-          const double aS_mag = a_hi * (prev_ub + total(err[n]));
-          const double bx_mag = std::fabs(bx) + std::fabs(Bn * x) * dd;
-          const double first_product_underflow = std::max(x_underflow, std::fabs(Bn)) * eta_;
-          err[n] = a_hi * err[n] + prev_ub * d_decay + std::fabs(Bn * x) * d_delta +
-                   (g2_ * bx_mag + g2_ * (aS_mag + bx_mag)) * unit_arithmetic +
-                   (first_product_underflow + 3 * eta_) * unit_underflow;
-          st[n] = a * st[n] + bx;
-          sabs[n] = a * sabs[n] + std::fabs(bx);
-          cur_ub[n] = std::fabs(st[n]) + margin * sabs[n];
-        }
-        if (in.store_every_token && state_fmt != c.accumulation) {
-          // [2.6] store, felt by the next step
-          for (int64_t n = 0; n < N; ++n) {
-            err[n] += tag.at(BoundSource::stored_state, half_ulp_at_most(state_fmt, cur_ub[n] + total(err[n])));
-          }
-        }
-        double sum_CS = 0;
-        V sum_CE{};
-        for (int64_t n = 0; n < N; ++n) {
-          sum_CE += abs_Ct[n] * err[n];
-          sum_CS += abs_Ct[n] * (cur_ub[n] + total(err[n]));
-        }
-        // [2.5] y before the gate. With store_every_token the output is still computed from
-        // the unrounded state of this token in SSU, but an external kernel may read back
-        // the stored one; E already includes the store rounding in that case.
-        const double Dx = double(pr.d_value(h, p)) * x;
-        V y_pre_err = sum_CE + tag.at(BoundSource::sum_y, g_red * (sum_CS + std::fabs(Dx))) +
-                      tag.at(BoundSource::arithmetic, u * std::fabs(Dx)) +
-                      tag.at(BoundSource::underflow, (N + 2) * eta);
-        // |y| from the reference: before the gate (its nearest double: it enters only
-        // first-order terms) and an upper bound of the output [2.8].
-        const int64_t yi = pr.x_index(t, h, p);
-        if (sig != nullptr) {
-          // [2.7] gate y·z·σ(z)
-          y_pre_err = gate_error(y_pre_err, std::fabs((*in.y_ungated)[yi]), double(pr.z[yi]), *sig, g2, eta, tag);
-        }
-        const double y_abs = exact_abs_upper((*in.y_exact)[yi], (*in.y_certified_error)[yi]);
-        // [2.8] rounding to the output format: half an ULP at |ŷ| ≤ |y| + error. With an
-        // fp32 output this is the final fp32 rounding of the gate or of the sum.
-        const V beta =
-            y_pre_err + tag.at(BoundSource::output, half_ulp_at_most(out_fmt, y_abs + total(y_pre_err)));
-        emit(BoundOf::y, &SequentialBounds::y, yi, beta);
-      }
-    }
-    for (int64_t i = 0; i < P * N; ++i) {
-      if (focus != nullptr && !focus->covers_dim(i / N)) continue;
-      const int64_t si = pr.state_index(seq, h, 0, 0) + i;
-      const double state_ub = std::fabs(St[i]) + double_recurrence_margin(s.seq_len(seq)) * Sabs[i];
-      emit(BoundOf::state, &SequentialBounds::state, si, E[i]);
-      emit(BoundOf::stored_state, &SequentialBounds::stored_state, si,
-           (state_fmt == c.accumulation || in.store_every_token)
-               ? E[i]
-               : E[i] + tag.at(BoundSource::stored_state, half_ulp_at_most(state_fmt, state_ub + total(E[i]))));
-    }
-  });
+  k.g_red = gamma(product_sum_roundings(red, s.N) + 1, k.u);
+  k.g2 = gamma(2, k.u);
+  k.sig = pr.has_z() ? &budget(c, "sigmoid") : nullptr;
+  const int64_t T = s.num_tokens();
+  k.b_sp = T > 0 && pr.dt_softplus ? &budget(c, "softplus") : nullptr;
+  k.b_exp = T > 0 ? &budget(c, "exp") : nullptr;
+  return k;
 }
+
+// The reference's y of one (token, head), [P] each (only the dim evaluated is read).
+struct TokenY {
+  const double* exact;
+  const double* certified_error;
+  const double* ungated;
+};
+
+// The y of (t, h) in `in`'s vectors.
+TokenY token_y(const SequentialInput& in, int64_t t, int64_t h) {
+  if (in.y_exact == nullptr || in.y_certified_error == nullptr || in.y_ungated == nullptr) {
+    throw std::invalid_argument("sequential_bounds: y_exact, y_certified_error and y_ungated are required");
+  }
+  const size_t i = size_t(in.problem->x_index(t, h, 0));
+  return {in.y_exact->data() + i, in.y_certified_error->data() + i, in.y_ungated->data() + i};
+}
+
+// One (sequence, head) pair's bound in value type V (tagged.h), token by token, with its
+// own working set: every dim, or one (`dim`, for an element's parts). Every output is the
+// bound times kSafetyFactor.
+template <class V>
+class PairStepper {
+ public:
+  PairStepper(const Setup& k, const Tagger<V>& tag) : k_(k), pr_(*k.in->problem), tag_(tag) {
+    const Shape& s = pr_.shape;
+    St_.resize(size_t(s.P * s.N));
+    Sabs_.resize(size_t(s.P * s.N));
+    E_.resize(size_t(s.P * s.N));
+    Bt_.resize(size_t(s.N));
+    abs_Ct_.resize(size_t(s.N));
+    ub_.resize(size_t(s.N));
+  }
+
+  void start(int64_t seq, int64_t h, int64_t dim) {
+    const SequentialInput& in = *k_.in;
+    const Shape& s = pr_.shape;
+    const int64_t PN = s.P * s.N;
+    seq_ = seq;
+    h_ = h;
+    dim_ = dim;
+    next_t_ = s.cu_seqlens[seq];
+    for (int64_t i = 0; i < PN; ++i) {
+      const int64_t si = pr_.state_index(seq, h, 0, 0) + i;
+      St_[i] = !in.initial_state.empty() ? in.initial_state[si]
+               : pr_.has_initial_state() ? double(pr_.initial_state[si]) : 0.0;
+      Sabs_[i] = std::fabs(St_[i]);
+      E_[i] = in.initial_error.empty() ? V{} : tag_.at(BoundSource::initial_error, in.initial_error[si]);
+    }
+  }
+
+  // Token t's step; with `y`, the bounds of y[t, h, :] to y_bound[p] (null: y not wanted).
+  void step(int64_t t, const TokenY* y, V* y_bound) {
+    const Shape& s = pr_.shape;
+    if (t != next_t_ || t >= s.cu_seqlens[seq_ + 1]) {
+      throw std::logic_error("SequentialPairBound: token " + std::to_string(t) + " given, token " +
+                             std::to_string(next_t_) + " of sequence " + std::to_string(seq_) + " expected");
+    }
+    ++next_t_;
+    const SequentialInput& in = *k_.in;
+    const Contract& c = *in.contract;
+    const int64_t P = s.P, N = s.N, h = h_;
+    const int64_t g = s.group_of(h);
+    const double u = k_.u, eta = k_.eta;
+    const double delta = (*in.delta)[pr_.dt_index(t, h)];
+    const double a = (*in.decay)[pr_.dt_index(t, h)];
+    const StepErrors<V> se = step_errors(pr_, k_.b_sp, *k_.b_exp, t, h, delta, a, u, eta, tag_);
+    const double dd = total(se.d_delta), da = total(se.d_decay);
+    // |S| ≤ |St| + margin·Sabs: the double recurrence St and its absolute Sabs after
+    // this token's step, at most t − cu + 1 steps from the start [2.4].
+    const double dbl_margin = double_recurrence_margin(t - s.cu_seqlens[seq_] + 1);
+    // [2.4] the underflow of the first of the two products δ·B·x, which the contract
+    // lets a kernel associate in any order: (δ·B)·x carries it times |x|, δ·(B·x)
+    // times δ̂ ≤ δ + Δδ, (δ·x)·B times |B_n|.
+    const double delta_hi = std::fabs(delta) + dd;
+    for (int64_t n = 0; n < N; ++n) {
+      Bt_[n] = pr_.B[pr_.bc_index(t, g, n)];
+      abs_Ct_[n] = std::fabs(double(pr_.C[pr_.bc_index(t, g, n)]));
+    }
+    const double a_hi = a + da;
+    // tag.at(source, v) = v·unit(source): the sources' units hoisted out of the loop.
+    const V unit_arithmetic = tag_.at(BoundSource::arithmetic, 1.0),
+            unit_underflow = tag_.at(BoundSource::underflow, 1.0);
+    for (int64_t p = 0; p < P; ++p) {
+      if (dim_ >= 0 && p != dim_) continue;
+      const double x = pr_.x[pr_.x_index(t, h, p)];
+      const double x_underflow = std::max(std::fabs(x), delta_hi);
+      // Locals, not the members, so that the loop below vectorises.
+      const double g2_ = k_.g2, eta_ = eta, margin = dbl_margin;
+      const V d_decay = se.d_decay, d_delta = se.d_delta;
+      double* __restrict st = &St_[p * N];
+      double* __restrict sabs = &Sabs_[p * N];
+      V* __restrict err = &E_[p * N];
+      const double* __restrict bt = Bt_.data();
+      double* __restrict cur_ub = ub_.data();
+      for (int64_t n = 0; n < N; ++n) {
+        const double Bn = bt[n];
+        const double prev_ub = std::fabs(st[n]) + margin * sabs[n];  // ≥ |S_{t-1}|
+        const double bx = delta * Bn * x;
+        // [2.4] the update S = a·S + (δ·B)·x:
+        //   (a + Δa)·E + Δa·|S| : the previous error carried, the decay's error;
+        //   |B·x|·Δδ + γ2·|δBx| : δ's error and the two roundings of δ·B·x;
+        //   γ2·(|âŜ| + |δ̂Bx|)  : the update's at most two roundings (FMA or not);
+        //   max(|x|, δ̂, |B|)·η + 3η : underflow of the first product — up to η absolute
+        //                         when it is subnormal — then multiplied by the third
+        //                         factor (any association); and of the two roundings
+        //                         of the update and the second product.
+        const double aS_mag = a_hi * (prev_ub + total(err[n]));
+        const double bx_mag = std::fabs(bx) + std::fabs(Bn * x) * dd;
+        const double first_product_underflow = std::max(x_underflow, std::fabs(Bn)) * eta_;
+        err[n] = a_hi * err[n] + prev_ub * d_decay + std::fabs(Bn * x) * d_delta +
+                 (g2_ * bx_mag + g2_ * (aS_mag + bx_mag)) * unit_arithmetic +
+                 (first_product_underflow + 3 * eta_) * unit_underflow;
+        st[n] = a * st[n] + bx;
+        sabs[n] = a * sabs[n] + std::fabs(bx);
+        cur_ub[n] = std::fabs(st[n]) + margin * sabs[n];
+      }
+      if (in.store_every_token && k_.state_fmt != c.accumulation) {
+        // [2.6] store, felt by the next step
+        for (int64_t n = 0; n < N; ++n) {
+          err[n] += tag_.at(BoundSource::stored_state, half_ulp_at_most(k_.state_fmt, cur_ub[n] + total(err[n])));
+        }
+      }
+      if (y == nullptr) continue;  // y does not feed the state
+      double sum_CS = 0;
+      V sum_CE{};
+      for (int64_t n = 0; n < N; ++n) {
+        sum_CE += abs_Ct_[n] * err[n];
+        sum_CS += abs_Ct_[n] * (cur_ub[n] + total(err[n]));
+      }
+      // [2.5] y before the gate. With store_every_token the output is still computed from
+      // the unrounded state of this token in SSU, but an external kernel may read back
+      // the stored one; E already includes the store rounding in that case.
+      const double Dx = double(pr_.d_value(h, p)) * x;
+      V y_pre_err = sum_CE + tag_.at(BoundSource::sum_y, k_.g_red * (sum_CS + std::fabs(Dx))) +
+                    tag_.at(BoundSource::arithmetic, u * std::fabs(Dx)) +
+                    tag_.at(BoundSource::underflow, (N + 2) * eta);
+      // |y| from the reference: before the gate (its nearest double: it enters only
+      // first-order terms) and an upper bound of the output [2.8].
+      if (k_.sig != nullptr) {
+        // [2.7] gate y·z·σ(z)
+        y_pre_err = gate_error(y_pre_err, std::fabs(y->ungated[p]), double(pr_.z[pr_.x_index(t, h, p)]), *k_.sig,
+                               k_.g2, eta, tag_);
+      }
+      const double y_abs = exact_abs_upper(y->exact[p], y->certified_error[p]);
+      // [2.8] rounding to the output format: half an ULP at |ŷ| ≤ |y| + error. With an
+      // fp32 output this is the final fp32 rounding of the gate or of the sum.
+      const V beta =
+          y_pre_err + tag_.at(BoundSource::output, half_ulp_at_most(k_.out_fmt, y_abs + total(y_pre_err)));
+      y_bound[p] = kSafetyFactor * beta;
+    }
+  }
+
+  // After the last token: the bounds of the state before and after the final store, [P, N].
+  void finish(V* state, V* stored_state) const {
+    const Shape& s = pr_.shape;
+    if (next_t_ != s.cu_seqlens[seq_ + 1]) {
+      throw std::logic_error("SequentialPairBound: finished at token " + std::to_string(next_t_) + " of sequence " +
+                             std::to_string(seq_) + ", which ends at " + std::to_string(s.cu_seqlens[seq_ + 1]));
+    }
+    const SequentialInput& in = *k_.in;
+    const Contract& c = *in.contract;
+    const int64_t N = s.N;
+    const double margin = double_recurrence_margin(s.seq_len(seq_));
+    for (int64_t i = 0; i < s.P * N; ++i) {
+      if (dim_ >= 0 && i / N != dim_) continue;
+      const double state_ub = std::fabs(St_[i]) + margin * Sabs_[i];
+      state[i] = kSafetyFactor * E_[i];
+      stored_state[i] =
+          kSafetyFactor * ((k_.state_fmt == c.accumulation || in.store_every_token)
+                               ? E_[i]
+                               : E_[i] + tag_.at(BoundSource::stored_state,
+                                                 half_ulp_at_most(k_.state_fmt, state_ub + total(E_[i]))));
+    }
+  }
+
+ private:
+  const Setup& k_;
+  const Problem& pr_;
+  Tagger<V> tag_;
+  int64_t seq_ = 0, h_ = 0, dim_ = -1, next_t_ = 0;
+  std::vector<double> St_, Sabs_;  // [P, N] the double recurrence and its absolute value
+  std::vector<V> E_;               // [P, N] the error bound
+  std::vector<double> Bt_, abs_Ct_, ub_;  // [N]: this token's B and |C|, the row's |S_t| bounds
+};
 
 }  // namespace
 
 SequentialBounds sequential_bounds(const SequentialInput& in) {
+  if (in.problem == nullptr || in.contract == nullptr || in.delta == nullptr || in.decay == nullptr ||
+      in.y_exact == nullptr || in.y_certified_error == nullptr || in.y_ungated == nullptr) {
+    throw std::invalid_argument(
+        "sequential_bounds: problem, contract, delta, decay, y_exact, y_certified_error and y_ungated are required");
+  }
+  const Setup k = setup_of(in);
+  const Problem& pr = *in.problem;
+  const Shape& s = pr.shape;
+  const int64_t S = s.num_sequences(), H = s.H;
   SequentialBounds out;
-  run<double>(in, Tagger<double>(in.weights), nullptr, &out);
+  out.y.assign(size_t(s.num_tokens() * H * s.P), 0.0);
+  out.state.assign(size_t(S * H * s.P * s.N), 0.0);
+  out.stored_state.assign(out.state.size(), 0.0);
+  // The (sequence, head) pairs, task seq·H + h, each bounded by one worker's stepper.
+  const int threads = std::max(1, in.threads);
+  const Tagger<double> tag(in.weights);
+  std::vector<std::unique_ptr<PairStepper<double>>> steppers(static_cast<size_t>(threads));
+  for_each_task(S * H, threads, [&](int64_t task, int64_t worker) {
+    std::unique_ptr<PairStepper<double>>& ps = steppers[size_t(worker)];
+    if (!ps) ps = std::make_unique<PairStepper<double>>(k, tag);
+    const int64_t seq = task / H, h = task % H;
+    ps->start(seq, h, -1);
+    for (int64_t t = s.cu_seqlens[seq]; t < s.cu_seqlens[seq + 1]; ++t) {
+      const TokenY y = token_y(in, t, h);
+      ps->step(t, &y, &out.y[size_t(pr.x_index(t, h, 0))]);
+    }
+    const size_t si = size_t(pr.state_index(seq, h, 0, 0));
+    ps->finish(&out.state[si], &out.stored_state[si]);
+  });
   return out;
 }
 
-Tagged sequential_bound_parts(const SequentialInput& in, BoundOf which, int64_t index) {
-  const Shape& s = in.problem->shape;
-  Focus<Tagged> f;
-  f.which = which;
-  f.index = index;
+Tagged sequential_bound_parts(const SequentialInput& in, BoundOf which, int64_t index, const YElement* y_element) {
+  const Setup k = setup_of(in);
+  const Problem& pr = *in.problem;
+  const Shape& s = pr.shape;
+  int64_t seq = 0, h = 0, dim = 0, t_focus = -1, size = 0;
   if (which == BoundOf::y) {
-    const int64_t t = index / (s.H * s.P);
-    f.sequence = int64_t(std::upper_bound(s.cu_seqlens.begin(), s.cu_seqlens.end(), t) - s.cu_seqlens.begin()) - 1;
-    f.head = (index / s.P) % s.H;
-    f.dim = index % s.P;
+    size = s.num_tokens() * s.H * s.P;
+    t_focus = index / (s.H * s.P);
+    seq = int64_t(std::upper_bound(s.cu_seqlens.begin(), s.cu_seqlens.end(), t_focus) - s.cu_seqlens.begin()) - 1;
+    h = (index / s.P) % s.H;
+    dim = index % s.P;
   } else if (which == BoundOf::state || which == BoundOf::stored_state) {
-    f.sequence = index / (s.H * s.P * s.N);
-    f.head = (index / (s.P * s.N)) % s.H;
-    f.dim = (index / s.N) % s.P;
+    size = s.num_sequences() * s.H * s.P * s.N;
+    seq = index / (s.H * s.P * s.N);
+    h = (index / (s.P * s.N)) % s.H;
+    dim = (index / s.N) % s.P;
   } else {
     throw std::invalid_argument("sequential_bound_parts: the sequential family bounds y, state and stored_state only");
   }
-  run<Tagged>(in, Tagger<Tagged>(in.weights), &f, nullptr);
-  if (!f.found) throw std::invalid_argument("sequential_bound_parts: index " + std::to_string(index) + " is outside the tensor");
-  return f.kept;
+  if (index < 0 || index >= size) {
+    throw std::invalid_argument("sequential_bound_parts: index " + std::to_string(index) + " is outside the tensor");
+  }
+  // Only the element's sequence, head and dim; y only at its token (y does not feed the state).
+  PairStepper<Tagged> ps(k, Tagger<Tagged>(in.weights));
+  ps.start(seq, h, dim);
+  std::vector<Tagged> y_bound(size_t(s.P));
+  for (int64_t t = s.cu_seqlens[seq]; t < s.cu_seqlens[seq + 1]; ++t) {
+    if (t != t_focus) {
+      ps.step(t, nullptr, nullptr);
+    } else if (y_element == nullptr) {
+      const TokenY y = token_y(in, t, h);
+      ps.step(t, &y, y_bound.data());
+    } else {
+      // The element's own y at its dim (the only one read).
+      std::vector<double> exact(size_t(s.P)), error(size_t(s.P)), ungated(size_t(s.P));
+      exact[size_t(dim)] = y_element->exact;
+      error[size_t(dim)] = y_element->certified_error;
+      ungated[size_t(dim)] = y_element->ungated;
+      const TokenY y{exact.data(), error.data(), ungated.data()};
+      ps.step(t, &y, y_bound.data());
+    }
+  }
+  if (which == BoundOf::y) return y_bound[size_t(dim)];
+  std::vector<Tagged> state(size_t(s.P * s.N)), stored(size_t(s.P * s.N));
+  ps.finish(state.data(), stored.data());
+  const size_t i = size_t(index - pr.state_index(seq, h, 0, 0));
+  return which == BoundOf::state ? state[i] : stored[i];
+}
+
+struct SequentialPairBound::Impl {
+  Setup setup;
+  PairStepper<double> stepper;
+  explicit Impl(const SequentialInput& in) : setup(setup_of(in)), stepper(setup, Tagger<double>(in.weights)) {}
+};
+
+SequentialPairBound::SequentialPairBound(const SequentialInput& in) : impl_(std::make_unique<Impl>(in)) {}
+SequentialPairBound::~SequentialPairBound() = default;
+
+void SequentialPairBound::start(int64_t seq, int64_t h) {
+  const Shape& s = impl_->setup.in->problem->shape;
+  if (seq < 0 || seq >= s.num_sequences() || h < 0 || h >= s.H) {
+    throw std::out_of_range("SequentialPairBound: pair (" + std::to_string(seq) + ", " + std::to_string(h) +
+                            ") is outside the problem");
+  }
+  impl_->stepper.start(seq, h, -1);
+}
+
+void SequentialPairBound::step(int64_t t, std::span<const double> y_exact, std::span<const double> y_certified_error,
+                               std::span<const double> y_ungated, std::span<double> y_bound) {
+  const size_t P = size_t(impl_->setup.in->problem->shape.P);
+  if (y_exact.size() != P || y_certified_error.size() != P || y_ungated.size() != P || y_bound.size() != P) {
+    throw std::invalid_argument("SequentialPairBound::step: the y spans must hold P = " + std::to_string(P) +
+                                " values each");
+  }
+  const TokenY y{y_exact.data(), y_certified_error.data(), y_ungated.data()};
+  impl_->stepper.step(t, &y, y_bound.data());
+}
+
+void SequentialPairBound::finish(std::span<double> state, std::span<double> stored_state) {
+  const Shape& s = impl_->setup.in->problem->shape;
+  const size_t PN = size_t(s.P * s.N);
+  if (state.size() != PN || stored_state.size() != PN) {
+    throw std::invalid_argument("SequentialPairBound::finish: the spans must hold P·N = " + std::to_string(PN) +
+                                " values each");
+  }
+  impl_->stepper.finish(state.data(), stored_state.data());
 }
 
 }  // namespace ssmv::bound

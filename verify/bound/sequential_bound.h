@@ -2,6 +2,9 @@
 // of the recurrence token by token. Derivation: docs/bounds.md §2.
 #pragma once
 
+#include <cstdint>
+#include <memory>
+#include <span>
 #include <vector>
 
 #include "spec/contract.h"
@@ -44,6 +47,48 @@ struct SequentialBounds {
 
 // Throws std::invalid_argument when the contract cannot bound this problem (no budget for a
 // transcendental it evaluates, an argument outside a budget's range, a non-sequential family).
+// Runs one SequentialPairBound per (sequence, head) pair.
 SequentialBounds sequential_bounds(const SequentialInput& in);
+
+// The bound of one (sequence, head) pair, token by token: the one implementation of the
+// sequential bound. sequential_bounds and the attribution (verify/bound/attribution.h) run
+// it over SequentialInput's y vectors; a streamed check (verify/judge/external_check.cpp)
+// runs one per pair as the reference hands each token's y over, keeping no vector over the
+// tokens.
+// The bounds are bit for bit those of sequential_bounds. Memory: O(P·N).
+class SequentialPairBound {
+ public:
+  // `in` as for sequential_bounds (it must outlive this), except that y_exact,
+  // y_certified_error and y_ungated are not read: step() is given each token's. Throws
+  // std::invalid_argument as sequential_bounds does before its first pair.
+  explicit SequentialPairBound(const SequentialInput& in);
+  ~SequentialPairBound();
+  SequentialPairBound(const SequentialPairBound&) = delete;
+  SequentialPairBound& operator=(const SequentialPairBound&) = delete;
+
+  // Starts pair (seq, h) from its initial state and error (a pair may be started again).
+  void start(int64_t seq, int64_t h);
+  // The pair's next token t (cu_seqlens[seq], then t + 1, ...; else std::logic_error), given
+  // the reference's y of (t, h) over the P dims: its nearest doubles, their certified errors
+  // and the nearest doubles of y before the gate (ref::TokenOutputs). Writes the P bounds
+  // of y[t, h, :] to y_bound. Throws std::invalid_argument as sequential_bounds does.
+  void step(int64_t t, std::span<const double> y_exact, std::span<const double> y_certified_error,
+            std::span<const double> y_ungated, std::span<double> y_bound);
+  // After the sequence's last token (else std::logic_error): the pair's state and
+  // stored_state bounds, [P, N] each (SequentialBounds' layout within the pair).
+  void finish(std::span<double> state, std::span<double> stored_state);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The reference's y at one element [t, h, p]: what a streamed check keeps of its worst y
+// element instead of SequentialInput's vectors (sequential_bound_parts, attribution.h).
+struct YElement {
+  double exact = 0;            // nearest double of y
+  double certified_error = 0;  // its certified error
+  double ungated = 0;          // nearest double of y before the gate
+};
 
 }  // namespace ssmv::bound

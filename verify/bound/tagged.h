@@ -73,9 +73,13 @@ namespace ssmv::bound {
 
 // One element's bound as its parts per source (attribution.h turns them into shares):
 // only the element's sequence, head and dim are evaluated. which/index as in BoundOf.
+// y_element: the element's y when `in` holds no y vectors (a streamed check's worst y
+// element, sequential_bound.h YElement); null: read from in's y vectors.
 struct SequentialInput;
+struct YElement;
 struct ChunkedInput;
-Tagged sequential_bound_parts(const SequentialInput& in, BoundOf which, int64_t index);
+Tagged sequential_bound_parts(const SequentialInput& in, BoundOf which, int64_t index,
+                              const YElement* y_element = nullptr);
 Tagged chunked_bound_parts(const ChunkedInput& in, BoundOf which, int64_t index);
 
 }  // namespace ssmv::bound

@@ -1,6 +1,8 @@
 #include "verify/judge/external_check.h"
 
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 
 #include "reference/round.h"
 
@@ -52,19 +54,125 @@ KernelCheck judge_outputs(const Problem& p, KernelCheck kc, const ref::ExactResu
   return kc;
 }
 
-// The sequential family. The bound reads the reference's y (its nearest value, certified
-// error and the value before the gate: verify/bound/sequential_bound.h), so the exact result
-// is computed whole before the bounds and the judging.
+// Judges the reference's outputs as they arrive from the worker threads (y of each token,
+// then the final state of each pair) against the kernel's values, with each element's
+// bound computed in the stream: one bound::SequentialPairBound per pair in progress, which
+// reads the y the reference hands over (the bound's y terms, docs/bounds.md [2.7], [2.8]).
+// The pairs in progress are at most the reference's worker threads; a finished pair's
+// stepper serves the next one.
+class JudgingSink : public ref::Sink {
+ public:
+  JudgingSink(const Problem& p, const bound::SequentialInput& in, const std::vector<float>& y, TensorJudge& y_judge,
+              const std::vector<float>& final_states, TensorJudge* state_judge)
+      : p_(p), in_(in), y_(y), y_judge_(y_judge), final_states_(final_states), state_judge_(state_judge) {}
+
+  void token(const ref::TokenOutputs& o) override {
+    PairWork& w = pair(o.sequence, o.head);
+    w.bound.step(o.token, o.y_nearest, o.y_certified_error, o.y_ungated, w.y_bound);
+    const Format f = p_.formats.output;
+    for (int64_t q = 0; q < p_.shape.P; ++q) {
+      const size_t i = size_t(p_.x_index(o.token, o.head, q)), k = size_t(q);
+      y_judge_.add(int64_t(i), round_nearest_even(f, y_[i]), ref::round_nearest_even(f, o.y[k]), o.y_nearest[k],
+                   o.y_certified_error[k], o.y_magnitude[k], w.y_bound[k], o.y[k], o.y_ungated[k]);
+    }
+  }
+
+  void state(const ref::StateOutputs& o) override {
+    if (!o.final) return;
+    PairWork& w = pair(o.sequence, o.head);
+    w.bound.finish(w.state, w.stored_state);
+    if (state_judge_) {
+      const Format f = p_.formats.state;
+      const size_t base = size_t(p_.state_index(o.sequence, o.head, 0, 0));
+      for (size_t k = 0; k < o.nearest.size(); ++k) {
+        const size_t i = base + k;
+        state_judge_->add(int64_t(i), round_nearest_even(f, final_states_[i]), ref::round_nearest_even(f, o.value[k]),
+                          o.nearest[k], o.certified_error[k], o.magnitude[k], w.stored_state[k], o.value[k]);
+      }
+    }
+    release(o.sequence, o.head);
+  }
+
+ private:
+  // One pair's stepper and its outputs' buffers.
+  struct PairWork {
+    bound::SequentialPairBound bound;
+    std::vector<double> y_bound, state, stored_state;  // [P], [P, N], [P, N]
+    PairWork(const bound::SequentialInput& in, const Shape& s)
+        : bound(in), y_bound(size_t(s.P)), state(size_t(s.P * s.N)), stored_state(size_t(s.P * s.N)) {}
+  };
+
+  // Pair (seq, h)'s work, started at its first output. Called by the pair's worker only.
+  PairWork& pair(int64_t seq, int64_t h) {
+    const int64_t key = seq * p_.shape.H + h;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = active_.find(key);
+    if (it != active_.end()) return *it->second;
+    std::unique_ptr<PairWork> w;
+    if (!idle_.empty()) {
+      w = std::move(idle_.back());
+      idle_.pop_back();
+    } else {
+      w = std::make_unique<PairWork>(in_, p_.shape);
+    }
+    w->bound.start(seq, h);
+    return *(active_[key] = std::move(w));
+  }
+
+  void release(int64_t seq, int64_t h) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = active_.find(seq * p_.shape.H + h);
+    idle_.push_back(std::move(it->second));
+    active_.erase(it);
+  }
+
+  const Problem& p_;
+  const bound::SequentialInput& in_;
+  const std::vector<float>& y_;
+  TensorJudge& y_judge_;
+  const std::vector<float>& final_states_;
+  TensorJudge* state_judge_;
+  std::mutex mutex_;
+  std::unordered_map<int64_t, std::unique_ptr<PairWork>> active_;
+  std::vector<std::unique_ptr<PairWork>> idle_;
+};
+
+// The sequential family, streamed over the tokens: δ and the decay first
+// (ref::compute_scalars, bit for bit compute()'s), then every output judged as the
+// reference hands it over (ref::compute_streaming), its bound computed in the stream from
+// the y handed over (JudgingSink). No exact value and no bound is kept per element: memory
+// is the kernel's outputs and O(threads·P·N). The bounds, verdicts and attribution are
+// those of bounding and judging compute()'s whole result (check_outputs_test).
 KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                                      const std::vector<float>& y, const std::vector<float>& final_states,
-                                     ElementDetail /*detail: the kept result holds every element*/) {
-  const ref::ExactResult exact = ref::compute(p);
-  const bound::SequentialInput in = sequential_input_for(p, contract, exact, /*store_every_token=*/true);
-  const bound::SequentialBounds b = bound::sequential_bounds(in);
-  KernelCheck kc = judge_outputs(p, KernelCheck{kernel, contract.name, "external", {}}, exact, y, b.y, final_states,
-                                 b.stored_state);
-  for (TensorReport& r : kc.tensors) {
-    attribute_worst(r, in, r.name == "y" ? bound::BoundOf::y : bound::BoundOf::stored_state, r.worst.index);
+                                     ElementDetail detail) {
+  const ref::ExactScalars scalars = ref::compute_scalars(p);
+  bound::SequentialInput in;  // no y vectors: each token's y comes with the stream
+  in.problem = &p;
+  in.contract = &contract;
+  in.delta = &scalars.delta;
+  in.decay = &scalars.decay;
+  in.store_every_token = true;
+  const bound::SequentialPairBound budgets_checked(in);  // throws before the reference runs, as the batch bound would
+  const Shape& s = p.shape;
+  TensorJudge y_judge("y", p.formats.output, s.num_tokens() * s.H * s.P, p, y_coords, kYCoordNames, detail);
+  std::unique_ptr<TensorJudge> state_judge;
+  if (!final_states.empty()) {
+    state_judge = std::make_unique<TensorJudge>("final_state", p.formats.state,
+                                                s.num_sequences() * s.state_elements_per_sequence(), p, state_coords,
+                                                kStateCoordNames, detail);
+  }
+  JudgingSink sink(p, in, y, y_judge, final_states, state_judge.get());
+  ref::compute_streaming(p, sink);
+  KernelCheck kc{kernel, contract.name, "external", {}};
+  kc.tensors.push_back(y_judge.finish());
+  // The worst y element's bound split over its sources from its own y (the stream kept no other).
+  const TensorJudge::WorstInputs& wy = y_judge.worst_inputs();
+  const bound::YElement worst_y{kc.tensors[0].worst.exact, wy.certified_error, wy.extra};
+  attribute_worst(kc.tensors[0], in, bound::BoundOf::y, kc.tensors[0].worst.index, &worst_y);
+  if (state_judge) {
+    kc.tensors.push_back(state_judge->finish());
+    attribute_worst(kc.tensors[1], in, bound::BoundOf::stored_state, kc.tensors[1].worst.index);
   }
   return kc;
 }

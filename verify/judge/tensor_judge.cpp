@@ -62,6 +62,7 @@ struct TensorJudge::Partial {
   // flat order among equal keys; a NaN key never.
   double worst_key = -1;
   WorstElement worst;
+  WorstInputs worst_inputs;
   mpfr_t worst_value;
   bool has_value = false;
   Partial() : dense(size_t(kDenseUlps), 0) { mpfr_init2(worst_value, 2); }
@@ -100,7 +101,7 @@ TensorJudge::Partial& TensorJudge::partial() {
 }
 
 void TensorJudge::add(int64_t i, Bits computed, Bits exact_rounded, double exact_nearest, double certified_error,
-                      double magnitude, double bound, mpfr_srcptr exact_value) {
+                      double magnitude, double bound, mpfr_srcptr exact_value, double extra) {
   if (i < 0 || i >= report_.elements) {
     throw std::out_of_range("TensorJudge '" + report_.name + "': element " + std::to_string(i) + " of " +
                             std::to_string(report_.elements));
@@ -139,6 +140,7 @@ void TensorJudge::add(int64_t i, Bits computed, Bits exact_rounded, double exact
   if (!std::isnan(key) && (key > r.worst_key || (key == r.worst_key && i < r.worst.index))) {
     r.worst_key = key;
     r.worst = WorstElement{i, {}, computed, exact_rounded, exact_nearest, "", bound, j};
+    r.worst_inputs = WorstInputs{certified_error, extra};
     r.take_value(exact_value);
   }
   if (keep_) {
@@ -195,8 +197,10 @@ TensorReport TensorJudge::finish() {
     r.ulp_p99 = at(int64_t(std::floor(0.99 * double(n - 1))));
     r.ulp_max = at(n - 1);
   }
+  worst_inputs_ = {};
   if (worst) {
     r.worst = worst->worst;
+    worst_inputs_ = worst->worst_inputs;
     r.worst.coords = coords_(problem_, r.worst.index);
     char buf[80];
     mpfr_snprintf(buf, sizeof buf, "%.40Rg", worst->worst_value);

@@ -36,13 +36,21 @@ class TensorJudge {
 
   // Judges element i (each exactly once): the kernel's bits, the exact value (correctly
   // rounded to the format, its nearest double, certified error, magnitude, and the value
-  // itself, copied only while the element is the worst so far) and its bound. Calls for
-  // different elements may come from different threads at once.
+  // itself, copied only while the element is the worst so far) and its bound. `extra`: a
+  // value of the caller's kept with the worst element (the sequential check's y before the
+  // gate, which its bound's attribution reads). Calls for different elements may come from
+  // different threads at once.
   void add(int64_t i, Bits computed, Bits exact_rounded, double exact_nearest, double certified_error,
-           double magnitude, double bound, mpfr_srcptr exact_value);
+           double magnitude, double bound, mpfr_srcptr exact_value, double extra = 0);
 
   // The report (call once, after every add).
   TensorReport finish();
+
+  // After finish(): the worst element's certified error and `extra` (0 without a worst).
+  struct WorstInputs {
+    double certified_error = 0, extra = 0;
+  };
+  const WorstInputs& worst_inputs() const { return worst_inputs_; }
 
  private:
   struct Partial;
@@ -56,6 +64,7 @@ class TensorJudge {
   uint64_t serial_;
   std::mutex mutex_;
   std::unordered_map<std::thread::id, std::unique_ptr<Partial>> partials_;
+  WorstInputs worst_inputs_;
 };
 
 }  // namespace ssmv::verify

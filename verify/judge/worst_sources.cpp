@@ -15,9 +15,10 @@ void keep_shares(TensorReport& r, const bound::Attribution& a) {
 // After judge_tensor: splits the bound of r's worst element (index `index` of the bound's
 // own layout, which is r's unless the caller maps it) over its sources. A worst element
 // with bound 0 (an unwritten pool slot) has nothing to split.
-void attribute_worst(TensorReport& r, const bound::SequentialInput& in, bound::BoundOf which, int64_t index) {
+void attribute_worst(TensorReport& r, const bound::SequentialInput& in, bound::BoundOf which, int64_t index,
+                     const bound::YElement* y_element) {
   if (index < 0 || r.worst.bound <= 0) return;
-  keep_shares(r, bound::attribute_sequential(in, which, index));
+  keep_shares(r, bound::attribute_sequential(in, which, index, y_element));
 }
 
 void attribute_worst(TensorReport& r, const Problem& p, const Contract& c, const ref::ExactResult& exact,

@@ -18,8 +18,10 @@ namespace ssmv::verify {
 
 // The shares of `a`, largest first, as the report keeps them.
 void keep_shares(TensorReport& r, const bound::Attribution& a);
-// `index` is in the bound's own layout (r's unless the caller maps it).
-void attribute_worst(TensorReport& r, const bound::SequentialInput& in, bound::BoundOf which, int64_t index);
+// `index` is in the bound's own layout (r's unless the caller maps it). y_element: the y
+// element's own y when `in` holds no y vectors (bound::attribute_sequential).
+void attribute_worst(TensorReport& r, const bound::SequentialInput& in, bound::BoundOf which, int64_t index,
+                     const bound::YElement* y_element = nullptr);
 // The chunked bound of `p` under `c`, at r's worst element.
 void attribute_worst(TensorReport& r, const Problem& p, const Contract& c, const ref::ExactResult& exact,
                      bound::BoundOf which);

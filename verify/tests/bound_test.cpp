@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <span>
 #include <string>
 
 #include "fast/chunk_scan/contract.h"
@@ -13,6 +14,8 @@
 #include "verify/bound/attribution.h"
 #include "verify/bound/chunked_bound.h"
 #include "verify/bound/error_model.h"
+#include "verify/bound/sequential_bound.h"
+#include "verify/bound/tagged.h"
 #include "verify/contracts/contract_json.h"
 #include "verify/run/kernel_check.h"
 
@@ -301,6 +304,83 @@ TEST(BoundThreads, SequentialBoundsAreIdenticalForAnyThreadCount) {
       expect_identical(one.stored_state, many.stored_state, "stored_state");
     }
   }
+}
+
+// SequentialPairBound stepped over every pair, in any pair order, with each token's y as a
+// streamed check is handed it, gives sequential_bounds' y, state and stored_state bit for
+// bit: three sequences (one of one token), z, D, dt_bias, softplus, initial states and error, both
+// store modes and a bf16 state.
+TEST(SequentialPairBound, SteppedPairsGiveTheBatchBoundsBitForBit) {
+  const Shape s{{0, 4, 5, 11}, 3, 4, 16, 1};
+  const Problem p = realistic_problem(s, Formats{Format::bf16, Format::bf16, Format::fp32}, 61);
+  ASSERT_TRUE(p.has_z() && p.has_D() && p.has_dt_bias() && p.dt_softplus && p.has_initial_state());
+  const ref::ExactResult exact = ref::compute(p);
+  const Contract c = contract_preset("ssu", 0);
+  for (bool every_token : {false, true}) {
+    bound::SequentialInput in = sequential_input_for(p, c, exact, every_token);
+    in.initial_error.assign(size_t(3 * s.H * s.P * s.N), 1e-6);
+    const bound::SequentialBounds batch = bound::sequential_bounds(in);
+    bound::SequentialBounds stepped;
+    stepped.y.assign(batch.y.size(), -1.0);
+    stepped.state.assign(batch.state.size(), -1.0);
+    stepped.stored_state.assign(batch.stored_state.size(), -1.0);
+    bound::SequentialPairBound pair(in);
+    const size_t P = size_t(s.P), PN = size_t(s.P * s.N);
+    for (int64_t task = 3 * s.H - 1; task >= 0; --task) {  // pairs in reverse order, one stepper
+      const int64_t seq = task / s.H, h = task % s.H;
+      pair.start(seq, h);
+      for (int64_t t = s.cu_seqlens[seq]; t < s.cu_seqlens[seq + 1]; ++t) {
+        const size_t i = size_t(p.x_index(t, h, 0));
+        pair.step(t, std::span(exact.y.nearest).subspan(i, P), std::span(exact.y.certified_error).subspan(i, P),
+                  std::span(exact.y_ungated).subspan(i, P), std::span(stepped.y).subspan(i, P));
+      }
+      const size_t si = size_t(p.state_index(seq, h, 0, 0));
+      pair.finish(std::span(stepped.state).subspan(si, PN), std::span(stepped.stored_state).subspan(si, PN));
+    }
+    expect_identical(batch.y, stepped.y, "y");
+    expect_identical(batch.state, stepped.state, "state");
+    expect_identical(batch.stored_state, stepped.stored_state, "stored_state");
+  }
+}
+
+// A pair's tokens must come in order and all of them before finish().
+TEST(SequentialPairBound, TokensOutOfOrderAreRefused) {
+  const Shape s{{0, 3}, 1, 2, 8, 1};
+  const Problem p = realistic_problem(s, Formats{Format::bf16, Format::fp32, Format::fp32}, 7);
+  const ref::ExactResult exact = ref::compute(p);
+  const Contract c = contract_preset("ssu", 0);
+  const bound::SequentialInput in = sequential_input_for(p, c, exact, true);
+  bound::SequentialPairBound pair(in);
+  std::vector<double> y(2), state(16), stored(16);
+  const auto y_of = [&](int64_t t) { return std::span(exact.y.nearest).subspan(size_t(p.x_index(t, 0, 0)), 2); };
+  pair.start(0, 0);
+  EXPECT_THROW(pair.step(1, y_of(1), y_of(1), y_of(1), y), std::logic_error);
+  pair.step(0, y_of(0), y_of(0), y_of(0), y);
+  EXPECT_THROW(pair.finish(state, stored), std::logic_error);
+  EXPECT_THROW(pair.step(0, y_of(0), y_of(0), y_of(0), y), std::logic_error);
+}
+
+// The parts of a y element from its own y (what a streamed check keeps of its worst
+// element) equal the parts read from the whole y vectors, source by source.
+TEST(Attribution, OneElementsOwnYGivesTheSameParts) {
+  const Shape s{{0, 5, 12}, 2, 4, 16, 1};
+  const Problem p = realistic_problem(s, Formats{Format::bf16, Format::fp32, Format::fp32}, 23);
+  const ref::ExactResult exact = ref::compute(p);
+  const Contract c = contract_preset("ssu", 0);
+  const bound::SequentialInput in = sequential_input_for(p, c, exact, true);
+  bound::SequentialInput without_y = in;
+  without_y.y_exact = without_y.y_certified_error = without_y.y_ungated = nullptr;
+  for (int64_t i = 0; i < int64_t(exact.y.size()); i += 3) {
+    const bound::YElement own{exact.y.nearest[i], exact.y.certified_error[i], exact.y_ungated[i]};
+    const bound::Tagged a = bound::sequential_bound_parts(in, bound::BoundOf::y, i);
+    const bound::Tagged b = bound::sequential_bound_parts(without_y, bound::BoundOf::y, i, &own);
+    EXPECT_EQ(a.v, b.v) << "y[" << i << "]";
+    EXPECT_GT(bound::total(a), 0) << i;
+  }
+  // The state's parts read no y.
+  const bound::Tagged st = bound::sequential_bound_parts(without_y, bound::BoundOf::stored_state, 77);
+  EXPECT_EQ(st.v, bound::sequential_bound_parts(in, bound::BoundOf::stored_state, 77).v);
+  EXPECT_THROW(bound::sequential_bound_parts(without_y, bound::BoundOf::y, 0), std::invalid_argument);
 }
 
 // A task that throws: the error of the first failing pair in order, for any thread count.

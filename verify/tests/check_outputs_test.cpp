@@ -12,6 +12,7 @@
 #include "fast/chunk_scan/chunk_scan.h"
 #include "fast/ssu/ssu.h"
 #include "verify/contracts/contract_json.h"
+#include "verify/judge/exact_bounds.h"
 #include "verify/bound/sequential_bound.h"
 #include "verify/judge/external_check.h"
 #include "verify/judge/worst_sources.h"
@@ -123,42 +124,49 @@ void expect_same_report(const TensorReport& a, const TensorReport& b, bool eleme
   }
 }
 
-// The streamed judgement (no exact value kept per element, outputs judged as worker
-// threads hand them over, in any order) gives the report of judging compute()'s kept
-// result in flat order — with 1 and 3 threads, with and without the per-element vectors.
+// The streamed check (no exact value and no bound kept per element: each pair's bound
+// stepped as the reference hands its y over, outputs judged as worker threads deliver
+// them, in any order) gives the report of bounding and judging compute()'s kept result in
+// flat order — every field, the bounds bit for bit and the worst elements' bound sources
+// included — with 1 and 3 threads, with and without the per-element vectors. Three
+// sequences, z, D, dt_bias, softplus and initial states; outputs with a NaN (the worst y is
+// that invalid element) and without (the worst y is the largest bound usage).
 TEST_P(CheckOutputs, StreamedJudgementEqualsJudgingTheKeptResult) {
-  Problem p = realistic_problem(Shape{{0, 9, 23}, 3, 4, 16, 1}, Formats{Format::bf16, GetParam(), Format::fp32}, 79);
-  std::vector<float> y(size_t(p.shape.num_tokens() * 3 * 4)), final_state(size_t(2 * 3 * 4 * 16));
-  // Any outputs will do: the exact values' rounding with a few elements moved and one NaN.
+  const Shape shape{{0, 9, 23, 30}, 3, 4, 16, 1};
+  const Problem p = realistic_problem(shape, Formats{Format::bf16, GetParam(), Format::fp32}, 79);
+  ASSERT_TRUE(p.has_z() && p.has_D() && p.has_dt_bias() && p.dt_softplus && p.has_initial_state());
   const ref::ExactResult exact = ref::compute(p);
-  for (size_t i = 0; i < y.size(); ++i) y[i] = float(exact.y.nearest[i]) * (i % 7 == 0 ? 1.001f : 1.0f);
+  const Contract c = contract_preset("ssu", 0);
+  const bound::SequentialInput in = sequential_input_for(p, c, exact, /*store_every_token=*/true);
+  const bound::SequentialBounds b = bound::sequential_bounds(in);
+  std::vector<float> final_state(exact.final_state.size());
   for (size_t i = 0; i < final_state.size(); ++i) {
     final_state[i] = float(round_value(GetParam(), exact.final_state.nearest[i]));
   }
-  y[5] = NAN;
-  const Contract c = contract_preset("ssu", 0);
-  bound::SequentialInput in;
-  in.problem = &p;
-  in.contract = &c;
-  in.delta = &exact.delta;
-  in.decay = &exact.decay;
-  in.store_every_token = true;
-  const bound::SequentialBounds b = bound::sequential_bounds(in);
-  TensorReport ky = judge_tensor("y", p.formats.output, format_bits(p.formats.output, y), exact.y, b.y, p,
-                                       y_coords, kYCoordNames);
-  TensorReport ks = judge_tensor("final_state", p.formats.state, format_bits(p.formats.state, final_state),
-                                       exact.final_state, b.stored_state, p, state_coords, kStateCoordNames);
-  attribute_worst(ky, in, bound::BoundOf::y, ky.worst.index);
-  attribute_worst(ks, in, bound::BoundOf::stored_state, ks.worst.index);
-  for (int threads : {1, 3}) {
-    ref::set_default_threads(threads);
-    for (ElementDetail d : {ElementDetail::elements, ElementDetail::summary}) {
-      const KernelCheck kc = check_outputs(p, c, "ssu", y, final_state, d);
-      ASSERT_EQ(kc.tensors.size(), 2u);
-      expect_same_report(kc.tensors[0], ky, d == ElementDetail::elements);
-      expect_same_report(kc.tensors[1], ks, d == ElementDetail::elements);
-      EXPECT_EQ(kc.tensors[0].count(Verdict::invalid), 1);
-      EXPECT_GT(kc.tensors[0].count(Verdict::violation), 0);
+  for (bool with_nan : {true, false}) {
+    // Any outputs will do: the exact values' rounding with a few elements moved.
+    std::vector<float> y(exact.y.size());
+    for (size_t i = 0; i < y.size(); ++i) y[i] = float(exact.y.nearest[i]) * (i % 7 == 0 ? 1.001f : 1.0f);
+    if (with_nan) y[5] = NAN;
+    TensorReport ky = judge_tensor("y", p.formats.output, format_bits(p.formats.output, y), exact.y, b.y, p, y_coords,
+                                   kYCoordNames);
+    TensorReport ks = judge_tensor("final_state", p.formats.state, format_bits(p.formats.state, final_state),
+                                   exact.final_state, b.stored_state, p, state_coords, kStateCoordNames);
+    attribute_worst(ky, in, bound::BoundOf::y, ky.worst.index);
+    attribute_worst(ks, in, bound::BoundOf::stored_state, ks.worst.index);
+    ASSERT_FALSE(ky.worst_bound_sources.empty());
+    ASSERT_FALSE(ks.worst_bound_sources.empty());
+    EXPECT_EQ(ky.worst.index == 5, with_nan);
+    for (int threads : {1, 3}) {
+      ref::set_default_threads(threads);
+      for (ElementDetail d : {ElementDetail::elements, ElementDetail::summary}) {
+        const KernelCheck kc = check_outputs(p, c, "ssu", y, final_state, d);
+        ASSERT_EQ(kc.tensors.size(), 2u);
+        expect_same_report(kc.tensors[0], ky, d == ElementDetail::elements);
+        expect_same_report(kc.tensors[1], ks, d == ElementDetail::elements);
+        EXPECT_EQ(kc.tensors[0].count(Verdict::invalid), with_nan ? 1 : 0);
+        EXPECT_GT(kc.tensors[0].count(Verdict::violation), 0);
+      }
     }
   }
   ref::set_default_threads(0);
