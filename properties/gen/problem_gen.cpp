@@ -9,6 +9,7 @@
 #include "properties/gen/choice.h"
 #include "properties/gen/float_gen.h"
 #include "properties/harness/feature_count.h"
+#include "properties/harness/settings.h"
 
 namespace ssmv::prop {
 namespace {
@@ -167,7 +168,9 @@ std::vector<int64_t> draw_lengths(const PrefillOptions& o, bool adversarial, int
       n = edge;
       chunk_edge = true;
     }
-    len[s] = std::max(n, o.min_len);
+    // Within the budget (binds only for production-shaped cases: small shapes leave room for
+    // 3 sequences of 8 tokens).
+    len[s] = std::max(std::min(n, max_tokens - used - (S - s - 1) * o.min_len), o.min_len);
     used += len[s];
   }
   return len;
@@ -308,6 +311,78 @@ void draw_dims(Shape& s, int64_t max_hpn) {
   s.P = *inRange<int64_t>(1, std::clamp<int64_t>(max_hpn / (s.H * s.N), 1, 8) + 1);
 }
 
+// Production-shaped cases (problem_gen.h).
+enum class Profile : uint8_t { wide, heads, long_sequences };
+const char* profile_name(Profile p) {
+  return p == Profile::wide ? "wide" : p == Profile::heads ? "heads" : "long";
+}
+
+// Uniform among `values` at any rapidcheck size, never shrinking (the pick after it shrinks).
+rc::Gen<int64_t> drawn_among(std::vector<int64_t> values) {
+  return rc::gen::noShrink(rc::gen::resize(kMaxSize, choice_of(std::move(values))));
+}
+
+// `value`, shrinking toward `toward` (rapidcheck's integral shrink: the target first, then
+// halfway, ...).
+rc::Gen<int64_t> shrinking_from(int64_t value, int64_t toward) {
+  return rc::Gen<int64_t>([value, toward](const rc::Random&, int) {
+    return rc::shrinkable::shrinkRecur(value, [toward](int64_t v) { return rc::shrink::towards<int64_t>(v, toward); });
+  });
+}
+
+// A production dimension: drawn among `values`, shrinking toward 1.
+int64_t production_dim(std::vector<int64_t> values) { return *shrinking_from(*drawn_among(std::move(values)), 1); }
+
+// Whether this case is production-shaped: one in `share`, shrinking to no.
+bool draw_production(int64_t share) {
+  if (share <= 0) return false;
+  return *rc::gen::resize(kMaxSize, inRange<int64_t>(0, share)) == share - 1;
+}
+
+// The production dimensions of `profile` (problem_gen.h): wide: N ∈ {128, 256}, P = 64,
+// H = G = 1; heads: N ∈ {128, 256}, H = 8 in G ∈ {2, 4} groups, P ∈ {1, 2, 4}; long:
+// N ∈ {16, 64, 128}, H, P ∈ {1, 2}.
+void draw_production_dims(Shape& s, Profile profile) {
+  s.N = production_dim(profile == Profile::long_sequences ? std::vector<int64_t>{16, 64, 128}
+                                                          : std::vector<int64_t>{128, 256});
+  if (profile == Profile::heads) {
+    const int64_t groups = *drawn_among({2, 4});
+    s.G = *shrinking_from(groups, 1);
+    s.H = s.G * *shrinking_from(8 / groups, 1);
+    s.P = production_dim({1, 2, 4});
+  } else {
+    s.G = production_dim(profile == Profile::wide ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 2});
+    s.H = s.G;
+    s.P = production_dim(profile == Profile::wide ? std::vector<int64_t>{64} : std::vector<int64_t>{1, 2});
+  }
+}
+
+// Tokens that fit in `cap` work units with dimensions `s` and chunk L (production_work per
+// token at full chunks), at least `least`.
+int64_t tokens_within(const Shape& s, int64_t L, int64_t cap, int64_t least) {
+  Shape one = s;
+  one.cu_seqlens = {0, L};
+  return std::max(least, cap * L / std::max<int64_t>(production_work(one, L), 1));
+}
+
+// Long sequences: 1 or 2, together about `max_tokens` (drawn in [max/2, max]), each shrinking
+// toward 1 token; half the time a length sits at a chunk boundary (k·L − 1, k·L, k·L + 1).
+std::vector<int64_t> draw_long_lengths(const PrefillOptions& o, int64_t max_tokens, bool& chunk_edge) {
+  const int64_t S = *inRange<int64_t>(1, 3);
+  std::vector<int64_t> len(S);
+  chunk_edge = false;
+  for (int64_t q = 0; q < S; ++q) {
+    const int64_t each = std::max<int64_t>(max_tokens / S, o.min_len);
+    int64_t n = *drawn_among({each / 2 + 1, each});
+    if (*rc::gen::noShrink(rc::gen::arbitrary<bool>()) && n > o.chunk_size + 1) {
+      n = (n / o.chunk_size) * o.chunk_size + *drawn_among({-1, 0, 1});
+      chunk_edge = true;
+    }
+    len[q] = std::max(*shrinking_from(std::min(n, each), 1), o.min_len);
+  }
+  return len;
+}
+
 Formats draw_formats(const std::optional<Format>& state, const Features& ft) {
   Formats f;
   f.input = *choice(Format::bf16, Format::fp16, Format::fp32);
@@ -329,11 +404,22 @@ rc::Gen<GeneratedProblem> prefill_problem(const PrefillOptions& o) {
     if (adversarial) ft = draw_features();
     g.features = ft.names();
     Problem& p = g.problem;
-    draw_dims(p.shape, kMaxPrefillHPN);
-    const int64_t hpn = p.shape.H * p.shape.P * p.shape.N;
-    const std::vector<int64_t> len =
-        draw_lengths(o, adversarial, std::max<int64_t>(o.max_updates / hpn, o.min_len * o.max_sequences),
-                     g.chunk_edge_length);
+    g.chunk_size = o.chunk_size;
+    std::vector<int64_t> len;
+    if (draw_production(o.production_share)) {
+      const auto profile = Profile(*drawn_among({0, 1, 2}));
+      g.profile = profile_name(profile);
+      draw_production_dims(p.shape, profile);
+      const int64_t max_tokens = tokens_within(p.shape, o.chunk_size, kPrefillProductionWork * o.max_updates,
+                                               o.min_len * o.max_sequences);
+      len = profile == Profile::long_sequences ? draw_long_lengths(o, max_tokens, g.chunk_edge_length)
+                                               : draw_lengths(o, adversarial, max_tokens, g.chunk_edge_length);
+    } else {
+      draw_dims(p.shape, kMaxPrefillHPN);
+      const int64_t hpn = p.shape.H * p.shape.P * p.shape.N;
+      len = draw_lengths(o, adversarial, std::max<int64_t>(o.max_updates / hpn, o.min_len * o.max_sequences),
+                         g.chunk_edge_length);
+    }
     p.shape.cu_seqlens.assign(1, 0);
     for (int64_t n : len) p.shape.cu_seqlens.push_back(p.shape.cu_seqlens.back() + n);
     p.formats = draw_formats(o.state_format, ft);
@@ -352,13 +438,32 @@ rc::Gen<GeneratedDecode> decode_problem(const DecodeOptions& o) {
     g.features = ft.names();
     DecodeProblem& d = g.decode;
     Problem& p = d.problem;
-    draw_dims(p.shape, kMaxDecodeHPN);
+    int64_t max_updates = o.max_updates, max_per_request = o.max_tokens_per_request;
+    bool long_requests = false;
+    if (draw_production(o.production_share)) {
+      const auto profile = Profile(*drawn_among({0, 1, 2}));
+      g.profile = profile_name(profile);
+      draw_production_dims(p.shape, profile);
+      max_updates = kDecodeProductionWork * o.max_updates;
+      // long: requests of about their whole share of the budget (hundreds of tokens at
+      // H·P·N = 128), each shrinking toward 1 token.
+      long_requests = profile == Profile::long_sequences;
+      if (long_requests) max_per_request = max_updates;
+    } else {
+      draw_dims(p.shape, kMaxDecodeHPN);
+    }
     const int64_t hpn = p.shape.H * p.shape.P * p.shape.N;
-    const int64_t R = *inRange<int64_t>(1, o.max_requests + 1);
-    const int64_t per_request = std::clamp<int64_t>(o.max_updates / (hpn * R), 1, o.max_tokens_per_request);
+    // A production case's requests fit its budget with their tokens and up to two pool slots
+    // each (the pool is drawn and judged too).
+    const int64_t max_requests =
+        g.profile.empty() ? o.max_requests : std::clamp<int64_t>(max_updates / (3 * hpn), 1, o.max_requests);
+    const int64_t R = *inRange<int64_t>(1, max_requests + 1);
+    const int64_t per_request = std::clamp<int64_t>(max_updates / (hpn * R), 1, max_per_request);
     p.shape.cu_seqlens.assign(1, 0);
     for (int64_t r = 0; r < R; ++r) {
-      p.shape.cu_seqlens.push_back(p.shape.cu_seqlens.back() + *inRange<int64_t>(1, per_request + 1));
+      const int64_t n = long_requests ? *shrinking_from(*drawn_among({per_request / 2 + 1, per_request}), 1)
+                                      : *inRange<int64_t>(1, per_request + 1);
+      p.shape.cu_seqlens.push_back(p.shape.cu_seqlens.back() + n);
     }
     p.formats = draw_formats(o.state_format, ft);
     draw_tensors(p, adversarial, ft, Target::ssu, false);
@@ -397,9 +502,17 @@ rc::Gen<GeneratedDecode> decode_problem(const DecodeOptions& o) {
 
 ChunkCase draw_chunk_case(PrefillOptions o, std::optional<chunk_scan::ContractKind> kind) {
   ChunkCase c;
-  c.L = *choice<int64_t>(64, 128, 256);
+  const bool production = draw_production(o.production_share);
+  // Chunk 256 for a production case, shrinking to 128 and 64 (the only supported sizes).
+  c.L = production ? *rc::Gen<int64_t>([](const rc::Random&, int) {
+          return rc::shrinkable::shrinkRecur(int64_t(256), [](int64_t v) {
+            return v == 256 ? rc::seq::just<int64_t>(64, 128) : v == 128 ? rc::seq::just<int64_t>(64) : rc::Seq<int64_t>();
+          });
+        })
+                   : *choice<int64_t>(64, 128, 256);
   c.kind = kind ? *kind : *choice(chunk_scan::ContractKind::production, chunk_scan::ContractKind::fp32);
   o.chunk_size = c.L;
+  o.production_share = production ? 1 : 0;
   c.g = *prefill_problem(o);
   label_case(c.g);
   return c;
@@ -411,11 +524,24 @@ int64_t shortest_sequence(const Shape& s) {
   return shortest;
 }
 
+namespace {
+// The production profile and the shape coverage of one case (feature counts).
+void count_shape(const std::string& profile, const Shape& s, int64_t chunk_size) {
+  if (!profile.empty()) count_label("production:" + profile);
+  if (s.N >= 128) count_label("N>=128");
+  if (s.P == 64) count_label("P=64");
+  if (s.H >= 8) count_label("H>=8");
+  if (s.num_tokens() >= 256) count_label("T>=256");
+  if (chunk_size == 256 && !profile.empty()) count_label("production:chunk=256");
+}
+}  // namespace
+
 void label_case(const GeneratedProblem& g) {
   RC_TAG(g.family, std::string(format_name(g.problem.formats.input)));
   count_features(g.family, g.features, g.chunk_edge_length ? "chunk_edge_length" : "");
   const Shape& s = g.problem.shape;
   count_updates(s.num_tokens() * s.H * s.P * s.N);
+  count_shape(g.profile, s, g.chunk_size);
 }
 
 void label_case(const GeneratedDecode& g) {
@@ -423,6 +549,16 @@ void label_case(const GeneratedDecode& g) {
   count_features(g.family, g.features, "");
   const Shape& s = g.decode.problem.shape;
   count_updates(s.num_tokens() * s.H * s.P * s.N);
+  count_shape(g.profile, s, 0);
+}
+
+int64_t production_work(const Shape& s, int64_t chunk_size) {
+  int64_t work = 0;
+  for (int64_t q = 0; q < s.num_sequences(); ++q) {
+    const int64_t len = s.seq_len(q);
+    work += len * s.H * (s.P * s.N + std::min(chunk_size, len) * (s.N + s.P + 26) / 9);
+  }
+  return work;
 }
 
 std::string describe(const Problem& p) {
@@ -439,11 +575,12 @@ std::string describe(const Problem& p) {
 }
 
 void showValue(const GeneratedProblem& g, std::ostream& os) {
-  os << g.family << " {" << describe(g.problem) << "}";
+  os << g.family << (g.profile.empty() ? "" : " production:" + g.profile) << " {" << describe(g.problem) << "}";
 }
 
 void showValue(const GeneratedDecode& g, std::ostream& os) {
-  os << g.family << " {" << describe(g.decode.problem) << " slots=" << g.decode.slots << " slot_in=[";
+  os << g.family << (g.profile.empty() ? "" : " production:" + g.profile) << " {" << describe(g.decode.problem)
+     << " slots=" << g.decode.slots << " slot_in=[";
   for (size_t r = 0; r < g.decode.slot_in.size(); ++r) os << (r ? "," : "") << g.decode.slot_in[r];
   os << "]}";
 }

@@ -28,6 +28,8 @@ void count_features(const std::string& family, const std::vector<std::string>& f
   if (!extra.empty()) ++counts()[extra];
 }
 
+void count_label(const std::string& label) { ++counts()[label]; }
+
 const std::map<std::string, int64_t>& feature_counts() { return counts(); }
 void reset_feature_counts() {
   counts().clear();

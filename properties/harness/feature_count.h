@@ -14,6 +14,8 @@ namespace ssmv::prop {
 // Adds one case: its family, its features and an optional extra label ("" for none).
 void count_features(const std::string& family, const std::vector<std::string>& features,
                     const std::string& extra);
+// Adds one to a label's count (shape coverage and other per-case labels).
+void count_label(const std::string& label);
 // Adds one case's size in state updates (T·H·P·N), for the mean and maximum in the summary.
 void count_updates(int64_t updates);
 struct UpdateStats {

@@ -11,6 +11,7 @@
 
 #include "properties/harness/feature_count.h"
 #include "properties/harness/settings.h"
+#include "properties/harness/shrink_budget.h"
 #include "verify/reports/counterexample.h"
 
 namespace ssmv::prop {
@@ -73,6 +74,21 @@ std::string features_line() {
   return os.str();
 }
 
+// How shrinking ended, one line (the failure message and the counterexample's reproduce field).
+std::string shrink_note(const ShrinkBudget& b, bool reproducing) {
+  std::ostringstream os;
+  if (reproducing) {
+    os << "reproduced along rapidcheck's shrink path (no shrinking)";
+  } else if (b.ended_shrinking()) {
+    os << "shrinking ended by its budget after " << b.steps() << " steps (SSMV_SHRINK_STEPS=" << b.max_steps()
+       << ", SSMV_SHRINK_SECONDS=" << b.max_seconds()
+       << "): the smallest failing case found so far, not a minimal one; raise the budget to shrink further";
+  } else {
+    os << "shrunk to a minimal case in " << b.steps() << " steps";
+  }
+  return os.str();
+}
+
 }  // namespace
 
 const std::string& current_property() { return property_now(); }
@@ -95,10 +111,14 @@ PropertyOutcome check_property(const std::string& suite, const std::string& name
   params.maxSuccess = int(shard_cases(base_cases, s));
   params.maxSize = s.max_size;
   rc::detail::TestListenerAdapter listener;
+  // A reproduce run walks rapidcheck's shrink path without shrinking: no budget applies.
+  const auto& reproduce_map = rc::detail::configuration().reproduce;
+  const bool reproducing = reproduce_map.count(metadata.id) > 0;
+  auto budget = std::make_shared<ShrinkBudget>(s.shrink_steps, s.shrink_seconds);
 
   const auto start = std::chrono::steady_clock::now();  // timing only, never a seed
   const rc::detail::TestResult result = rc::detail::checkProperty(
-      property, metadata, params, listener, rc::detail::configuration().reproduce);
+      reproducing ? property : with_shrink_budget(property, budget), metadata, params, listener, reproduce_map);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   std::ostringstream where;
@@ -125,15 +145,20 @@ PropertyOutcome check_property(const std::string& suite, const std::string& name
   rc::detail::FailureResult failure;
   if (result.match(failure)) {
     outcome.cases = failure.numSuccess;
+    outcome.shrink_steps = budget->steps();
+    outcome.shrink_budget_ended = budget->ended_shrinking();
+    const std::string shrinking = shrink_note(*budget, reproducing);
+    msg << shrinking << "\n";
     rc::detail::Configuration repro;  // defaults everywhere: the string holds only reproduce=
     repro.reproduce[metadata.id] = failure.reproduce;
     const std::string reproduce = "RC_PARAMS=\"" + rc::detail::configToMinimalString(repro) + "\"";
     if (std::filesystem::exists(cex_path_now())) {
       verify::Counterexample c = verify::read_counterexample(cex_path_now());
-      c.reproduce = reproduce + " (" + where.str() + ")";
+      c.reproduce = reproduce + " (" + where.str() + "; " + shrinking + ")";
       verify::write_counterexample(cex_path_now(), c);
       outcome.counterexample = cex_path_now();
-      msg << "counterexample (minimal case): " << cex_path_now() << "\n"
+      msg << "counterexample (" << (outcome.shrink_budget_ended ? "smallest case found" : "minimal case")
+          << "): " << cex_path_now() << "\n"
           << "replay it: ssmv replay " << cex_path_now() << "\n";
     } else {
       msg << "no counterexample file: the failure did not come through run_case\n";

@@ -1,8 +1,9 @@
 // SSMV_PROPERTY: a rapidcheck property as a GoogleTest, like RC_GTEST_PROP, with what
 // RC_GTEST_PROP cannot give: a case count per property (scaled by campaign mode and split by
 // shard, settings.h), a seed derived per property and shard from one root seed, a one-line
-// summary with cases per second, and on failure a message naming the seed, the shard, the
-// counterexample file, `ssmv replay FILE` and the RC_PARAMS reproduce line.
+// summary with cases per second, a budget on shrinking (shrink_budget.h), and on failure a
+// message naming the seed, the shard, the shrink steps (and whether the budget ended
+// shrinking), the counterexample file, `ssmv replay FILE` and the RC_PARAMS reproduce line.
 //
 //   SSMV_PROPERTY(SsuContract, StateFp32, 40, (const GeneratedDecode& g)) { ... RC_ASSERT ... }
 //
@@ -23,6 +24,8 @@ struct PropertyOutcome {
   double seconds = 0;
   std::string message;         // on failure: rapidcheck's report, seed, shard, file, reproduce line
   std::string counterexample;  // on failure: the counterexample file, when one was written
+  int64_t shrink_steps = 0;    // on failure: shrink candidates tried
+  bool shrink_budget_ended = false;  // on failure: the budget, not a minimum, ended shrinking
 };
 
 // Runs one property under the environment's settings (settings.h) and prints its summary.

@@ -36,6 +36,20 @@ int64_t parse_int(const char* var, const std::string& text) {
   return v;
 }
 
+double parse_seconds(const char* var, const std::string& text) {
+  size_t used = 0;
+  double v = -1;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty() || !(v >= 0)) {
+    throw std::invalid_argument(std::string(var) + " = '" + text + "' is not a number of seconds >= 0");
+  }
+  return v;
+}
+
 }  // namespace
 
 RunSettings settings_from_environment() {
@@ -72,6 +86,13 @@ RunSettings settings_from_environment() {
   }
   if (const char* dir = std::getenv("SSMV_CEX_DIR"); dir && *dir) s.cex_dir = dir;
   if (const char* dir = std::getenv("SSMV_PROP_RESULTS"); dir && *dir) s.results_dir = dir;
+  if (const char* steps = std::getenv("SSMV_SHRINK_STEPS"); steps && *steps) {
+    s.shrink_steps = parse_int("SSMV_SHRINK_STEPS", steps);
+    if (s.shrink_steps < 0) throw std::invalid_argument(std::string("SSMV_SHRINK_STEPS = '") + steps + "': need >= 0");
+  }
+  if (const char* secs = std::getenv("SSMV_SHRINK_SECONDS"); secs && *secs) {
+    s.shrink_seconds = parse_seconds("SSMV_SHRINK_SECONDS", secs);
+  }
   return s;
 }
 
