@@ -366,7 +366,7 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
             cs_b = cs_run;
             dcs_b = dcs_run;
           }
-          const V dd = delta_error(pr, b_sp, t, h, u, eta, tag);
+          const V dd = delta_error(pr, b_sp, c.softplus_shortcut, t, h, u, eta, tag);
           const double delta = (*in.delta)[pr.dt_index(t, h)];
           // [3.3] cumulative sum: dA_k = fl(δ̂_k·A), then the sum in the contract's order.
           const double dA = delta * A;

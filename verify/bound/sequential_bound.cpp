@@ -23,10 +23,11 @@ struct StepErrors {
 };
 
 template <class V>
-StepErrors<V> step_errors(const Problem& pr, const TranscendentalBudget* b_softplus, const TranscendentalBudget& b_exp,
+StepErrors<V> step_errors(const Problem& pr, const TranscendentalBudget* b_softplus, bool shortcut,
+                          const TranscendentalBudget& b_exp,
                           int64_t t, int64_t h, double delta, double decay, double u, double eta, const Tagger<V>& tag) {
   StepErrors<V> e;
-  e.d_delta = delta_error(pr, b_softplus, t, h, u, eta, tag);
+  e.d_delta = delta_error(pr, b_softplus, shortcut, t, h, u, eta, tag);
   // [2.3] â = exp(ŵ), ŵ = fl(δ̂·A).
   const double A = pr.A[h];
   e.d_decay = exp_error(b_exp, delta * A, decay, scaled_dt_error(A, delta, e.d_delta, u, eta, tag), tag);
@@ -145,7 +146,7 @@ class PairStepper {
     const double u = k_.u, eta = k_.eta;
     const double delta = (*in.delta)[pr_.dt_index(t, h)];
     const double a = (*in.decay)[pr_.dt_index(t, h)];
-    const StepErrors<V> se = step_errors(pr_, k_.b_sp, *k_.b_exp, t, h, delta, a, u, eta, tag_);
+    const StepErrors<V> se = step_errors(pr_, k_.b_sp, c.softplus_shortcut, *k_.b_exp, t, h, delta, a, u, eta, tag_);
     const double dd = total(se.d_delta), da = total(se.d_decay);
     // |S| ≤ |St| + margin·Sabs: the double recurrence St and its absolute Sabs after
     // this token's step, at most t − cu + 1 steps from the start [2.4].

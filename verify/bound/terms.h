@@ -2,6 +2,7 @@
 // [2.1–2.2] and of the gate [2.7]. Internal to verify/bound/.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 
 #include "spec/contract.h"
@@ -16,18 +17,22 @@ inline double sigmoid(double v) { return 1.0 / (1.0 + std::exp(-v)); }
 
 // |δ̂ − δ| at (t, h): [2.1] v̂ = fl(dt + dt_bias), one rounding when there is a bias (none
 // otherwise: dt is exact); [2.2] |softplus(v̂) − softplus(v)| ≤ σ(max(v, v̂))·|v̂ − v| plus
-// the implementation's budget (which includes the v > 20 → v shortcut where the contract
-// allows it). clamp is 1-Lipschitz: it never increases |δ̂ − δ|.
+// the implementation's budget, plus, where the contract declares the shortcut
+// softplus(v̂) = v̂ for v̂ > 20 (Contract::softplus_shortcut), its own error
+// softplus(v̂) − v̂ = log1p(e^−v̂) ≤ e^−v̂ ≤ e^−max(20, v − Δv) — at most 2.1e-9, far below
+// an fp32 ULP of δ > 20, so a budget measured with the shortcut is not loosened by it.
+// clamp is 1-Lipschitz: it never increases |δ̂ − δ|.
 template <class V>
-V delta_error(const Problem& pr, const TranscendentalBudget* b_softplus, int64_t t, int64_t h, double u,
-              double eta, const Tagger<V>& tag) {
+V delta_error(const Problem& pr, const TranscendentalBudget* b_softplus, bool softplus_shortcut, int64_t t, int64_t h,
+              double u, double eta, const Tagger<V>& tag) {
   const double v = pr.dt[pr.dt_index(t, h)] + (pr.has_dt_bias() ? pr.dt_bias[h] : 0.0);
   const V dv = pr.has_dt_bias() ? tag.at(BoundSource::arithmetic, u * std::fabs(v)) + tag.at(BoundSource::underflow, eta)
                                 : V{};
   if (b_softplus == nullptr) return dv;
   const double dvt = total(dv);
+  const double shortcut = softplus_shortcut && v + dvt > 20 ? std::exp(-std::max(20.0, v - dvt)) : 0.0;
   return sigmoid(v + dvt) * dv +
-         tag.at(BoundSource::softplus, transcendental_error(*b_softplus, v, softplus(v + dvt), dvt));
+         tag.at(BoundSource::softplus, transcendental_error(*b_softplus, v, softplus(v + dvt), dvt) + shortcut);
 }
 
 // [2.7] the gate y·z·σ(z) on an incoming error `err` of y (magnitude ≤ y_abs): |zσ| times

@@ -179,6 +179,43 @@ TEST(Attribution, SoftplusBudgetHasAShareWithDtSoftplus) {
   EXPECT_EQ(share_of(a, bound::BoundSource::softplus), 0);
 }
 
+// Contract::softplus_shortcut is read by both bounds: with softplus(v) = v for v > 20
+// declared, δ's error gains the shortcut's own error e^-max(20, v − Δv) (docs/bounds.md
+// [2.2]) where v = dt + dt_bias exceeds 20, and nothing where it does not. dt = 24 on every
+// token: the state bounds with the shortcut are above those without it; with dt shifted
+// down by 30 (v < 0 throughout) they are equal.
+TEST(SoftplusShortcut, IsBoundedWhereVExceedsTwentyAndOnlyThere) {
+  const Shape s{{0, 4}, 1, 2, 4, 1};
+  for (double shift : {0.0, -30.0}) {
+    Problem p = realistic_problem(s, Formats{Format::fp32, Format::fp32, Format::fp32}, 11);
+    ASSERT_TRUE(p.dt_softplus);
+    for (float& dt : p.dt) dt = float(24.0 + shift - (p.has_dt_bias() ? p.dt_bias[0] : 0.0f));
+    p.A.assign(p.A.size(), -0.5f);  // decay e^-12 per token: exp's argument inside every budget's range
+    p.dt_limit_lo = 0.0f;
+    p.dt_limit_hi = INFINITY;
+    const ref::ExactResult exact = ref::compute(p);
+    Contract with = contract_preset("ssu", 0), without = with;
+    with.softplus_shortcut = true;
+    without.softplus_shortcut = false;
+    const bound::SequentialBounds a = bound::sequential_bounds(sequential_input(p, with, exact));
+    const bound::SequentialBounds b = bound::sequential_bounds(sequential_input(p, without, exact));
+    Contract cw = chunked(chunk_scan::ContractKind::fp32, 64, ChunkLayout::sequence), cn = cw;
+    cw.softplus_shortcut = true;
+    cn.softplus_shortcut = false;
+    const bound::ChunkedBounds ca = bound::chunked_bounds(chunked_input_for(p, cw, exact));
+    const bound::ChunkedBounds cb = bound::chunked_bounds(chunked_input_for(p, cn, exact));
+    for (size_t i = 0; i < a.state.size(); ++i) {
+      if (shift == 0.0) {
+        EXPECT_GT(a.state[i], b.state[i]) << i;
+        EXPECT_GT(ca.final_state_fp32[i], cb.final_state_fp32[i]) << i;
+      } else {
+        EXPECT_EQ(a.state[i], b.state[i]) << i;
+        EXPECT_EQ(ca.final_state_fp32[i], cb.final_state_fp32[i]) << i;
+      }
+    }
+  }
+}
+
 // A hand-off's inherited state error is its own source.
 TEST(Attribution, InitialErrorIsASource) {
   const Shape s{{0, 2}, 1, 2, 8, 1};
