@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "spec/realistic_problem.h"
+#include "verify/reports/report_text.h"
 
 namespace ssmv::verify::soundness {
 namespace {
@@ -84,29 +85,6 @@ struct Usage {
     }
   }
 };
-
-std::string describe(const KernelCheck& kc) {
-  std::string out;
-  for (const TensorReport& r : kc.tensors) {
-    if (r.ok()) continue;
-    const WorstElement& w = r.worst;
-    char buf[512];
-    std::string coords;
-    for (size_t i = 0; i < w.coords.size(); ++i) {
-      if (i > 0) coords += ", ";
-      coords += r.coord_names[i] + " " + std::to_string(w.coords[i]);
-    }
-    std::snprintf(buf, sizeof buf,
-                  "\n  %s: %lld VIOLATION, %lld INVALID of %lld; worst at (%s): computed %s (%a), "
-                  "exact %s, bound %a, usage %.3g",
-                  r.name.c_str(), (long long)r.count(Verdict::violation),
-                  (long long)r.count(Verdict::invalid), (long long)r.elements, coords.c_str(),
-                  hex_bits(r.format, w.computed).c_str(), decode(r.format, w.computed),
-                  w.exact_decimal.c_str(), w.bound, w.judgement.bound_usage);
-    out += buf;
-  }
-  return kc.kernel + " / " + kc.contract + out;
-}
 
 Shape random_shape(Rng& rng, const std::vector<int64_t>& lengths, int64_t max_heads,
                    std::initializer_list<int64_t> Ps, std::initializer_list<int64_t> Ns) {
@@ -193,7 +171,7 @@ void ssu(Device device) {
                 d.state_pool.begin() + (R - r) * per);
     }
     const KernelCheck kc = check_ssu(d, device);
-    EXPECT_TRUE(kc.ok()) << "case " << c << ": " << describe(kc);
+    EXPECT_TRUE(kc.ok()) << "case " << c << ": " << check_failure_message(kc);
     usage.add(kc);
   }
   usage.print("ssu (" + std::string(device_name(device)) + ")", n);
@@ -216,7 +194,7 @@ void chunk_scan(chunk_scan::ContractKind kind, Device device) {
     o.z = rng.pick(0, 1) == 1;
     const Problem p = realistic_problem(shape, f, salt + 5000 + uint64_t(c), o);
     const KernelCheck kc = check_chunk_scan(p, kind, 64, device, /*boundary_states=*/true);
-    EXPECT_TRUE(kc.ok()) << "case " << c << ": " << describe(kc);
+    EXPECT_TRUE(kc.ok()) << "case " << c << ": " << check_failure_message(kc);
     usage.add(kc);
   }
   usage.print("chunk_scan." + std::string(chunk_scan::contract_kind_name(kind)) + " (" +
@@ -239,7 +217,7 @@ void handoff(Device device) {
     const int64_t split = rng.one_of({int64_t{0}, int64_t{1}, len - 1, len, len / 2});
     const auto kind = rng.pick(0, 1) ? chunk_scan::ContractKind::production : chunk_scan::ContractKind::fp32;
     const KernelCheck kc = check_handoff(p, split, kind, 64, device);
-    EXPECT_TRUE(kc.ok()) << "case " << c << " split " << split << ": " << describe(kc);
+    EXPECT_TRUE(kc.ok()) << "case " << c << " split " << split << ": " << check_failure_message(kc);
     usage.add(kc);
   }
   usage.print("hand-off chunk_scan+ssu (" + std::string(device_name(device)) + ")", n);
