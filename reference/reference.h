@@ -70,7 +70,8 @@ class CertificationError : public std::runtime_error {
 // every operation is one correctly rounded MPFR operation at the run's precision.
 enum class Arithmetic : uint8_t {
   raw_mpfr,    // mpfr_t directly (default: fastest)
-  boost_mpfr,  // boost::multiprecision::mpfr_float (Real)
+  boost_mpfr,  // boost::multiprecision::mpfr_float (Real); one thread (Boost 1.74's default
+               // precision is process-wide: reference/driver.cpp run_with)
 };
 
 // Which tiers run (see the top of this file).
