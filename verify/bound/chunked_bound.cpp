@@ -167,6 +167,7 @@ struct Work {
 ChunkedYBound::Terms y_terms_of(const ChunkedInput& in) {
   const Contract& c = *in.contract;
   ChunkedYBound::Terms t;
+  t.contract = &c;
   t.u = format_info(c.accumulation).unit_roundoff;
   t.eta = underflow_floor(c.accumulation, c.flush_to_zero);
   t.g2 = gamma(2, t.u);
@@ -184,7 +185,10 @@ V y_tail(const ChunkedYBound::Terms& c, const Problem& pr, int64_t yi, V err, co
   err += tag.at(BS::arithmetic, c.u * (y_pre + total(err))) + tag.at(BS::underflow, c.eta);
   if (c.b_sig) err = gate_error(err, y_pre, double(pr.z[yi]), *c.b_sig, c.g2, c.eta, tag);
   const double y_abs = exact_abs_upper(y.exact, y.certified_error);
-  return err + tag.at(BS::output, half_ulp_at_most(pr.formats.output, y_abs + total(err)));
+  const double mag = y_abs + total(err);
+  return err + tag.at(BS::output, half_ulp_at_most(pr.formats.output, mag) +
+                                      declared_rounding_error(*c.contract, Point::output, pr.formats,
+                                                              pr.formats.output, mag));
 }
 
 // The bound in value type V (tagged.h): writes every element into `out` (V = double), or
@@ -234,6 +238,12 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
   const bool cs_running = red_cs.order == ReductionOrder::sequential_fma && red_cs.partials <= 1;
   const double g2 = gamma(2, u);
   const ChunkedYBound::Terms tail = y_terms_of(in);
+  // A state stored in the state format (as [2.6]), after the contract's own stored_state
+  // rounding if it declares another, coarser one.
+  const auto stored = [&](double mag) {
+    return half_ulp_at_most(pr.formats.state, mag) +
+           declared_rounding_error(c, Point::stored_state, pr.formats, pr.formats.state, mag);
+  };
   const bool y_wanted = focus == nullptr || focus->which == BoundOf::y;
   const int threads = focus != nullptr ? 1 : std::max(1, in.threads);
   // Workers for a step of `work` multiply-adds: one per work_per_thread.
@@ -579,7 +589,7 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
           hst.habs[i] = a * hst.habs[i] + st_mag;
           const double out_ub = h_upper(hst.hd[i], hst.habs[i]);
           emit(BoundOf::boundary_state, &ChunkedBounds::boundary_state, ((chunk_index + cj) * H + h) * P * N + i,
-               hst.E[i] + tag.at(BS::stored_state, half_ulp_at_most(pr.formats.state, out_ub + total(hst.E[i]))));
+               hst.E[i] + tag.at(BS::stored_state, stored(out_ub + total(hst.E[i]))));
         }
       });
     }
@@ -592,7 +602,7 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
         const V& e = n_pieces > 0 ? hst.E_fin[i] : hst.E[i];
         emit(BoundOf::final_state_fp32, &ChunkedBounds::final_state_fp32, si, e);
         emit(BoundOf::final_state, &ChunkedBounds::final_state, si,
-             e + tag.at(BS::stored_state, half_ulp_at_most(pr.formats.state, ub + total(e))));
+             e + tag.at(BS::stored_state, stored(ub + total(e))));
       }
     }
     if (out != nullptr) {

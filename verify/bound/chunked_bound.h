@@ -61,6 +61,7 @@ class ChunkedYBound {
   // What the terms need besides the element: the accumulation's unit roundoff and underflow
   // floor, γ2, the sigmoid budget (null without z).
   struct Terms {
+    const Contract* contract = nullptr;  // its output rounding, if declared
     double u = 0, eta = 0, g2 = 0;
     const TranscendentalBudget* b_sig = nullptr;
   };

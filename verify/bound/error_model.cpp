@@ -32,6 +32,16 @@ double underflow_floor(Format accumulation, bool flush_to_zero) {
 
 double half_ulp_at_most(Format f, double magnitude) { return 0.5 * ulp_of(f, magnitude); }
 
+double declared_rounding_error(const Contract& c, Point point, const Formats& f, Format storage, double magnitude) {
+  for (const Rounding& r : c.roundings) {
+    if (r.point != point) continue;
+    const Format declared = resolve(r.format, f.input, f.state, f.output);
+    if (declared == storage || format_info(declared).precision >= format_info(c.accumulation).precision) return 0;
+    return half_ulp_at_most(declared, magnitude);
+  }
+  return 0;
+}
+
 double transcendental_error(const TranscendentalBudget& b, double arg, double value_magnitude, double arg_error) {
   if (arg < b.arg_lo || arg > b.arg_hi) {
     throw std::invalid_argument("transcendental '" + b.function + "' evaluated at " +

@@ -7,6 +7,7 @@
 
 #include "spec/contract.h"
 #include "spec/format.h"
+#include "spec/problem.h"
 
 namespace ssmv::bound {
 
@@ -53,6 +54,13 @@ inline double exact_abs_upper(double nearest, double certified_error) {
 // Half an ULP of the format at any value of magnitude at most `magnitude` (ulp_of is
 // non-decreasing in |v|): the error of rounding such a value to nearest in `f`.
 double half_ulp_at_most(Format f, double magnitude);
+
+// [2.6], [2.8], [3.9] The contract's rounding at `point` (Point::stored_state or
+// Point::output) when it declares one to a format other than `storage` (the problem's state
+// or output format) and coarser than the accumulation: the value is rounded there first and
+// then stored, so half an ULP of that format adds to the storage's rounding. 0 when the
+// contract declares none, or one to the storage format itself.
+double declared_rounding_error(const Contract& c, Point point, const Formats& f, Format storage, double magnitude);
 
 // |computed − exact| allowed by a transcendental's budget at argument `arg` for an exact
 // result of magnitude at most `value_magnitude` (fp32 ULPs; spec/contract.h). The kernel

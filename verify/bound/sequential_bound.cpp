@@ -39,6 +39,7 @@ struct Setup {
   const SequentialInput* in = nullptr;
   double u = 0, eta = 0;  // the accumulation format's unit roundoff and underflow floor
   Format state_fmt{}, out_fmt{};
+  bool state_declared = false;  // the contract rounds the stored state to another, coarser format
   double g_red = 0, g2 = 0;
   const TranscendentalBudget* sig = nullptr;   // with z
   const TranscendentalBudget* b_sp = nullptr;  // with softplus and tokens
@@ -69,6 +70,7 @@ Setup setup_of(const SequentialInput& in) {
   k.eta = underflow_floor(c.accumulation, c.flush_to_zero);
   k.state_fmt = pr.formats.state;
   k.out_fmt = pr.formats.output;
+  k.state_declared = declared_rounding_error(c, Point::stored_state, pr.formats, k.state_fmt, 1.0) > 0;
   // [2.5] The reduction Σ_n C_n·Ŝ_n + D·x: each term passes through at most
   // product_sum_roundings roundings in the contract's order, one more for adding D·x. An
   // undeclared y sum is one sequential chain (reduction_of).
@@ -197,10 +199,13 @@ class PairStepper {
         sabs[n] = a * sabs[n] + std::fabs(bx);
         cur_ub[n] = std::fabs(st[n]) + margin * sabs[n];
       }
-      if (in.store_every_token && k_.state_fmt != c.accumulation) {
+      if (in.store_every_token && (k_.state_fmt != c.accumulation || k_.state_declared)) {
         // [2.6] store, felt by the next step
         for (int64_t n = 0; n < N; ++n) {
-          err[n] += tag_.at(BoundSource::stored_state, half_ulp_at_most(k_.state_fmt, cur_ub[n] + total(err[n])));
+          const double mag = cur_ub[n] + total(err[n]);
+          err[n] += tag_.at(BoundSource::stored_state,
+                            half_ulp_at_most(k_.state_fmt, mag) +
+                                declared_rounding_error(c, Point::stored_state, pr_.formats, k_.state_fmt, mag));
         }
       }
       if (y == nullptr) continue;  // y does not feed the state
@@ -228,7 +233,10 @@ class PairStepper {
       // [2.8] rounding to the output format: half an ULP at |ŷ| ≤ |y| + error. With an
       // fp32 output this is the final fp32 rounding of the gate or of the sum.
       const V beta =
-          y_pre_err + tag_.at(BoundSource::output, half_ulp_at_most(k_.out_fmt, y_abs + total(y_pre_err)));
+          y_pre_err + tag_.at(BoundSource::output,
+                              half_ulp_at_most(k_.out_fmt, y_abs + total(y_pre_err)) +
+                                  declared_rounding_error(c, Point::output, pr_.formats, k_.out_fmt,
+                                                          y_abs + total(y_pre_err)));
       y_bound[p] = kSafetyFactor * beta;
     }
   }
@@ -249,10 +257,12 @@ class PairStepper {
       const double state_ub = std::fabs(St_[i]) + margin * Sabs_[i];
       state[i] = kSafetyFactor * E_[i];
       stored_state[i] =
-          kSafetyFactor * ((k_.state_fmt == c.accumulation || in.store_every_token)
+          kSafetyFactor * (((k_.state_fmt == c.accumulation && !k_.state_declared) || in.store_every_token)
                                ? E_[i]
                                : E_[i] + tag_.at(BoundSource::stored_state,
-                                                 half_ulp_at_most(k_.state_fmt, state_ub + total(E_[i]))));
+                                                 half_ulp_at_most(k_.state_fmt, state_ub + total(E_[i])) +
+                                                     declared_rounding_error(c, Point::stored_state, pr_.formats,
+                                                                             k_.state_fmt, state_ub + total(E_[i]))));
     }
   }
 

@@ -131,6 +131,9 @@ double share_of(const bound::Attribution& a, bound::BoundSource s) {
   return 0;
 }
 
+// Half a bf16 ULP at |v| (the bound's own kSafetyFactor multiplies it, hence the test's 0.5).
+double half_ulp_at_most_bf16(double v) { return bound::half_ulp_at_most(Format::bf16, v); }
+
 bound::SequentialInput sequential_input(const Problem& p, const Contract& c, const ref::ExactResult& exact) {
   return sequential_input_for(p, c, exact, /*store_every_token=*/false);
 }
@@ -213,6 +216,47 @@ TEST(SoftplusShortcut, IsBoundedWhereVExceedsTwentyAndOnlyThere) {
         EXPECT_EQ(ca.final_state_fp32[i], cb.final_state_fp32[i]) << i;
       }
     }
+  }
+}
+
+// The output and stored_state rounding points are read by both bounds: a contract that
+// declares y rounded to bf16 (then stored in the problem's fp32 output) gets y bounds larger
+// by at least half a bf16 ULP of |y| than the same contract without that point; one that
+// declares the state rounded to bf16 (stored as fp32) gets larger final-state bounds. A
+// declared point in the storage format itself changes nothing.
+TEST(DeclaredRoundings, OutputAndStoredStatePointsAreRead) {
+  const Shape s{{0, 40}, 2, 4, 16, 1};
+  const Problem p = realistic_problem(s, Formats{Format::bf16, Format::fp32, Format::fp32}, 13);
+  const ref::ExactResult exact = ref::compute(p);
+  const auto with_point = [](Contract c, Point point, FormatRef f) {
+    std::erase_if(c.roundings, [&](const Rounding& r) { return r.point == point; });
+    c.roundings.push_back({point, f});
+    return c;
+  };
+  const auto without_point = [](Contract c, Point point) {
+    std::erase_if(c.roundings, [&](const Rounding& r) { return r.point == point; });
+    return c;
+  };
+  const Contract seq = contract_preset("ssu", 0);
+  const Contract chk = chunked(chunk_scan::ContractKind::fp32, 64, ChunkLayout::sequence);
+  for (const Contract* base : {&seq, &chk}) {
+    const Contract plain = without_point(without_point(*base, Point::output), Point::stored_state);
+    const Contract y_bf16 = with_point(plain, Point::output, FormatRef::bf16);
+    const Contract s_bf16 = with_point(plain, Point::stored_state, FormatRef::bf16);
+    const Contract y_same = with_point(plain, Point::output, FormatRef::output);
+    std::vector<double> y0, y1, y2, st0, st1;
+    if (base == &seq) {
+      const auto b = [&](const Contract& c) { return bound::sequential_bounds(sequential_input(p, c, exact)); };
+      y0 = b(plain).y, y1 = b(y_bf16).y, y2 = b(y_same).y, st0 = b(plain).stored_state, st1 = b(s_bf16).stored_state;
+    } else {
+      const auto b = [&](const Contract& c) { return bound::chunked_bounds(chunked_input_for(p, c, exact)); };
+      y0 = b(plain).y, y1 = b(y_bf16).y, y2 = b(y_same).y, st0 = b(plain).final_state, st1 = b(s_bf16).final_state;
+    }
+    for (size_t i = 0; i < y0.size(); ++i) {
+      EXPECT_GE(y1[i] - y0[i], 0.5 * half_ulp_at_most_bf16(std::fabs(exact.y.nearest[i]))) << base->name << " y " << i;
+      EXPECT_EQ(y2[i], y0[i]) << base->name << " y " << i;
+    }
+    for (size_t i = 0; i < st0.size(); ++i) EXPECT_GT(st1[i], st0[i]) << base->name << " state " << i;
   }
 }
 
