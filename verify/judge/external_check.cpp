@@ -68,6 +68,16 @@ struct StreamJudges {
                                             kStateCoordNames, detail);
     }
   }
+  // Token o.token's y of head o.head, element [t, h, q] with bound y_bound(q, flat index).
+  template <class YBound>
+  void add_y(const Problem& p, const ref::TokenOutputs& o, const std::vector<float>& computed, YBound y_bound) {
+    const Format f = p.formats.output;
+    for (int64_t q = 0; q < p.shape.P; ++q) {
+      const size_t i = size_t(p.x_index(o.token, o.head, q)), k = size_t(q);
+      y->add(int64_t(i), round_nearest_even(f, computed[i]), ref::round_nearest_even(f, o.y[k]), o.y_nearest[k],
+             o.y_certified_error[k], o.y_magnitude[k], y_bound(k, i), o.y[k], o.y_ungated[k]);
+    }
+  }
   // A pair's final state, element base + k with bound[k].
   void add_final_state(const Problem& p, const ref::StateOutputs& o, const std::vector<float>& final_states,
                        const double* bound) {
@@ -105,12 +115,7 @@ class JudgingSink : public ref::Sink {
   void token(const ref::TokenOutputs& o) override {
     PairWork& w = pair(o.sequence, o.head);
     w.bound.step(o.token, o.y_nearest, o.y_certified_error, o.y_ungated, w.y_bound);
-    const Format f = p_.formats.output;
-    for (int64_t q = 0; q < p_.shape.P; ++q) {
-      const size_t i = size_t(p_.x_index(o.token, o.head, q)), k = size_t(q);
-      judges_.y->add(int64_t(i), round_nearest_even(f, y_[i]), ref::round_nearest_even(f, o.y[k]), o.y_nearest[k],
-                     o.y_certified_error[k], o.y_magnitude[k], w.y_bound[k], o.y[k], o.y_ungated[k]);
-    }
+    judges_.add_y(p_, o, y_, [&](size_t k, size_t) { return w.y_bound[k]; });
   }
 
   void state(const ref::StateOutputs& o) override {
@@ -202,14 +207,9 @@ class ChunkedJudgingSink : public ref::Sink {
       : p_(p), finish_(in), b_(b), y_(y), judges_(judges), final_states_(final_states) {}
 
   void token(const ref::TokenOutputs& o) override {
-    const Format f = p_.formats.output;
-    for (int64_t q = 0; q < p_.shape.P; ++q) {
-      const size_t i = size_t(p_.x_index(o.token, o.head, q)), k = size_t(q);
-      const double bound =
-          finish_(int64_t(i), b_.y_before_dx[i], {o.y_nearest[k], o.y_certified_error[k], o.y_ungated[k]});
-      judges_.y->add(int64_t(i), round_nearest_even(f, y_[i]), ref::round_nearest_even(f, o.y[k]), o.y_nearest[k],
-                     o.y_certified_error[k], o.y_magnitude[k], bound, o.y[k], o.y_ungated[k]);
-    }
+    judges_.add_y(p_, o, y_, [&](size_t k, size_t i) {
+      return finish_(int64_t(i), b_.y_before_dx[i], {o.y_nearest[k], o.y_certified_error[k], o.y_ungated[k]});
+    });
   }
 
   void state(const ref::StateOutputs& o) override {
