@@ -54,10 +54,11 @@ int replay_command(const std::vector<std::string>& args) {
               cex.verdict.c_str(), cex.device.c_str());
   if (!cex.reproduce.empty()) std::printf("  reproduce: %s\n", cex.reproduce.c_str());
   if (!cex.planted_bug.empty()) {
-    std::printf("  note: recorded with the planted bug '%s' (a deliberately broken variant that lives in\n"
-                "  the property suite); replay runs the bundled kernel, so a correct kernel's verdict is\n"
-                "  expected here\n",
-                cex.planted_bug.c_str());
+    std::printf("  note: recorded with the planted bug '%s' (a deliberately broken twin from\n"
+                "  properties/planted/catalogue.json); this replay runs the bundled kernel, so a correct\n"
+                "  kernel's verdict is expected here; the broken one replays with\n"
+                "  build/release/planted/ssmv-planted-%s replay FILE\n",
+                cex.planted_bug.c_str(), cex.planted_bug.c_str());
   }
   verify::KernelCheck kc;
   VerdictTable table("ssmv replay " + path);
@@ -65,7 +66,9 @@ int replay_command(const std::vector<std::string>& args) {
     kc = verify::check_ssu(cex.decode, device);
     table.add(verify::report_entry(path, kc, cex.decode));
   } else if (cex.kernel == "chunk_scan") {
-    kc = verify::check_chunk_scan(cex.problem, chunk_contract(cex.contract), cex.chunk_size, device);
+    // The chunk-boundary states too, as the property suites judge them.
+    kc = verify::check_chunk_scan(cex.problem, chunk_contract(cex.contract), cex.chunk_size, device,
+                                  /*boundary_states=*/true);
     table.add(verify::report_entry(path, kc, cex.problem));
   } else if (cex.kernel == "chunk_scan+ssu") {
     kc = verify::check_handoff(cex.problem, cex.split, chunk_contract(cex.contract), cex.chunk_size, device);

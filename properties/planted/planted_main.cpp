@@ -1,0 +1,25 @@
+// main of the planted-bug binaries (ssmv-planted-<name>):
+//   ssmv-planted-<name> catalogue [gtest options]   the catalogue's test (catalogue_test.cpp)
+//   ssmv-planted-<name> ARGS...                      ssmv ARGS with the broken twin
+//                                                     (e.g. `replay FILE`)
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "properties/planted/catalogue.h"
+#include "verify/cli/dispatch.h"
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "catalogue") {
+    std::vector<char*> rest{argv[0]};
+    for (int i = 2; i < argc; ++i) rest.push_back(argv[i]);
+    int n = int(rest.size());
+    testing::InitGoogleTest(&n, rest.data());
+    return RUN_ALL_TESTS();
+  }
+  std::fprintf(stderr, "note: this ssmv is built with the planted bug '%s' in its host twin (properties/planted/catalogue.json)\n",
+               ssmv::prop::kPlantedBugName);
+  return ssmv::cli::run_ssmv(std::vector<std::string>(argv + 1, argv + argc));
+}
