@@ -19,11 +19,10 @@ matplotlib.use("svg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 matplotlib.rcParams["svg.hashsalt"] = "ssmv-bounds"
-TENSORS = ("y", "final_state")
 
 
 def series(report, axis):
-    """{(contract, formats): {tensor: [(x, p99 bound/scale, p99 measured error/scale or None)]}}
+    """{(tensor, formats): {contract: [(x, p99 bound/scale, p99 measured error/scale or None)]}}
     along one sweep: T at (N0, L0) or N at (T0, L0); sequential rows have no L."""
     grid = report["grid"]
     out = {}
@@ -35,43 +34,59 @@ def series(report, axis):
         if axis == "N" and row["T"] != grid["base_length"]:
             continue
         f = row["formats"]
-        key = (row["contract"], "%s/%s/%s" % (f["input"], f["state"], f["output"]))
+        formats = "%s/%s/%s" % (f["input"], f["state"], f["output"])
         for t in row["tensors"]:
             measured = t["measured"]["error_over_scale"]["p99"] if t["measured"] else None
-            out.setdefault(key, {}).setdefault(t["name"], []).append(
+            out.setdefault((t["name"], formats), {}).setdefault(row["contract"], []).append(
                 (row[axis], t["bound_over_scale"]["p99"], measured))
     return out
 
 
+def panels(data):
+    """y for every formats, then the final state once per input/state formats (it does not
+    depend on the output format)."""
+    keys = [k for k in data if k[0] == "y"]
+    seen = set()
+    for name, formats in data:
+        if name == "final_state" and formats.rsplit("/", 1)[0] not in seen:
+            seen.add(formats.rsplit("/", 1)[0])
+            keys.append((name, formats))
+    return keys
+
+
 def plot(report, axis, path):
     data = series(report, axis)
-    fig, axes = plt.subplots(1, len(TENSORS), figsize=(13, 5.2), sharex=True)
+    keys = panels(data)
+    contracts = report["grid"]["contracts"]
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for ax, tensor in zip(axes, TENSORS):
-        for i, (key, tensors) in enumerate(sorted(data.items())):
-            points = sorted(p for p in tensors.get(tensor, []) if p[1] is not None)
-            if not points:
-                continue
-            color = colors[i % len(colors)]
-            xs = [p[0] for p in points]
-            ax.plot(xs, [p[1] for p in points], "-o", color=color, markersize=3,
-                    label="%s %s: bound" % key)
+    fig, axes = plt.subplots(1, len(keys), figsize=(5.2 * len(keys), 5), sharex=True, squeeze=False)
+    for ax, key in zip(axes[0], keys):
+        for contract, points in sorted(data[key].items(), key=lambda kv: contracts.index(kv[0])
+                                       if kv[0] in contracts else len(contracts)):
+            points = sorted(p for p in points if p[1] is not None)
+            color = colors[(contracts.index(contract) if contract in contracts else 0) % len(colors)]
+            ax.plot([p[0] for p in points], [p[1] for p in points], "-o", color=color, markersize=3,
+                    label="%s: bound" % contract)
             measured = [(p[0], p[2]) for p in points if p[2] is not None and p[2] > 0]
             if measured:
                 ax.plot([m[0] for m in measured], [m[1] for m in measured], "--x", color=color,
-                        markersize=4, label="%s %s: twin" % key)
+                        markersize=4, label="%s: twin" % contract)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel(axis)
-        ax.set_title("%s: p99 of bound / scale (solid), twin error / scale (dashed)" % tensor, fontsize=9)
+        ax.set_title("%s, %s (in/state/out)" % key, fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=7, frameon=False)
+    labels = {}
+    for ax in axes[0]:
+        for h, l in zip(*ax.get_legend_handles_labels()):
+            labels.setdefault(l, h)
+    fig.legend(list(labels.values()), list(labels.keys()), loc="lower center", ncol=4, fontsize=8, frameon=False)
     grid = report["grid"]
     fixed = ("N = %d" % grid["base_state_dim"]) if axis == "T" else ("T = %d" % grid["base_length"])
-    fig.suptitle("ssmv bounds: growth with %s (%s, L = %d, H = %d, P = %d)"
-                 % (axis, fixed, grid["base_chunk_size"], grid["heads"], grid["head_dim"]), fontsize=10)
-    fig.tight_layout(rect=(0, 0.22, 1, 0.96))
+    fig.suptitle("ssmv bounds: p99 of bound / scale (solid) and of the twins' error / scale (dashed) against %s "
+                 "(%s, L = %d, H = %d, P = %d)" % (axis, fixed, grid["base_chunk_size"], grid["heads"],
+                                                   grid["head_dim"]), fontsize=10)
+    fig.tight_layout(rect=(0, 0.14, 1, 0.95))
     fig.savefig(path, metadata={"Date": None})
     plt.close(fig)
 

@@ -59,6 +59,7 @@ Value tensor_json(const TensorBounds& t) {
   v["sources"] = std::move(sources);
   v["fp32_reference_error_over_scale"] = percentiles_json(t.fp32_error_over_scale);
   v["tolerance_guaranteed"] = frontier_json(t.guaranteed);
+  v["mamba_ssm_allowed_over_bound"] = percentiles_json(t.mamba_allowed_over_bound);
   if (t.measured) {
     v["measured"] = Value{{"error_over_exact", percentiles_json(t.error_over_exact)},
                           {"error_over_scale", percentiles_json(t.error_over_scale)},

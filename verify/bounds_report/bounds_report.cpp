@@ -98,8 +98,9 @@ BoundsReport bounds_report(const BoundsGrid& g, const std::function<void(const s
             for (const Contract& c : contracts_at(*gc, q)) {
               report.rows.push_back(bounds_row(p, exact, fp32, c));
               const BoundsRow& r = report.rows.back();
-              std::snprintf(line, sizeof line, "  %-24s L=%-4lld bound %.2f s, twin %s%s", c.name.c_str(),
+              std::snprintf(line, sizeof line, "  %-24s L=%-4lld bound %.2f s, twin %s %.2f s%s", c.name.c_str(),
                             (long long)r.chunk_size, r.bound_seconds, r.twin.empty() ? "none" : r.twin.c_str(),
+                            r.twin_seconds,
                             r.tensors.front().measured && r.tensors.front().over_bound + r.tensors.back().over_bound > 0
                                 ? " — ELEMENTS OVER THE BOUND"
                                 : "");

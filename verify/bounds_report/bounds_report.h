@@ -15,6 +15,7 @@ namespace ssmv::verify {
 struct BoundsReport {
   BoundsGrid grid;
   std::string command;                // the command line that made it (for the page)
+  std::string plots_command;          // the command that makes its plots (empty: none given)
   int threads = 0;                    // worker threads it ran on
   std::vector<BoundsRow> rows;
   std::vector<std::string> skipped;   // contract × formats left out, and why

@@ -35,8 +35,9 @@ TensorBounds tensor_bounds(const std::string& name, Format f, const ref::ExactVa
   t.format = f;
   const int64_t n = int64_t(ex.size());
   t.elements = n;
-  std::vector<std::pair<double, int64_t>> over_exact, over_scale, ulps, ulps_scale, fp32_err;
+  std::vector<std::pair<double, int64_t>> over_exact, over_scale, ulps, ulps_scale, fp32_err, allowed;
   std::vector<double> guaranteed(static_cast<size_t>(n));
+  const Tolerance mamba = mamba_ssm_tolerance(f);
   for (int64_t i = 0; i < n; ++i) {
     const double exact = std::fabs(ex.nearest[i]), scale = ex.magnitude[i], b = bound[i];
     if (exact > 0) {
@@ -51,6 +52,7 @@ TensorBounds tensor_bounds(const std::string& name, Format f, const ref::ExactVa
       fp32_err.emplace_back(std::fabs(fp32[i] - ex.nearest[i]) / scale, i);
     }
     guaranteed[i] = b + distance_to_exact(fp32[i], ex.nearest[i], ex.certified_error[i]);
+    if (b > 0) allowed.emplace_back((mamba.atol + mamba.rtol * std::fabs(fp32[i])) / b, i);
   }
   t.bound_over_exact = percentiles(std::move(over_exact));
   t.bound_over_scale = percentiles(std::move(over_scale));
@@ -58,6 +60,7 @@ TensorBounds tensor_bounds(const std::string& name, Format f, const ref::ExactVa
   t.bound_ulps_at_scale = percentiles(std::move(ulps_scale));
   t.fp32_error_over_scale = percentiles(std::move(fp32_err));
   t.guaranteed = tolerance_frontier(guaranteed, fp32, f);
+  t.mamba_allowed_over_bound = percentiles(std::move(allowed));
   const Percentiles& q = t.bound_over_scale;
   for (const auto& [at, index] : {std::pair{"p50", q.at_p50}, {"p99", q.at_p99}, {"max", q.at_max}}) {
     if (index < 0) continue;

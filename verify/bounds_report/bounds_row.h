@@ -59,6 +59,10 @@ struct TensorBounds {
   // from the fp32 reference such a kernel may reach, bound + |exact − fp32| (+ the exact
   // value's certified error and double rounding, as verify/judge/verdict.h).
   ToleranceFrontier guaranteed;
+  // What mamba_ssm's tolerance lets an element deviate from the fp32 reference, atol + rtol·|ref|,
+  // over the element's bound: how many times its bound a wrong value may be off and still
+  // pass allclose.
+  Percentiles mamba_allowed_over_bound;
   // The twin (when `measured`): its error as the verdicts compute it (verify/judge/verdict.h),
   // ÷ |exact|, ÷ scale, and ÷ bound (usage); elements above the bound (VIOLATION: a finding)
   // and elements equal to the correctly rounded value; its allclose frontier.

@@ -36,9 +36,9 @@ BoundsGrid default_bounds_grid() {
   g.base_length = 1024;
   g.base_state_dim = 128;
   g.base_chunk_size = 256;
-  g.heads = 2;
+  g.heads = 4;
   g.head_dim = 64;
-  g.groups = 1;
+  g.groups = 2;
   g.input_formats = {Format::bf16};
   g.state_formats = {Format::fp32};
   g.output_formats = {Format::bf16, Format::fp32};
@@ -54,7 +54,9 @@ BoundsGrid quick_bounds_grid() {
   g.base_length = 160;
   g.base_state_dim = 16;
   g.base_chunk_size = 64;
+  g.heads = 2;
   g.head_dim = 8;
+  g.groups = 1;
   return g;
 }
 

@@ -26,11 +26,11 @@ struct BoundsGrid {
 
 // The grid of docs/error-bounds.md: the bundled kernels' contracts (ssu, chunk_scan.production,
 // chunk_scan.fp32) and the Triton presets (triton.ssu, triton.chunk_scan); T 64 … 8192, N 16 … 256,
-// L 64 … 256, base (T0, N0, L0) = (1024, 128, 256); H = 2, P = 64, G = 1; bf16 inputs, fp32 state,
+// L 64 … 256, base (T0, N0, L0) = (1024, 128, 256); H = 4, P = 64, G = 2; bf16 inputs, fp32 state,
 // bf16 and fp32 outputs.
 BoundsGrid default_bounds_grid();
 // A grid of seconds (the CI test): the same contracts, T 32 and 160, N 16 and 32, L 64,
-// H = 2, P = 8.
+// H = 2, P = 8, G = 1.
 BoundsGrid quick_bounds_grid();
 
 // The distinct (T, N) of the sweeps, in sweep order (T sweep, then N sweep), and for each the

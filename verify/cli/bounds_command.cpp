@@ -1,6 +1,7 @@
 #include "verify/cli/bounds_command.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
@@ -92,12 +93,13 @@ void bounds_usage() {
       "  --contract       presets (ssmv contract list) or contract JSON files, comma-separated\n"
       "                   (default: ssu,triton.ssu,chunk_scan.production,chunk_scan.fp32,triton.chunk_scan);\n"
       "                   a chunked file runs at its own chunk size\n"
-      "  --quick          a grid of seconds: T 32,160; N 16,32; L 64; P 8 (options below override it)\n"
+      "  --quick          a grid of seconds: T 32,160; N 16,32; L 64; H 2, P 8, G 1 (options below\n"
+      "                   override it)\n"
       "  --lengths        T values (default 64,256,1024,4096,8192); --base-length T0 (default 1024,\n"
       "                   or the listed value nearest it)\n"
       "  --state-dims     N values (default 16,64,128,256); --base-state-dim N0 (default 128)\n"
       "  --chunk-sizes    L values (default 64,128,256); --base-chunk-size L0 (default 256)\n"
-      "  --heads, --head-dim, --groups   H, P, G (default 2, 64, 1)\n"
+      "  --heads, --head-dim, --groups   H, P, G (default 4, 64, 2)\n"
       "  --input-formats, --state-formats, --output-formats  fp32, bf16, fp16 (default bf16; fp32;\n"
       "                   bf16,fp32). A contract that does not describe an input format skips it.\n"
       "  --seed S         the problems' seed (default 1)\n"
@@ -175,6 +177,11 @@ int bounds_command(const std::vector<std::string>& args) {
     throw;
   }
   report.command = command;
+  if (!plots.empty() && !json_path.empty() && !md_path.empty()) {
+    // The plots' folder as the page links it: PREFIX relative to the page's folder.
+    const std::filesystem::path page_dir = std::filesystem::path(md_path).parent_path();
+    report.plots_command = "/usr/bin/python3 scripts/plot_bounds.py " + json_path + " " + (page_dir / plots).string();
+  }
   if (!json_path.empty()) write_text(json_path, json::dump(verify::bounds_to_json(report), 1) + "\n");
   if (!md_path.empty()) write_text(md_path, verify::bounds_to_markdown(report, plots));
   int64_t over = 0;

@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <string>
 
+#include "fast/chunk_scan/contract.h"
 #include "verify/bounds_report/bounds_json.h"
 #include "verify/bounds_report/bounds_markdown.h"
 #include "verify/bounds_report/bounds_report.h"
+#include "verify/contracts/contract_json.h"
 
 namespace ssmv::verify {
 namespace {
@@ -66,7 +69,7 @@ TEST(BoundsReport, QuickGridJsonHasTheSchemaAndItsInvariants) {
     for (const json::Value& t : row["tensors"]) {
       const std::string at = where + " " + t["name"].get<std::string>();
       for (const char* key : {"bound_over_exact", "bound_over_scale", "bound_ulps", "bound_ulps_at_scale",
-                              "fp32_reference_error_over_scale"}) {
+                              "fp32_reference_error_over_scale", "mamba_ssm_allowed_over_bound"}) {
         expect_ordered(t[key], at + " " + key);
       }
       EXPECT_GT(t["bound_over_scale"]["count"].get<int64_t>(), 0) << at;
@@ -125,6 +128,31 @@ TEST(BoundsReport, AContractWithoutTheInputFormatIsSkippedAndNoted) {
   EXPECT_EQ(r.rows[0].contract, "ssu");
   ASSERT_EQ(r.skipped.size(), 1u);
   EXPECT_NE(r.skipped[0].find("'triton.chunk_scan'"), std::string::npos) << r.skipped[0];
+}
+
+// A chunked contract file runs at its own chunk size only; it is measured on the twin when it
+// is exactly a bundled kernel's contract, and not when it differs (here: only its name).
+TEST(BoundsReport, AContractFileRunsAtItsChunkSizeAndMeetsItsTwinOnlyWhenIdentical) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "ssmv_bounds_report_test";
+  std::filesystem::create_directories(dir);
+  Contract c = chunk_scan::contract(chunk_scan::ContractKind::fp32, 128);
+  const std::string same = (dir / "same.json").string(), renamed = (dir / "renamed.json").string();
+  write_contract_file(same, c);
+  c.name = "my_chunk_scan";
+  write_contract_file(renamed, c);
+  BoundsGrid g = quick_bounds_grid();
+  g.contracts = {same, renamed};
+  g.output_formats = {Format::fp32};
+  const BoundsReport r = bounds_report(g, [](const std::string&) {});
+  ASSERT_EQ(r.rows.size(), 6u);  // 3 problems × 2 contracts, at L = 128 (not the grid's 64)
+  for (const BoundsRow& row : r.rows) {
+    EXPECT_EQ(row.chunk_size, 128);
+    EXPECT_EQ(row.twin.empty(), row.contract == "my_chunk_scan") << row.contract;
+    if (row.contract == "my_chunk_scan") {
+      EXPECT_NE(row.twin_note.find("no bundled twin"), std::string::npos);
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(BoundsGrid, BadGridsNameTheOption) {
