@@ -1,5 +1,6 @@
 // main of the planted-bug binaries (ssmv-planted-<name>):
 //   ssmv-planted-<name> catalogue [gtest options]   the catalogue's test (catalogue_test.cpp)
+//   ssmv-planted-<name> side-by-side KERNEL FILE     the side-by-side run (side_by_side.h)
 //   ssmv-planted-<name> ARGS...                      ssmv ARGS with the broken twin
 //                                                     (e.g. `replay FILE`)
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "properties/planted/catalogue.h"
+#include "properties/planted/side_by_side.h"
 #include "verify/cli/dispatch.h"
 
 int main(int argc, char** argv) {
@@ -18,6 +20,13 @@ int main(int argc, char** argv) {
     int n = int(rest.size());
     testing::InitGoogleTest(&n, rest.data());
     return RUN_ALL_TESTS();
+  }
+  if (argc >= 2 && std::string(argv[1]) == "side-by-side") {
+    if (argc != 4) {
+      std::fprintf(stderr, "usage: %s side-by-side ssu|chunk_scan FILE\n", argv[0]);
+      return 2;
+    }
+    return ssmv::prop::side_by_side(argv[2], argv[3], 1);
   }
   std::fprintf(stderr, "note: this ssmv is built with the planted bug '%s' in its host twin (properties/planted/catalogue.json)\n",
                ssmv::prop::kPlantedBugName);
