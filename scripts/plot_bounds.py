@@ -13,7 +13,11 @@ import json
 import os
 import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    sys.stderr.write("plot_bounds: python3-matplotlib is not installed (scripts/install-deps.sh)\n")
+    sys.exit(77)  # CTest's skip code (verify/cli/CMakeLists.txt ssmv_bounds_plot)
 
 matplotlib.use("svg")
 import matplotlib.pyplot as plt  # noqa: E402

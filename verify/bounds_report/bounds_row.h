@@ -80,7 +80,7 @@ struct BoundsRow {
   int64_t T = 0, N = 0, P = 0, H = 0, G = 0, chunk_size = 0;  // chunk_size 0: sequential
   Formats formats;
   std::vector<TensorBounds> tensors;  // y, final_state
-  double bound_seconds = 0, twin_seconds = 0;  // wall time of the bound (with attribution), the twin
+  double bound_seconds = 0, twin_seconds = 0;  // wall time: the bounds with attribution and summaries; the twin
 };
 
 // The row of contract `c` on problem `p` (one of the grid's, its exact result and fp32

@@ -11,6 +11,7 @@
 #include "verify/bounds_report/bounds_json.h"
 #include "verify/bounds_report/bounds_markdown.h"
 #include "verify/bounds_report/bounds_report.h"
+#include "verify/bounds_report/percentiles.h"
 #include "verify/contracts/contract_json.h"
 
 namespace ssmv::verify {
@@ -184,6 +185,21 @@ TEST(BoundsGrid, BadGridsNameTheOption) {
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()).rfind("option '--contract' = 'chunk_scan.bf17': ", 0), 0u) << e.what();
   }
+}
+
+// Nearest rank: the value at rank ⌈q·n⌉ of the sorted sample, with the element it belongs to.
+TEST(Percentiles, NearestRankWithTheElement) {
+  for (const int64_t n : {1, 100, 200, 1000, 12345}) {
+    std::vector<std::pair<double, int64_t>> v;
+    for (int64_t i = n; i >= 1; --i) v.emplace_back(double(i), 10 * i);  // value i at element 10·i, reversed
+    const Percentiles p = percentiles(v);
+    EXPECT_EQ(p.count, n);
+    EXPECT_EQ(p.p50, double((50 * n + 99) / 100)) << n;
+    EXPECT_EQ(p.p99, double((99 * n + 99) / 100)) << n;
+    EXPECT_EQ(p.max, double(n)) << n;
+    EXPECT_EQ(p.at_p99, 10 * int64_t(p.p99)) << n;
+  }
+  EXPECT_EQ(percentiles({}).count, 0);
 }
 
 // The sweeps share their base point: the quick grid's (T, N) are (32, 16), (160, 16), (160, 32).
