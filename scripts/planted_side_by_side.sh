@@ -4,13 +4,13 @@
 # problem sets (properties/planted/side_by_side.h), the control ssmv-planted-none both
 # kernels'; then summary.py writes the tables. Usage:
 #   scripts/planted_side_by_side.sh [BUILD] [OUT_DIR] [MARKDOWN]
-# (defaults: build/release, BUILD/planted/side_by_side, docs/planted-bugs.generated.md).
+# (defaults: build/release, BUILD/planted/side_by_side, docs/planted-bugs-table.md).
 # The CI results of the catalogue (ctest -R '^planted\.') must exist in BUILD/planted/results.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/release}
 out=${2:-$build/planted/side_by_side}
-markdown=${3:-docs/planted-bugs.generated.md}
+markdown=${3:-docs/planted-bugs-table.md}
 mkdir -p "$out"
 jobs=()
 for bin in "$build"/planted/ssmv-planted-*; do
