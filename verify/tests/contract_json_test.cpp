@@ -142,7 +142,7 @@ TEST(ContractJson, DocumentedExampleBoundsADecodeProblem) {
   Problem p = realistic_problem(s, Formats{Format::bf16, Format::bf16, Format::bf16}, 9);
   const ref::ExactResult exact = ref::compute(p);
   auto bounds = [&](const Contract& c) {
-    return bound::sequential_bounds(sequential_input_for(p, c, exact, /*store_every_token=*/false));
+    return bound::sequential_bounds(sequential_input_for(p, c, exact, /*tokens_per_launch=*/0));
   };
   const bound::SequentialBounds bt = bounds(triton), bs = bounds(ssu);
   ASSERT_EQ(bt.y.size(), size_t(2 * 2 * 4));

@@ -1,0 +1,113 @@
+// Dumps of FlashInfer's CUDA selective_state_update run on the H200 (single-token STP with its
+// simple, vertical and horizontal algorithms; 4-token MTP launches; fp32, bf16 and fp16 states,
+// fp16 with Philox stochastic rounding; verify/tests/flashinfer_fixtures/README.md says how they
+// were made). Each is self-describing (ssmv.contract, ssmv.tokens_per_launch, ...), judged as
+// `ssmv check FILE` judges it: every fixture within its preset, and wrong contracts or a wrong
+// launch cadence caught as a VIOLATION in the final state, so the presets are not vacuous.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "verify/cli/dump_options.h"
+#include "verify/contracts/contract_json.h"
+#include "verify/judge/external_check.h"
+#include "verify/judge/stochastic_bias.h"
+
+namespace ssmv::verify {
+namespace {
+
+std::vector<std::string> fixtures() {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(SSMV_FLASHINFER_FIXTURES)) {
+    if (e.path().extension() == ".npz") out.push_back(e.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+cli::ResolvedDump load(const std::string& name) {
+  return cli::resolve_dump(std::string(SSMV_FLASHINFER_FIXTURES) + "/" + name, "", {});
+}
+
+const TensorReport& tensor(const KernelCheck& kc, const std::string& name) {
+  for (const TensorReport& t : kc.tensors) {
+    if (t.name == name) return t;
+  }
+  throw std::runtime_error("no tensor " + name);
+}
+
+bool stochastic(const std::string& f) { return f.find("_sr") != std::string::npos; }
+
+TEST(FlashInferFixtures, CoverTheAlgorithmsStatesAndLaunchCadences) {
+  int mtp = 0, stp = 0, sr = 0, fp32_out = 0;
+  for (const std::string& f : fixtures()) {
+    const cli::ResolvedDump d = load(f);
+    (d.kernel.tokens_per_launch > 1 ? mtp : stp)++;
+    sr += d.kernel.contract.name == "flashinfer.ssu.sr";
+    fp32_out += d.problem.formats.output == Format::fp32;
+  }
+  EXPECT_GE(mtp, 3);
+  EXPECT_GE(stp, 6);
+  EXPECT_GE(sr, 2);
+  EXPECT_GE(fp32_out, 2);
+}
+
+class FlashInferFixture : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FlashInferFixture, IsWithinItsPreset) {
+  const cli::ResolvedDump d = load(GetParam());
+  EXPECT_EQ(d.kernel.contract.name, stochastic(GetParam()) ? "flashinfer.ssu.sr" : "flashinfer.ssu");
+  const KernelCheck kc = check_external(d.problem, d.kernel, d.outputs.y, d.outputs.final_states);
+  ASSERT_EQ(kc.tensors.size(), 2u);
+  for (const TensorReport& t : kc.tensors) {
+    EXPECT_EQ(t.count(Verdict::violation), 0) << t.name << " usage " << t.max_bound_usage;
+    EXPECT_EQ(t.count(Verdict::invalid), 0) << t.name;
+    std::printf("%s %s: max usage %.3f\n", GetParam().c_str(), t.name.c_str(), t.max_bound_usage);
+  }
+  if (stochastic(GetParam())) {
+    const StochasticBias b = tensor_stochastic_bias(tensor(kc, "final_state"));
+    EXPECT_FALSE(b.biased) << b.text();
+    std::printf("%s final_state: %s\n", GetParam().c_str(), b.text().c_str());
+  }
+}
+
+// The bundled ssu preset allows its own few-ULP transcendentals and no flushed subnormals: a
+// correct FlashInfer run with an fp32 state exceeds it in the state; a stochastically rounded
+// fp16 state exceeds the round-to-nearest preset; a single-token run with a bf16 state judged
+// as launched 4 tokens at a time (one store per 4 tokens) exceeds that cadence's bound.
+TEST_P(FlashInferFixture, WrongContractsAndCadencesAreViolations) {
+  const std::string f = GetParam();
+  cli::ResolvedDump d = load(f);
+  const auto final_state_violations = [&](const ExternalKernel& k) {
+    return tensor(check_external(d.problem, k, d.outputs.y, d.outputs.final_states), "final_state")
+        .count(Verdict::violation);
+  };
+  if (d.problem.formats.state == Format::fp32) {
+    ExternalKernel k = d.kernel;
+    k.contract = contract_preset("ssu", 0);
+    EXPECT_GT(final_state_violations(k), 0) << f;
+  }
+  if (stochastic(f)) {
+    ExternalKernel k = d.kernel;
+    k.contract = contract_preset("flashinfer.ssu", 0);
+    EXPECT_GT(final_state_violations(k), 0) << f;
+  }
+  if (d.problem.formats.state == Format::bf16 && d.kernel.tokens_per_launch == 1) {
+    ExternalKernel k = d.kernel;
+    k.tokens_per_launch = 4;
+    EXPECT_GT(final_state_violations(k), 0) << f;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dumps, FlashInferFixture, ::testing::ValuesIn(fixtures()),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                           std::string n = i.param.substr(0, i.param.size() - 4);
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace ssmv::verify
