@@ -430,7 +430,7 @@ TEST(SequentialPairBound, TokensOutOfOrderAreRefused) {
   const Problem p = realistic_problem(s, Formats{Format::bf16, Format::fp32, Format::fp32}, 7);
   const ref::ExactResult exact = ref::compute(p);
   const Contract c = contract_preset("ssu", 0);
-  const bound::SequentialInput in = sequential_input_for(p, c, exact, true);
+  const bound::SequentialInput in = sequential_input_for(p, c, exact, 1);
   bound::SequentialPairBound pair(in);
   std::vector<double> y(2), state(16), stored(16);
   const auto y_of = [&](int64_t t) { return std::span(exact.y.nearest).subspan(size_t(p.x_index(t, 0, 0)), 2); };
@@ -448,7 +448,7 @@ TEST(Attribution, OneElementsOwnYGivesTheSameParts) {
   const Problem p = realistic_problem(s, Formats{Format::bf16, Format::fp32, Format::fp32}, 23);
   const ref::ExactResult exact = ref::compute(p);
   const Contract c = contract_preset("ssu", 0);
-  const bound::SequentialInput in = sequential_input_for(p, c, exact, true);
+  const bound::SequentialInput in = sequential_input_for(p, c, exact, 1);
   bound::SequentialInput without_y = in;
   without_y.y_exact = without_y.y_certified_error = without_y.y_ungated = nullptr;
   for (int64_t i = 0; i < int64_t(exact.y.size()); i += 3) {
