@@ -105,7 +105,7 @@ TEST(ContractJson, PresetsByName) {
   EXPECT_EQ(load_contract("chunk_scan.fp32", 64).name, "chunk_scan.fp32");
   EXPECT_EQ(error_of([] { load_contract("chunk_scan.bf16", 64); }),
             "contract 'chunk_scan.bf16' is neither a preset (ssu, chunk_scan.production, chunk_scan.fp32, triton.ssu, "
-            "triton.chunk_scan, triton.chunk_scan.varlen) nor an existing JSON file");
+            "triton.chunk_scan, triton.chunk_scan.varlen, flashinfer.ssu, flashinfer.ssu.sr) nor an existing JSON file");
   EXPECT_EQ(load_contract("triton.chunk_scan.varlen", 128).chunk_layout, ChunkLayout::global);
   EXPECT_EQ(load_contract("triton.chunk_scan", 128).chunk_layout, ChunkLayout::sequence);
   EXPECT_EQ(error_of([] { contract_preset("chunk_scan.fp32", 0); }),
