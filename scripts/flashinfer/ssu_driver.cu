@@ -13,6 +13,9 @@
 // SR 1: stochastic rounding with one Philox seed for every launch; 2: a new seed per launch.
 // dt = FI_DT_MEAN + FI_DT_STD·N(0, 1) (environment; default -4 and 3: δ = softplus(dt + dt_bias)
 // from about 1e-4 to 5, so A·δ reaches the range where __expf flushes), rounded to the input format.
+// FI_INPUT_DIR: read the inputs instead (x, B, C, z in the input format's bits, dt, A, D, dt_bias as
+// fp32, initial_states in the state format's bits; .npy in the packed layout, as written by
+// make_handoff.py): the decode half of a hand-off from another kernel's stored state.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -88,6 +91,26 @@ void save_npy(const std::string& path, const char* descr, size_t itemsize, const
 
 float round_bf16(float v) { return __bfloat162float(__float2bfloat16(v)); }
 
+// A .npy file (format 1.0, C order) of exactly `count` items of `itemsize` bytes (the writer is
+// make_handoff.py: the shapes are this program's).
+template <class T>
+std::vector<T> load_npy(const std::string& path, size_t count) {
+  std::ifstream f(path, std::ios::binary);
+  char head[10];
+  if (!f.read(head, 10) || std::memcmp(head, "\x93NUMPY\x01\x00", 8) != 0) {
+    std::fprintf(stderr, "%s: not a .npy 1.0 file\n", path.c_str());
+    std::exit(1);
+  }
+  const uint16_t len = uint16_t(uint8_t(head[8]) | (uint8_t(head[9]) << 8));
+  f.seekg(10 + len);
+  std::vector<T> v(count);
+  if (!f.read(reinterpret_cast<char*>(v.data()), std::streamsize(count * sizeof(T))) || f.peek() != EOF) {
+    std::fprintf(stderr, "%s: not %zu items of %zu bytes\n", path.c_str(), count, sizeof(T));
+    std::exit(1);
+  }
+  return v;
+}
+
 template <class T> T from_float(float v);
 template <> float from_float<float>(float v) { return v; }
 template <> __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
@@ -155,7 +178,6 @@ void run(const Args& a) {
   std::vector<int32_t> slot(batch);
   for (int b = 0; b < batch; ++b) slot[b] = (b * 7 + 2) % slots;  // a permutation into the pool
   std::vector<state_t> pool(size_t(slots) * H * P * N);
-  std::vector<float> init_f(size_t(batch) * H * P * N);
   for (auto& v : pool) v = from_float<state_t>(0.5f * nd(rng));
   const size_t HPN = size_t(H) * P * N;
   std::vector<state_t> init(size_t(batch) * HPN);
@@ -165,6 +187,19 @@ void run(const Args& a) {
   std::vector<input_t> xi(x.size()), Bi(B.size()), Ci(C.size()), zi(z.size());
   for (size_t i = 0; i < x.size(); ++i) xi[i] = from_float<input_t>(x[i]), zi[i] = from_float<input_t>(z[i]);
   for (size_t i = 0; i < B.size(); ++i) Bi[i] = from_float<input_t>(B[i]), Ci[i] = from_float<input_t>(C[i]);
+  if (const char* in = std::getenv("FI_INPUT_DIR")) {
+    const std::string d(in);
+    xi = load_npy<input_t>(d + "/x.npy", xi.size());
+    zi = load_npy<input_t>(d + "/z.npy", zi.size());
+    Bi = load_npy<input_t>(d + "/B.npy", Bi.size());
+    Ci = load_npy<input_t>(d + "/C.npy", Ci.size());
+    dt = load_npy<float>(d + "/dt.npy", dt.size());
+    A = load_npy<float>(d + "/A.npy", A.size());
+    D = load_npy<float>(d + "/D.npy", D.size());
+    dt_bias = load_npy<float>(d + "/dt_bias.npy", dt_bias.size());
+    init = load_npy<state_t>(d + "/initial_states.npy", init.size());
+    for (int b = 0; b < batch; ++b) std::memcpy(&pool[slot[b] * HPN], &init[b * HPN], HPN * sizeof(state_t));
+  }
   // The kernel reads token blocks [batch, K, ...]: reorder from the packed sequence layout.
   auto block = [&](const auto& src, size_t row, int launch) {
     using V = typename std::decay_t<decltype(src)>::value_type;

@@ -44,9 +44,15 @@ const TensorReport& tensor(const KernelCheck& kc, const std::string& name) {
 bool stochastic(const std::string& f) { return f.find("_sr") != std::string::npos; }
 
 TEST(FlashInferFixtures, CoverTheAlgorithmsStatesAndLaunchCadences) {
-  int mtp = 0, stp = 0, sr = 0, fp32_out = 0;
+  int mtp = 0, stp = 0, sr = 0, fp32_out = 0, handoff = 0;
   for (const std::string& f : fixtures()) {
     const cli::ResolvedDump d = load(f);
+    if (d.kernel.family == "handoff") {
+      ++handoff;
+      EXPECT_EQ(d.kernel.contract.name, "triton.chunk_scan");
+      EXPECT_EQ(d.kernel.decode_contract.name, "flashinfer.ssu");
+      continue;
+    }
     (d.kernel.tokens_per_launch > 1 ? mtp : stp)++;
     sr += d.kernel.contract.name == "flashinfer.ssu.sr";
     fp32_out += d.problem.formats.output == Format::fp32;
@@ -55,13 +61,15 @@ TEST(FlashInferFixtures, CoverTheAlgorithmsStatesAndLaunchCadences) {
   EXPECT_GE(stp, 6);
   EXPECT_GE(sr, 2);
   EXPECT_GE(fp32_out, 2);
+  EXPECT_GE(handoff, 2);  // Triton chunk_scan prefill → FlashInfer decode, fp32 and bf16 caches
 }
 
 class FlashInferFixture : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FlashInferFixture, IsWithinItsPreset) {
   const cli::ResolvedDump d = load(GetParam());
-  EXPECT_EQ(d.kernel.contract.name, stochastic(GetParam()) ? "flashinfer.ssu.sr" : "flashinfer.ssu");
+  const Contract& decoder = d.kernel.family == "handoff" ? d.kernel.decode_contract : d.kernel.contract;
+  EXPECT_EQ(decoder.name, stochastic(GetParam()) ? "flashinfer.ssu.sr" : "flashinfer.ssu");
   const KernelCheck kc = check_external(d.problem, d.kernel, d.outputs.y, d.outputs.final_states);
   ASSERT_EQ(kc.tensors.size(), 2u);
   for (const TensorReport& t : kc.tensors) {
@@ -95,6 +103,16 @@ TEST_P(FlashInferFixture, WrongContractsAndCadencesAreViolations) {
     return tensor(check_external(d.problem, k, d.outputs.y, d.outputs.final_states), "final_state")
         .count(Verdict::violation);
   };
+  if (d.kernel.family == "handoff") {
+    // A hand-off with an fp32 cache judged as one decode kernel (as if FlashInfer had decoded the
+    // prompt too). With a bf16 cache the per-token bf16 stores dominate the decode bound so much
+    // that the prefill's error fits in it: no VIOLATION there (measured, not asserted).
+    if (d.problem.formats.state != Format::fp32) return;
+    ExternalKernel k{"ssu", "", contract_preset("flashinfer.ssu", 0), {}, {}, 1};
+    const KernelCheck kc = check_external(d.problem, k, d.outputs.y, d.outputs.final_states);
+    EXPECT_GT(tensor(kc, "y").count(Verdict::violation) + tensor(kc, "final_state").count(Verdict::violation), 0) << f;
+    return;
+  }
   if (d.problem.formats.state == Format::fp32) {
     ExternalKernel k = d.kernel;
     k.contract = contract_preset("ssu", 0);
