@@ -104,11 +104,10 @@ int check_command(const std::vector<std::string>& args) {
   table.print(stdout);
   table.write_files(json_path, markdown_path);
   bool biased = false;
-  for (const verify::TensorReport& r : kc.tensors) {
-    if (!verify::stores_stochastically(contract, r.name, dump.problem.formats)) continue;
-    const verify::StochasticBias b = verify::tensor_stochastic_bias(r, false_alarm);
-    std::printf("\nstochastic rounding of %s: %s\n", r.name.c_str(), b.text().c_str());
-    biased = biased || b.biased;
+  for (const verify::TensorBias& b : verify::stochastic_biases(dump.problem, dump.kernel, kc, dump.outputs.y,
+                                                               dump.outputs.final_states, false_alarm)) {
+    std::printf("\nstochastic rounding of %s: %s\n", b.tensor.c_str(), b.bias.text().c_str());
+    biased = biased || b.bias.biased;
   }
   std::printf("\n%s\n", table.ok() ? "no VIOLATION, no INVALID" : "FOUND VIOLATION or INVALID");
   if (biased) std::printf("FOUND a biased stochastic rounding\n");

@@ -177,7 +177,8 @@ class JudgingSink : public ref::Sink {
 // those of bounding and judging compute()'s whole result (check_outputs_test).
 KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                                      const std::vector<float>& y, const std::vector<float>& final_states,
-                                     ElementDetail detail, int64_t tokens_per_launch) {
+                                     ElementDetail detail, int64_t tokens_per_launch,
+                                     const bound::SourceWeights* weights) {
   const ref::ExactScalars scalars = ref::compute_scalars(p);
   bound::SequentialInput in;  // no y vectors: each token's y comes with the stream
   in.problem = &p;
@@ -185,6 +186,7 @@ KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract,
   in.delta = &scalars.delta;
   in.decay = &scalars.decay;
   in.tokens_per_launch = tokens_per_launch;
+  in.weights = weights;
   const bound::SequentialPairBound budgets_checked(in);  // throws before the reference runs, as the batch bound would
   StreamJudges judges(p, !final_states.empty(), detail);
   JudgingSink sink(p, in, y, judges, final_states);
@@ -254,12 +256,13 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
 
 KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                           const std::vector<float>& y, const std::vector<float>& final_states, ElementDetail detail,
-                          int64_t tokens_per_launch) {
+                          int64_t tokens_per_launch, const bound::SourceWeights* weights) {
   validate(p);
   check_output_sizes(p, y, final_states);
   if (contract.family == Family::sequential) {
-    return check_sequential_outputs(p, contract, kernel, y, final_states, detail, tokens_per_launch);
+    return check_sequential_outputs(p, contract, kernel, y, final_states, detail, tokens_per_launch, weights);
   }
+  if (weights != nullptr) throw std::invalid_argument("check_outputs: source weights apply to the sequential family");
   return check_chunked_outputs(p, contract, kernel, y, final_states, detail);
 }
 
@@ -320,13 +323,15 @@ void validate_external(const Problem& p, const ExternalKernel& k) {
 }
 
 KernelCheck check_external(const Problem& p, const ExternalKernel& k, const std::vector<float>& y,
-                           const std::vector<float>& final_states, ElementDetail detail) {
+                           const std::vector<float>& final_states, ElementDetail detail,
+                           const bound::SourceWeights* weights) {
   validate_external(p, k);
   const std::string name = k.name.empty() ? k.family : k.name;
   if (k.family == "handoff") {
+    if (weights != nullptr) throw std::invalid_argument("check_external: source weights apply to one kernel, not a hand-off");
     return check_handoff_outputs(p, k.prefill_tokens, k.contract, k.decode_contract, name, y, final_states);
   }
-  return check_outputs(p, k.contract, name, y, final_states, detail, k.tokens_per_launch);
+  return check_outputs(p, k.contract, name, y, final_states, detail, k.tokens_per_launch, weights);
 }
 
 }  // namespace ssmv::verify

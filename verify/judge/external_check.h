@@ -9,6 +9,7 @@
 
 #include "spec/contract.h"
 #include "spec/problem.h"
+#include "verify/bound/source.h"
 #include "verify/judge/check_result.h"
 #include "verify/judge/tensor_judge.h"
 
@@ -25,7 +26,8 @@ namespace ssmv::verify {
 // (side-by-side comparisons need them; a summary does not).
 KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                           const std::vector<float>& y, const std::vector<float>& final_states,
-                          ElementDetail detail = ElementDetail::elements, int64_t tokens_per_launch = 1);
+                          ElementDetail detail = ElementDetail::elements, int64_t tokens_per_launch = 1,
+                          const bound::SourceWeights* weights = nullptr);
 
 // An external prefill/decode hand-off's outputs: the first prefill[s] tokens of sequence s
 // through a chunked kernel under `chunked`, the rest through a decode kernel launched once
@@ -61,7 +63,11 @@ void validate_external(const Problem& p, const ExternalKernel& k);
 
 // y [T, H, P] (output format) and final_states [S, H, P, N] (state format, may be empty);
 // NaN and Inf are judged INVALID.
+// `weights` (sequential family only; null: the rigorous bound) scales the bound's sources
+// (verify/bound/source.h): a what-if whose verdicts are no longer rigorous, e.g. the bound
+// without its stochastic stores for the bias test (stochastic_bias.h).
 KernelCheck check_external(const Problem& p, const ExternalKernel& k, const std::vector<float>& y,
-                           const std::vector<float>& final_states, ElementDetail detail = ElementDetail::elements);
+                           const std::vector<float>& final_states, ElementDetail detail = ElementDetail::elements,
+                           const bound::SourceWeights* weights = nullptr);
 
 }  // namespace ssmv::verify
