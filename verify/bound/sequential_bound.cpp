@@ -226,12 +226,14 @@ class PairStepper {
         }
       }
       if (y == nullptr) continue;  // y does not feed the state
-      double sum_CS = 0, sum_C = 0;
+      double sum_CS = 0, sum_C = 0, abs_S = 0;
       V sum_CE{};
       for (int64_t n = 0; n < N; ++n) {
+        const double s_mag = cur_ub[n] + total(err[n]);
         sum_CE += abs_Ct_[n] * err[n];
-        sum_CS += abs_Ct_[n] * (cur_ub[n] + total(err[n]));
+        sum_CS += abs_Ct_[n] * s_mag;
         sum_C += abs_Ct_[n];
+        abs_S += s_mag;
       }
       // [2.5] y before the gate. At a launch's end the output is still computed from the
       // unrounded state of this token in SSU, but an external kernel may read back the
@@ -239,8 +241,6 @@ class PairStepper {
       const double Dx = double(pr_.d_value(h, p)) * x;
       // Flushed operands: C_n or Ŝ_n read as 0 (eta_op·(|Ŝ_n| + |C_n|)), each of the N + 2
       // accumulator operands, D or x (eta_op·(|x| + |D|)).
-      double abs_S = 0;
-      for (int64_t n = 0; n < N; ++n) abs_S += cur_ub[n] + total(err[n]);
       const double y_flushed =
           k_.eta_op * (abs_S + sum_C + double(N + 2) + std::fabs(x) + std::fabs(double(pr_.d_value(h, p))));
       V y_pre_err = sum_CE + tag_.at(BoundSource::sum_y, k_.g_red * (sum_CS + std::fabs(Dx))) +
