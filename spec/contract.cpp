@@ -28,6 +28,25 @@ std::string_view point_name(Point p) {
   return "?";
 }
 
+std::string_view rounding_mode_name(RoundingMode m) {
+  return m == RoundingMode::stochastic ? "stochastic" : "nearest";
+}
+
+bool parse_rounding_mode(std::string_view text, RoundingMode& out) {
+  if (text == "nearest") {
+    out = RoundingMode::nearest;
+  } else if (text == "stochastic") {
+    out = RoundingMode::stochastic;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool stochastic_rounding_allowed(Point p, FormatRef f) {
+  return (p == Point::stored_state || p == Point::output) && f != FormatRef::fp32;
+}
+
 std::string_view format_ref_name(FormatRef f) {
   switch (f) {
     case FormatRef::input: return "input";

@@ -36,9 +36,17 @@ enum class Point : uint8_t {
                             // chunk_state_varlen reads the inter-chunk states in C's dtype)
 };
 
+// How a rounding point rounds: to nearest even (error ≤ ½ ULP of the format), or
+// stochastically (the stored value is one of the two neighbours of the exact value, drawn at
+// random — FlashInfer's Philox-driven fp16 state stores: error < 1 ULP of the format for any
+// draw, so a bound that allows a whole ULP covers every draw and verdicts stay deterministic;
+// whether the draws are unbiased is a statistical question, verify/judge/stochastic_bias.h).
+enum class RoundingMode : uint8_t { nearest, stochastic };
+
 struct Rounding {
   Point point;
-  FormatRef format;  // rounded to nearest even in this format
+  FormatRef format;  // rounded in this format
+  RoundingMode mode = RoundingMode::nearest;
 };
 
 // Error budget of one transcendental, in ULPs of fp32 (the format it is evaluated in):
@@ -122,6 +130,12 @@ struct Contract {
 std::string_view family_name(Family f);                   // "sequential", "chunked"
 std::string_view reduction_order_name(ReductionOrder o);  // "sequential_fma", "tree", "mma_m16n8k16", "any_order"
 std::string_view point_name(Point p);
+std::string_view rounding_mode_name(RoundingMode m);  // "nearest", "stochastic"
+bool parse_rounding_mode(std::string_view text, RoundingMode& out);
+// True when a rounding point may be declared stochastic: the stored values (stored_state,
+// output) — the points where a kernel writes to memory — and only to a format coarser than
+// fp32 (a fixed fp32 format, or input/state/output, which resolve per problem).
+bool stochastic_rounding_allowed(Point p, FormatRef f);
 std::string_view format_ref_name(FormatRef f);
 std::string_view sum_name(Sum s);                  // "cumsum", "chunk_state", "state_passing", "CB", "y"
 std::string_view chunk_layout_name(ChunkLayout l); // "sequence", "global"

@@ -480,13 +480,16 @@ def measure(runner, name, log):
     return rec
 
 
-def how_measured(rec, env, stride):
+def how_measured(rec, env, stride, script="scripts/triton/measure_budgets.py", toolchain=None):
+    """The budget's how_measured text; `toolchain` says what compiled the expression (default:
+    the Triton, torch and mamba_ssm versions of env)."""
     f = rec["fit"]
     every = "every" if stride == 1 else f"every {stride}-th"
     lo, hi = rec["fit_range"]
-    s = (f"{env['gpu']}, {env['date_utc']}, scripts/triton/measure_budgets.py: {every} fp32 argument in "
-         f"[{lo:g}, {hi:g}] ({rec['arguments']}) through {rec['expression']}, Triton {env['triton']}, "
-         f"torch {env['torch']}, mamba_ssm {env['mamba_ssm_commit'][:12]}: max {rec['max_ulp']:.4g} ULP "
+    if toolchain is None:
+        toolchain = f"Triton {env['triton']}, torch {env['torch']}, mamba_ssm {env['mamba_ssm_commit'][:12]}"
+    s = (f"{env['gpu']}, {env['date_utc']}, {script}: {every} fp32 argument in "
+         f"[{lo:g}, {hi:g}] ({rec['arguments']}) through {rec['expression']}, {toolchain}: max {rec['max_ulp']:.4g} ULP "
          f"(at x = {rec['worst_x']!r}), max abs error {rec['max_abs']:.4g}, "
          f"{100 * rec['share_correctly_rounded']:.2f}% correctly rounded; "
          f"fit ({f['ulp_const']} + {f['ulp_per_abs_arg']}*|x|)*ulp_fp32(exact) + {f['abs_error']!r} "

@@ -186,9 +186,7 @@ V y_tail(const ChunkedYBound::Terms& c, const Problem& pr, int64_t yi, V err, co
   if (c.b_sig) err = gate_error(err, y_pre, double(pr.z[yi]), *c.b_sig, c.g2, c.eta, tag);
   const double y_abs = exact_abs_upper(y.exact, y.certified_error);
   const double mag = y_abs + total(err);
-  return err + tag.at(BS::output, half_ulp_at_most(pr.formats.output, mag) +
-                                      declared_rounding_error(*c.contract, Point::output, pr.formats,
-                                                              pr.formats.output, mag));
+  return err + tag.at(BS::output, store_rounding_error(*c.contract, Point::output, pr.formats, pr.formats.output, mag));
 }
 
 // The bound in value type V (tagged.h): writes every element into `out` (V = double), or
@@ -241,8 +239,7 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
   // A state stored in the state format (as [2.6]), after the contract's own stored_state
   // rounding if it declares another, coarser one.
   const auto stored = [&](double mag) {
-    return half_ulp_at_most(pr.formats.state, mag) +
-           declared_rounding_error(c, Point::stored_state, pr.formats, pr.formats.state, mag);
+    return store_rounding_error(c, Point::stored_state, pr.formats, pr.formats.state, mag);
   };
   const bool y_wanted = focus == nullptr || focus->which == BoundOf::y;
   const int threads = focus != nullptr ? 1 : std::max(1, in.threads);

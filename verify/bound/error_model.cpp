@@ -1,5 +1,6 @@
 #include "verify/bound/error_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -30,16 +31,37 @@ double underflow_floor(Format accumulation, bool flush_to_zero) {
   return flush_to_zero ? std::ldexp(1.0, fi.emin) : 0.5 * fi.min_subnormal;
 }
 
+double flushed_operand_floor(const Contract& c) {
+  return c.flush_to_zero ? std::ldexp(1.0, format_info(c.accumulation).emin) : 0.0;
+}
+
 double half_ulp_at_most(Format f, double magnitude) { return 0.5 * ulp_of(f, magnitude); }
+
+double rounding_error_at_most(Format f, RoundingMode mode, double magnitude, double magnitude_lo) {
+  if (mode == RoundingMode::nearest) return half_ulp_at_most(f, magnitude);
+  const double min_normal = std::ldexp(1.0, format_info(f).emin);
+  const double flushed = magnitude_lo < min_normal ? std::min(magnitude, min_normal) : 0.0;
+  return std::max(ulp_of(f, magnitude), flushed);
+}
 
 double declared_rounding_error(const Contract& c, Point point, const Formats& f, Format storage, double magnitude) {
   for (const Rounding& r : c.roundings) {
     if (r.point != point) continue;
     const Format declared = resolve(r.format, f.input, f.state, f.output);
     if (declared == storage || format_info(declared).precision >= format_info(c.accumulation).precision) return 0;
-    return half_ulp_at_most(declared, magnitude);
+    return rounding_error_at_most(declared, r.mode, magnitude);
   }
   return 0;
+}
+
+double store_rounding_error(const Contract& c, Point point, const Formats& f, Format storage, double magnitude,
+                            double magnitude_lo) {
+  RoundingMode mode = RoundingMode::nearest;
+  for (const Rounding& r : c.roundings) {
+    if (r.point == point && resolve(r.format, f.input, f.state, f.output) == storage) mode = r.mode;
+  }
+  return rounding_error_at_most(storage, mode, magnitude, magnitude_lo) +
+         declared_rounding_error(c, point, f, storage, magnitude);
 }
 
 double transcendental_error(const TranscendentalBudget& b, double arg, double value_magnitude, double arg_error) {

@@ -31,6 +31,12 @@ int64_t product_sum_roundings(const Reduction& r, int64_t length);
 // smallest normal (2^-126 in fp32) when subnormals are flushed to zero.
 double underflow_floor(Format accumulation, bool flush_to_zero);
 
+// Largest error of reading one operand of an accumulation-format operation: 0 with gradual
+// underflow; 2^-126 in fp32 when the contract flushes subnormals (CUDA's -use_fast_math, i.e.
+// -ftz=true, flushes subnormal inputs of every fp32 operation as well as its results: an
+// operand below 2^-126 may be read as ±0). The bounds multiply it by the operand's partners.
+double flushed_operand_floor(const Contract& c);
+
 // Relative margin of the bounds' double recurrence of the state (sequential_bound.cpp):
 // Ŝ_t = fl(fl(â·Ŝ_{t-1}) + fl(fl(δ̂·B)·x)) run on the reference's nearest doubles â, δ̂
 // (each within 2^-52 relative of the exact value: half a double ULP plus the certified
@@ -55,11 +61,27 @@ inline double exact_abs_upper(double nearest, double certified_error) {
 // non-decreasing in |v|): the error of rounding such a value to nearest in `f`.
 double half_ulp_at_most(Format f, double magnitude);
 
+// Largest error of one rounding of a value of magnitude at most `magnitude` to `f` in `mode`:
+// half an ULP to nearest, a whole ULP stochastically (the result is one of the value's two
+// neighbours, whose spacing is the ULP at the value, at most the ULP at `magnitude`) — or the
+// value itself below the format's smallest normal, which a stochastic rounding may flush to
+// zero (FlashInfer's software fallback cvt_rs_f16_sw writes 0 for every |v| < 2^-14 in fp16):
+// max(ulp, min(magnitude, 2^emin)), the flush counted only when `magnitude_lo` (a lower bound
+// of |value|, 0 when none is known) lies below 2^emin.
+double rounding_error_at_most(Format f, RoundingMode mode, double magnitude, double magnitude_lo = 0);
+
+// [2.6], [2.8], [3.9] The store of a value of magnitude at most `magnitude` to `storage` (the
+// problem's state or output format) at `point` (Point::stored_state or Point::output): its own
+// rounding — stochastic when the contract declares the point stochastic in the storage format
+// itself — plus declared_rounding_error. The one place the bounds round a stored value.
+double store_rounding_error(const Contract& c, Point point, const Formats& f, Format storage, double magnitude,
+                            double magnitude_lo = 0);
+
 // [2.6], [2.8], [3.9] The contract's rounding at `point` (Point::stored_state or
 // Point::output) when it declares one to a format other than `storage` (the problem's state
 // or output format) and coarser than the accumulation: the value is rounded there first and
-// then stored, so half an ULP of that format adds to the storage's rounding. 0 when the
-// contract declares none, or one to the storage format itself.
+// then stored, so half an ULP of that format (a whole one when declared stochastic) adds to the
+// storage's rounding. 0 when the contract declares none, or one to the storage format itself.
 double declared_rounding_error(const Contract& c, Point point, const Formats& f, Format storage, double magnitude);
 
 // |computed − exact| allowed by a transcendental's budget at argument `arg` for an exact

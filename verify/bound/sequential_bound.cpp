@@ -25,12 +25,13 @@ struct StepErrors {
 template <class V>
 StepErrors<V> step_errors(const Problem& pr, const TranscendentalBudget* b_softplus, bool shortcut,
                           const TranscendentalBudget& b_exp,
-                          int64_t t, int64_t h, double delta, double decay, double u, double eta, const Tagger<V>& tag) {
+                          int64_t t, int64_t h, double delta, double decay, double u, double eta, double eta_op,
+                          const Tagger<V>& tag) {
   StepErrors<V> e;
-  e.d_delta = delta_error(pr, b_softplus, shortcut, t, h, u, eta, tag);
+  e.d_delta = delta_error(pr, b_softplus, shortcut, t, h, u, eta, tag, eta_op);
   // [2.3] â = exp(ŵ), ŵ = fl(δ̂·A).
   const double A = pr.A[h];
-  e.d_decay = exp_error(b_exp, delta * A, decay, scaled_dt_error(A, delta, e.d_delta, u, eta, tag), tag);
+  e.d_decay = exp_error(b_exp, delta * A, decay, scaled_dt_error(A, delta, e.d_delta, u, eta, tag, eta_op), tag);
   return e;
 }
 
@@ -38,6 +39,7 @@ StepErrors<V> step_errors(const Problem& pr, const TranscendentalBudget* b_softp
 struct Setup {
   const SequentialInput* in = nullptr;
   double u = 0, eta = 0;  // the accumulation format's unit roundoff and underflow floor
+  double eta_op = 0;      // flushed_operand_floor: 2^-126 when subnormal operands may read as 0
   Format state_fmt{}, out_fmt{};
   bool state_declared = false;  // the contract rounds the stored state to another, coarser format
   double g_red = 0, g2 = 0;
@@ -68,6 +70,11 @@ Setup setup_of(const SequentialInput& in) {
   k.in = &in;
   k.u = format_info(c.accumulation).unit_roundoff;
   k.eta = underflow_floor(c.accumulation, c.flush_to_zero);
+  k.eta_op = flushed_operand_floor(c);
+  if (in.tokens_per_launch < 0) {
+    throw std::invalid_argument("sequential_bounds: tokens_per_launch must be >= 0, got " +
+                                std::to_string(in.tokens_per_launch));
+  }
   k.state_fmt = pr.formats.state;
   k.out_fmt = pr.formats.output;
   k.state_declared = declared_rounding_error(c, Point::stored_state, pr.formats, k.state_fmt, 1.0) > 0;
@@ -148,7 +155,8 @@ class PairStepper {
     const double u = k_.u, eta = k_.eta;
     const double delta = (*in.delta)[pr_.dt_index(t, h)];
     const double a = (*in.decay)[pr_.dt_index(t, h)];
-    const StepErrors<V> se = step_errors(pr_, k_.b_sp, c.softplus_shortcut, *k_.b_exp, t, h, delta, a, u, eta, tag_);
+    const StepErrors<V> se =
+        step_errors(pr_, k_.b_sp, c.softplus_shortcut, *k_.b_exp, t, h, delta, a, u, eta, k_.eta_op, tag_);
     const double dd = total(se.d_delta), da = total(se.d_decay);
     // |S| ≤ |St| + margin·Sabs: the double recurrence St and its absolute Sabs after
     // this token's step, at most t − cu + 1 steps from the start [2.4].
@@ -157,6 +165,9 @@ class PairStepper {
     // lets a kernel associate in any order: (δ·B)·x carries it times |x|, δ·(B·x)
     // times δ̂ ≤ δ + Δδ, (δ·x)·B times |B_n|.
     const double delta_hi = std::fabs(delta) + dd;
+    // [2.6] this token ends a launch: the K-th of it, or the sequence's last (a shorter launch).
+    const int64_t K = in.tokens_per_launch, pos = t - s.cu_seqlens[seq_];
+    const bool launch_end = K > 0 && ((pos + 1) % K == 0 || t + 1 == s.cu_seqlens[seq_ + 1]);
     for (int64_t n = 0; n < N; ++n) {
       Bt_[n] = pr_.B[pr_.bc_index(t, g, n)];
       abs_Ct_[n] = std::fabs(double(pr_.C[pr_.bc_index(t, g, n)]));
@@ -170,7 +181,7 @@ class PairStepper {
       const double x = pr_.x[pr_.x_index(t, h, p)];
       const double x_underflow = std::max(std::fabs(x), delta_hi);
       // Locals, not the members, so that the loop below vectorises.
-      const double g2_ = k_.g2, eta_ = eta, margin = dbl_margin;
+      const double g2_ = k_.g2, eta_ = eta, margin = dbl_margin, eta_op = k_.eta_op;
       const V d_decay = se.d_decay, d_delta = se.d_delta;
       double* __restrict st = &St_[p * N];
       double* __restrict sabs = &Sabs_[p * N];
@@ -189,54 +200,65 @@ class PairStepper {
         //                         when it is subnormal — then multiplied by the third
         //                         factor (any association); and of the two roundings
         //                         of the update and the second product.
+        //   flushed operands (eta_op = 2^-126 under flush_to_zero, else 0): Ŝ or the addend
+        //                         read as 0 (a_hi·eta_op, eta_op), â (|S|·eta_op), δ̂, B or
+        //                         x (eta_op times the product of the other two).
         const double aS_mag = a_hi * (prev_ub + total(err[n]));
         const double bx_mag = std::fabs(bx) + std::fabs(Bn * x) * dd;
         const double first_product_underflow = std::max(x_underflow, std::fabs(Bn)) * eta_;
+        const double flushed = eta_op * (a_hi + 1 + prev_ub + std::fabs(Bn * x) +
+                                         delta_hi * (std::fabs(x) + std::fabs(Bn)));
         err[n] = a_hi * err[n] + prev_ub * d_decay + std::fabs(Bn * x) * d_delta +
                  (g2_ * bx_mag + g2_ * (aS_mag + bx_mag)) * unit_arithmetic +
-                 (first_product_underflow + 3 * eta_) * unit_underflow;
+                 (first_product_underflow + 3 * eta_ + flushed) * unit_underflow;
         st[n] = a * st[n] + bx;
         sabs[n] = a * sabs[n] + std::fabs(bx);
         cur_ub[n] = std::fabs(st[n]) + margin * sabs[n];
       }
-      if (in.store_every_token && (k_.state_fmt != c.accumulation || k_.state_declared)) {
-        // [2.6] store, felt by the next step
+      if (launch_end && (k_.state_fmt != c.accumulation || k_.state_declared)) {
+        // [2.6] store at the launch's end, felt by the next launch's steps
         for (int64_t n = 0; n < N; ++n) {
           const double mag = cur_ub[n] + total(err[n]);
+          // |Ŝ| ≥ |S̃| − margin·Sabs − E: a lower bound, for a rounding that may flush tiny values
+          const double lo = std::fabs(st[n]) - margin * sabs[n] - total(err[n]);
           err[n] += tag_.at(BoundSource::stored_state,
-                            half_ulp_at_most(k_.state_fmt, mag) +
-                                declared_rounding_error(c, Point::stored_state, pr_.formats, k_.state_fmt, mag));
+                            store_rounding_error(c, Point::stored_state, pr_.formats, k_.state_fmt, mag, lo));
         }
       }
       if (y == nullptr) continue;  // y does not feed the state
-      double sum_CS = 0;
+      double sum_CS = 0, sum_C = 0, abs_S = 0;
       V sum_CE{};
       for (int64_t n = 0; n < N; ++n) {
+        const double s_mag = cur_ub[n] + total(err[n]);
         sum_CE += abs_Ct_[n] * err[n];
-        sum_CS += abs_Ct_[n] * (cur_ub[n] + total(err[n]));
+        sum_CS += abs_Ct_[n] * s_mag;
+        sum_C += abs_Ct_[n];
+        abs_S += s_mag;
       }
-      // [2.5] y before the gate. With store_every_token the output is still computed from
-      // the unrounded state of this token in SSU, but an external kernel may read back
-      // the stored one; E already includes the store rounding in that case.
+      // [2.5] y before the gate. At a launch's end the output is still computed from the
+      // unrounded state of this token in SSU, but an external kernel may read back the
+      // stored one; E already includes the store rounding in that case.
       const double Dx = double(pr_.d_value(h, p)) * x;
+      // Flushed operands: C_n or Ŝ_n read as 0 (eta_op·(|Ŝ_n| + |C_n|)), each of the N + 2
+      // accumulator operands, D or x (eta_op·(|x| + |D|)).
+      const double y_flushed =
+          k_.eta_op * (abs_S + sum_C + double(N + 2) + std::fabs(x) + std::fabs(double(pr_.d_value(h, p))));
       V y_pre_err = sum_CE + tag_.at(BoundSource::sum_y, k_.g_red * (sum_CS + std::fabs(Dx))) +
                     tag_.at(BoundSource::arithmetic, u * std::fabs(Dx)) +
-                    tag_.at(BoundSource::underflow, (N + 2) * eta);
+                    tag_.at(BoundSource::underflow, (N + 2) * eta + y_flushed);
       // |y| from the reference: before the gate (its nearest double: it enters only
       // first-order terms) and an upper bound of the output [2.8].
       if (k_.sig != nullptr) {
         // [2.7] gate y·z·σ(z)
         y_pre_err = gate_error(y_pre_err, std::fabs(y->ungated[p]), double(pr_.z[pr_.x_index(t, h, p)]), *k_.sig,
-                               k_.g2, eta, tag_);
+                               k_.g2, eta, tag_, k_.eta_op);
       }
       const double y_abs = exact_abs_upper(y->exact[p], y->certified_error[p]);
       // [2.8] rounding to the output format: half an ULP at |ŷ| ≤ |y| + error. With an
       // fp32 output this is the final fp32 rounding of the gate or of the sum.
       const V beta =
-          y_pre_err + tag_.at(BoundSource::output,
-                              half_ulp_at_most(k_.out_fmt, y_abs + total(y_pre_err)) +
-                                  declared_rounding_error(c, Point::output, pr_.formats, k_.out_fmt,
-                                                          y_abs + total(y_pre_err)));
+          y_pre_err + tag_.at(BoundSource::output, store_rounding_error(c, Point::output, pr_.formats, k_.out_fmt,
+                                                                        y_abs + total(y_pre_err)));
       y_bound[p] = kSafetyFactor * beta;
     }
   }
@@ -255,14 +277,15 @@ class PairStepper {
     for (int64_t i = 0; i < s.P * N; ++i) {
       if (dim_ >= 0 && i / N != dim_) continue;
       const double state_ub = std::fabs(St_[i]) + margin * Sabs_[i];
+      const double state_lo = std::fabs(St_[i]) - margin * Sabs_[i] - total(E_[i]);
       state[i] = kSafetyFactor * E_[i];
       stored_state[i] =
-          kSafetyFactor * (((k_.state_fmt == c.accumulation && !k_.state_declared) || in.store_every_token)
+          kSafetyFactor * (((k_.state_fmt == c.accumulation && !k_.state_declared) || in.tokens_per_launch > 0)
                                ? E_[i]
                                : E_[i] + tag_.at(BoundSource::stored_state,
-                                                 half_ulp_at_most(k_.state_fmt, state_ub + total(E_[i])) +
-                                                     declared_rounding_error(c, Point::stored_state, pr_.formats,
-                                                                             k_.state_fmt, state_ub + total(E_[i]))));
+                                                 store_rounding_error(c, Point::stored_state, pr_.formats,
+                                                                      k_.state_fmt, state_ub + total(E_[i]),
+                                                                      state_lo)));
     }
   }
 

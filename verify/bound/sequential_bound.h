@@ -28,9 +28,12 @@ struct SequentialInput {
   // (empty: zero; a hand-off passes the bound of the state it was handed).
   std::vector<double> initial_state;
   std::vector<double> initial_error;
-  // true: the state is stored in the state format after every token (one launch per
-  // token); false: kept in the accumulation format across a sequence, stored at its end.
-  bool store_every_token = false;
+  // The state's storage cadence [2.6]: a launch processes this many tokens of a sequence,
+  // the state carried in the accumulation format within it and stored in the state format at
+  // its end (after tokens k·K − 1 of the sequence, and after its last token: a shorter last
+  // launch). 1: one launch per token (stored after every token); 0: the whole sequence in one
+  // launch (stored once, at its end). FlashInfer's multi-token (MTP) kernel: K = ntokens_mtp.
+  int64_t tokens_per_launch = 0;
   // Optional multipliers of the bound's sources (verify/bound/source.h; null: all 1, the
   // rigorous bound).
   const SourceWeights* weights = nullptr;

@@ -1,6 +1,7 @@
 #include "verify/cli/check_command.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "reference/reference.h"
@@ -8,6 +9,7 @@
 #include "verify/cli/dump_options.h"
 #include "verify/cli/verdict_table.h"
 #include "verify/judge/external_check.h"
+#include "verify/judge/stochastic_bias.h"
 
 namespace ssmv::cli {
 
@@ -16,6 +18,7 @@ void check_usage() {
       "usage: ssmv check [FILE] [--problem FILE] [--outputs FILE] [--kernel ssu|chunk_scan|handoff]\n"
       "                  [--contract NAME|FILE.json] [--decode-contract NAME|FILE.json]\n"
       "                  [--chunk-size L] [--chunk-layout sequence|global] [--prefill-tokens K]\n"
+      "                  [--tokens-per-launch K] [--false-alarm P]\n"
       "                  [--input-format F] [--state-format F] [--output-format F]\n"
       "                  [--dt-softplus | --no-dt-softplus] [--dt-limit LO,HI] [--round-dt-limit]\n"
       "                  [--threads N] [--json FILE] [--markdown FILE]\n"
@@ -28,11 +31,11 @@ void check_usage() {
       "  FILE, --problem FILE  x, dt, A, B, C and optional D, z, dt_bias, initial_states,\n"
       "                     cu_seqlens, prefill_tokens\n"
       "  --outputs FILE     y and optional final_states (default: the problem file)\n"
-      "  --kernel           ssu: a decode kernel launched once per token, the state stored in the\n"
-      "                     state format between tokens; chunk_scan: a chunked prefill with\n"
-      "                     --chunk-size; handoff: the first K tokens of every sequence through\n"
-      "                     the chunked kernel, the rest decoded token by token from the state it\n"
-      "                     stored in the state format\n"
+      "  --kernel           ssu: a decode kernel launched once per token (or --tokens-per-launch),\n"
+      "                     the state stored in the state format between launches; chunk_scan:\n"
+      "                     a chunked prefill with --chunk-size; handoff: the first K tokens of\n"
+      "                     every sequence through the chunked kernel, the rest decoded token by\n"
+      "                     token from the state it stored in the state format\n"
       "  --contract         the (chunked part's) contract: a preset (ssmv contract list) or a\n"
       "                     contract JSON file (docs/contracts.md); default ssu for ssu,\n"
       "                     chunk_scan.production otherwise\n"
@@ -43,6 +46,13 @@ void check_usage() {
       "                     default: the contract's\n"
       "  --prefill-tokens K handoff: K tokens of every sequence through the chunked kernel (or a\n"
       "                     tensor prefill_tokens [S] in the problem file, per sequence)\n"
+      "  --tokens-per-launch K  ssu: the kernel ran K tokens of every sequence per launch, the\n"
+      "                     state carried in fp32 within a launch and stored in the state format\n"
+      "                     at its end (FlashInfer's multi-token kernel; default 1; metadata\n"
+      "                     ssmv.tokens_per_launch); every sequence's length a multiple of K\n"
+      "  --false-alarm P    a contract that rounds a stored tensor stochastically: that tensor's\n"
+      "                     mean signed error is tested for bias, flagged with probability at most\n"
+      "                     P when the rounding is unbiased (default 1e-6; a bias exits 1)\n"
       "  --input-format F   x, dt, B, C, z (default bf16; bf16 may be stored as int16 bit patterns)\n"
       "  --state-format F   initial_states, final_states (default fp32)\n"
       "  --output-format F  y (default bf16)\n"
@@ -63,6 +73,14 @@ int check_command(const std::vector<std::string>& args) {
   line.text("--outputs", outputs_path);
   line.report_files(json_path, markdown_path);
   line.integer("--threads", 0, 1024, [](int64_t n) { ref::set_default_threads(int(n)); });
+  double false_alarm = 1e-6;
+  line.text("--false-alarm", [&false_alarm](const std::string& v) {
+    char* end = nullptr;
+    false_alarm = std::strtod(v.c_str(), &end);
+    if (end == v.c_str() || *end != '\0' || !(false_alarm > 0 && false_alarm < 1)) {
+      throw UsageError("option '--false-alarm' = '" + v + "': expected a probability in (0, 1)");
+    }
+  });
   if (!line.parse(args, check_usage, 1)) return 0;
   // FILE is the problem file; one beside --problem is not an option.
   if (!line.positionals().empty()) {
@@ -74,15 +92,26 @@ int check_command(const std::vector<std::string>& args) {
   check_writable("--markdown", markdown_path);
 
   const ResolvedDump dump = resolve_dump(problem_path, outputs_path, declared);
+  const Contract& contract = dump.kernel.family == "handoff" ? dump.kernel.decode_contract : dump.kernel.contract;
+  const bool stochastic = verify::stores_stochastically(contract, "y", dump.problem.formats) ||
+                          verify::stores_stochastically(contract, "final_state", dump.problem.formats);
+  // The table prints no per-element vectors; the bias test of a stochastic rounding reads them.
   const verify::KernelCheck kc =
       verify::check_external(dump.problem, dump.kernel, dump.outputs.y, dump.outputs.final_states,
-                             verify::ElementDetail::summary);  // the table prints no per-element vectors
+                             stochastic ? verify::ElementDetail::elements : verify::ElementDetail::summary);
   VerdictTable table("ssmv check");
   table.add(verify::report_entry(problem_path, kc, dump.problem));
   table.print(stdout);
   table.write_files(json_path, markdown_path);
+  bool biased = false;
+  for (const verify::TensorBias& b : verify::stochastic_biases(dump.problem, dump.kernel, kc, dump.outputs.y,
+                                                               dump.outputs.final_states, false_alarm)) {
+    std::printf("\nstochastic rounding of %s: %s\n", b.tensor.c_str(), b.bias.text().c_str());
+    biased = biased || b.bias.biased;
+  }
   std::printf("\n%s\n", table.ok() ? "no VIOLATION, no INVALID" : "FOUND VIOLATION or INVALID");
-  return table.ok() ? 0 : 1;
+  if (biased) std::printf("FOUND a biased stochastic rounding\n");
+  return table.ok() && !biased ? 0 : 1;
 }
 
 }  // namespace ssmv::cli

@@ -145,7 +145,8 @@ void compare_usage() {
   std::printf(
       "usage: ssmv compare [--problem FILE] --a FILE --b FILE\n"
       "                    [--a-kernel K] [--a-contract C] [--a-decode-contract C] [--a-chunk-size L]\n"
-      "                    [--a-chunk-layout sequence|global] [--a-prefill-tokens K]  (and --b-...)\n"
+      "                    [--a-chunk-layout sequence|global] [--a-prefill-tokens K]\n"
+      "                    [--a-tokens-per-launch K]  (and --b-...)\n"
       "                    [--input-format F] [--state-format F] [--output-format F]\n"
       "                    [--dt-softplus | --no-dt-softplus] [--dt-limit LO,HI] [--round-dt-limit]\n"
       "                    [--threads N] [--json FILE] [--markdown FILE]\n"

@@ -84,6 +84,7 @@ void add_kernel_options(CommandLine& line, const std::string& prefix, DumpOption
     o.chunk_layout = v;
   });
   line.integer("--" + prefix + "prefill-tokens", 0, kMaxTokens, [&o](int64_t v) { o.prefill_tokens = v; });
+  line.integer("--" + prefix + "tokens-per-launch", 1, kMaxTokens, [&o](int64_t v) { o.tokens_per_launch = v; });
 }
 
 LoadedFile load_dump_file(const std::string& path) {
@@ -107,6 +108,7 @@ DumpOptions merge_declared(const DumpOptions& declared, const std::string& what,
   merge_field(o.chunk_size, f.chunk_size, "chunk_size", what, file.path);
   merge_field(o.chunk_layout, f.chunk_layout, "chunk_layout", what, file.path);
   merge_field(o.prefill_tokens, f.prefill_tokens, "prefill_tokens", what, file.path);
+  merge_field(o.tokens_per_launch, f.tokens_per_launch, "tokens_per_launch", what, file.path);
   merge_field(o.contract, f.contract, "contract", what, file.path);
   merge_field(o.decode_contract, f.decode_contract, "decode_contract", what, file.path);
   if (!o.source) o.source = f.source;  // free text: not an option, never a contradiction
@@ -175,6 +177,7 @@ verify::ExternalKernel kernel_of(const DumpOptions& o, const LoadedFile& problem
     throw UsageError("kernel 'handoff' needs the prefix: --" + prefix + "prefill-tokens K, metadata " +
                      "'ssmv.prefill_tokens', or a tensor prefill_tokens [S] in " + problem_file.path);
   }
+  k.tokens_per_launch = o.tokens_per_launch.value_or(1);
   verify::validate_external(problem, k);
   return k;
 }

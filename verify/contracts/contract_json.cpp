@@ -10,6 +10,7 @@
 #include "fast/chunk_scan/contract.h"
 #include "fast/ssu/contract.h"
 #include "verify/tensor_file/tensor_file.h"
+#include "verify/contracts/flashinfer_presets.h"
 #include "verify/contracts/triton_presets.h"
 
 namespace ssmv::verify {
@@ -61,10 +62,24 @@ Format parse_accumulation(const Field& f) {
   f.fail("unknown format '" + text + "' (expected fp32, bf16, fp16)");
 }
 
+// {point, format} with an optional "mode": "nearest" (the default) or "stochastic", which only
+// a stored value (stored_state, output) in a format coarser than fp32 can have.
 Rounding parse_rounding(const Field& f) {
-  const ObjectFields o(f, {"point", "format"});
-  return {parse_enum(o.get("point"), kPoints, point_name, "point"),
-          parse_enum(o.get("format"), kFormatRefs, format_ref_name, "format")};
+  const bool has_mode = f.value().is_object() && f.value().contains("mode");
+  const ObjectFields o = has_mode ? ObjectFields(f, {"point", "format", "mode"}) : ObjectFields(f, {"point", "format"});
+  Rounding r{parse_enum(o.get("point"), kPoints, point_name, "point"),
+             parse_enum(o.get("format"), kFormatRefs, format_ref_name, "format")};
+  if (has_mode) {
+    constexpr RoundingMode kModes[] = {RoundingMode::nearest, RoundingMode::stochastic};
+    r.mode = parse_enum(o.get("mode"), kModes, rounding_mode_name, "mode");
+    if (r.mode == RoundingMode::stochastic && !stochastic_rounding_allowed(r.point, r.format)) {
+      o.get("mode").fail("'stochastic' at point '" + std::string(point_name(r.point)) + "' in format '" +
+                         std::string(format_ref_name(r.format)) +
+                         "': only a stored value (stored_state, output) in a format coarser than fp32 is "
+                         "rounded stochastically");
+    }
+  }
+  return r;
 }
 
 TranscendentalBudget parse_budget(const Field& f) {
@@ -125,8 +140,10 @@ json::Value contract_to_json(const Contract& c) {
   v.emplace("input_formats", std::move(inputs));
   Value roundings = Value::array();
   for (const Rounding& r : c.roundings) {
-    roundings.push_back(Value::object({{"point", Value(std::string(point_name(r.point)))},
-                                             {"format", Value(std::string(format_ref_name(r.format)))}}));
+    Value entry = Value::object({{"point", Value(std::string(point_name(r.point)))},
+                                 {"format", Value(std::string(format_ref_name(r.format)))}});
+    if (r.mode != RoundingMode::nearest) entry.emplace("mode", Value(std::string(rounding_mode_name(r.mode))));
+    roundings.push_back(std::move(entry));
   }
   v.emplace("roundings", std::move(roundings));
   Value budgets = Value::array();
@@ -247,6 +264,7 @@ const std::vector<std::string>& contract_preset_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n{"ssu", "chunk_scan.production", "chunk_scan.fp32"};
     for (std::string_view t : triton_preset_names()) n.emplace_back(t);
+    for (std::string_view f : flashinfer_preset_names()) n.emplace_back(f);
     return n;
   }();
   return names;
@@ -255,6 +273,7 @@ const std::vector<std::string>& contract_preset_names() {
 Contract contract_preset(std::string_view name, int64_t chunk_size) {
   if (name == "ssu") return ssu::contract();
   if (is_triton_preset(name)) return triton_preset(name, chunk_size);
+  if (is_flashinfer_preset(name)) return flashinfer_preset(name);
   chunk_scan::ContractKind kind;
   if (name.starts_with("chunk_scan.") &&
       chunk_scan::parse_contract_kind(name.substr(std::string_view("chunk_scan.").size()), kind)) {

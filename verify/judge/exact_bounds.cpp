@@ -15,7 +15,7 @@ bound::ChunkedInput chunked_input_for(const Problem& p, const Contract& contract
 }
 
 bound::SequentialInput sequential_input_for(const Problem& p, const Contract& contract, const ref::ExactResult& exact,
-                                            bool store_every_token) {
+                                            int64_t tokens_per_launch) {
   bound::SequentialInput in;
   in.problem = &p;
   in.contract = &contract;
@@ -24,7 +24,7 @@ bound::SequentialInput sequential_input_for(const Problem& p, const Contract& co
   in.y_exact = &exact.y.nearest;
   in.y_certified_error = &exact.y.certified_error;
   in.y_ungated = &exact.y_ungated;
-  in.store_every_token = store_every_token;
+  in.tokens_per_launch = tokens_per_launch;
   in.threads = ref::default_threads();
   return in;
 }

@@ -16,9 +16,10 @@ bound::ChunkedInput chunked_input_for(const Problem& p, const Contract& contract
 bound::ChunkedBounds chunked_bounds_for(const Problem& p, const Contract& contract,
                                         const ref::ExactResult& exact);
 
-// The sequential-family bound's input likewise (initial state: p's; store_every_token as
-// given). Both run on ref::default_threads() threads.
+// The sequential-family bound's input likewise (initial state: p's; tokens_per_launch as
+// given: 1 one launch per token, 0 the whole sequence in one). Both run on
+// ref::default_threads() threads.
 bound::SequentialInput sequential_input_for(const Problem& p, const Contract& contract, const ref::ExactResult& exact,
-                                            bool store_every_token);
+                                            int64_t tokens_per_launch);
 
 }  // namespace ssmv::verify

@@ -177,14 +177,16 @@ class JudgingSink : public ref::Sink {
 // those of bounding and judging compute()'s whole result (check_outputs_test).
 KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                                      const std::vector<float>& y, const std::vector<float>& final_states,
-                                     ElementDetail detail) {
+                                     ElementDetail detail, int64_t tokens_per_launch,
+                                     const bound::SourceWeights* weights) {
   const ref::ExactScalars scalars = ref::compute_scalars(p);
   bound::SequentialInput in;  // no y vectors: each token's y comes with the stream
   in.problem = &p;
   in.contract = &contract;
   in.delta = &scalars.delta;
   in.decay = &scalars.decay;
-  in.store_every_token = true;
+  in.tokens_per_launch = tokens_per_launch;
+  in.weights = weights;
   const bound::SequentialPairBound budgets_checked(in);  // throws before the reference runs, as the batch bound would
   StreamJudges judges(p, !final_states.empty(), detail);
   JudgingSink sink(p, in, y, judges, final_states);
@@ -253,10 +255,14 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
 }  // namespace
 
 KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
-                          const std::vector<float>& y, const std::vector<float>& final_states, ElementDetail detail) {
+                          const std::vector<float>& y, const std::vector<float>& final_states, ElementDetail detail,
+                          int64_t tokens_per_launch, const bound::SourceWeights* weights) {
   validate(p);
   check_output_sizes(p, y, final_states);
-  if (contract.family == Family::sequential) return check_sequential_outputs(p, contract, kernel, y, final_states, detail);
+  if (contract.family == Family::sequential) {
+    return check_sequential_outputs(p, contract, kernel, y, final_states, detail, tokens_per_launch, weights);
+  }
+  if (weights != nullptr) throw std::invalid_argument("check_outputs: source weights apply to the sequential family");
   return check_chunked_outputs(p, contract, kernel, y, final_states, detail);
 }
 
@@ -273,7 +279,28 @@ KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& 
   return kc;
 }
 
+// A decode dump's launches: every sequence's length a multiple of tokens_per_launch (each
+// launch held K tokens); another family runs no launches of several tokens.
+void validate_tokens_per_launch(const Problem& p, const ExternalKernel& k) {
+  const int64_t K = k.tokens_per_launch;
+  if (K < 1) throw ProblemError("tokens_per_launch = " + std::to_string(K) + ": must be >= 1");
+  if (K == 1) return;
+  if (k.family != "ssu") {
+    throw ProblemError("tokens_per_launch = " + std::to_string(K) + " given for kernel '" + k.family +
+                       "': only a decode kernel (ssu) is launched on several tokens at once");
+  }
+  const Shape& s = p.shape;
+  for (int64_t q = 0; q < s.num_sequences(); ++q) {
+    if (s.seq_len(q) % K != 0) {
+      throw ProblemError("tokens_per_launch = " + std::to_string(K) + ": sequence " + std::to_string(q) + " has " +
+                         std::to_string(s.seq_len(q)) + " tokens, not a multiple of " + std::to_string(K) +
+                         " (each launch of a dump holds tokens_per_launch tokens of every sequence)");
+    }
+  }
+}
+
 void validate_external(const Problem& p, const ExternalKernel& k) {
+  validate_tokens_per_launch(p, k);
   if (k.family == "ssu") {
     expect_family(k.contract, Family::sequential, "contract", k.family);
   } else if (k.family == "chunk_scan") {
@@ -296,13 +323,15 @@ void validate_external(const Problem& p, const ExternalKernel& k) {
 }
 
 KernelCheck check_external(const Problem& p, const ExternalKernel& k, const std::vector<float>& y,
-                           const std::vector<float>& final_states, ElementDetail detail) {
+                           const std::vector<float>& final_states, ElementDetail detail,
+                           const bound::SourceWeights* weights) {
   validate_external(p, k);
   const std::string name = k.name.empty() ? k.family : k.name;
   if (k.family == "handoff") {
+    if (weights != nullptr) throw std::invalid_argument("check_external: source weights apply to one kernel, not a hand-off");
     return check_handoff_outputs(p, k.prefill_tokens, k.contract, k.decode_contract, name, y, final_states);
   }
-  return check_outputs(p, k.contract, name, y, final_states, detail);
+  return check_outputs(p, k.contract, name, y, final_states, detail, k.tokens_per_launch, weights);
 }
 
 }  // namespace ssmv::verify

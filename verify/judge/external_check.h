@@ -9,6 +9,7 @@
 
 #include "spec/contract.h"
 #include "spec/problem.h"
+#include "verify/bound/source.h"
 #include "verify/judge/check_result.h"
 #include "verify/judge/tensor_judge.h"
 
@@ -16,14 +17,17 @@ namespace ssmv::verify {
 
 // An external kernel's outputs (values of the problem's output and state formats; NaN and
 // Inf allowed, judged INVALID), judged under `contract`: the sequential family as a decode
-// kernel launched once per token (the state stored in the state format after every token),
+// kernel launched on `tokens_per_launch` tokens of every sequence at a time (the state
+// carried in fp32 within a launch and stored in the state format at its end; 1: after every
+// token),
 // the chunked family with the contract's chunk size. `final_states` may be empty. The
 // sequential family is judged as the reference streams its outputs, without keeping an
 // exact value per element; `detail` says whether the reports keep their per-element vectors
 // (side-by-side comparisons need them; a summary does not).
 KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                           const std::vector<float>& y, const std::vector<float>& final_states,
-                          ElementDetail detail = ElementDetail::elements);
+                          ElementDetail detail = ElementDetail::elements, int64_t tokens_per_launch = 1,
+                          const bound::SourceWeights* weights = nullptr);
 
 // An external prefill/decode hand-off's outputs: the first prefill[s] tokens of sequence s
 // through a chunked kernel under `chunked`, the rest through a decode kernel launched once
@@ -45,16 +49,25 @@ struct ExternalKernel {
   Contract contract;
   Contract decode_contract;             // handoff only
   std::vector<int64_t> prefill_tokens;  // handoff only: [S]
+  // ssu only: tokens of every sequence per launch (the state stored at each launch's end,
+  // docs/bounds.md [2.6]); every sequence's length must be a multiple of it. 1: one token a
+  // launch (the decode kernels of mamba_ssm and vLLM, FlashInfer's single-token path).
+  int64_t tokens_per_launch = 1;
 };
 
 // Throws ProblemError naming the field and value: an unknown family, a contract of the
 // wrong family for its part, prefill tokens missing / outside a sequence / given to a
-// family other than handoff, outputs whose sizes disagree with the problem.
+// family other than handoff, outputs whose sizes disagree with the problem, tokens_per_launch
+// below 1, above 1 for a family other than ssu, or not dividing a sequence's length.
 void validate_external(const Problem& p, const ExternalKernel& k);
 
 // y [T, H, P] (output format) and final_states [S, H, P, N] (state format, may be empty);
 // NaN and Inf are judged INVALID.
+// `weights` (sequential family only; null: the rigorous bound) scales the bound's sources
+// (verify/bound/source.h): a what-if whose verdicts are no longer rigorous, e.g. the bound
+// without its stochastic stores for the bias test (stochastic_bias.h).
 KernelCheck check_external(const Problem& p, const ExternalKernel& k, const std::vector<float>& y,
-                           const std::vector<float>& final_states, ElementDetail detail = ElementDetail::elements);
+                           const std::vector<float>& final_states, ElementDetail detail = ElementDetail::elements,
+                           const bound::SourceWeights* weights = nullptr);
 
 }  // namespace ssmv::verify

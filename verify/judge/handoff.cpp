@@ -99,7 +99,7 @@ class HandoffParts {
     dec_y_error_ = slice_values(p, exact.y.certified_error, H * P, prefill, len);
     dec_in_.problem = &dec_;
     dec_in_.contract = &decode;
-    dec_in_.store_every_token = stores_every_token;
+    dec_in_.tokens_per_launch = stores_every_token ? 1 : 0;
     dec_in_.delta = &dec_delta_;
     dec_in_.decay = &dec_decay_;
     dec_in_.y_exact = &dec_y_;

@@ -64,7 +64,7 @@ KernelCheck judge_ssu(const DecodeProblem& d, const ref::ExactDecodeResult& exac
   const Contract contract = ssu::contract();
   Problem view = d.problem;
   view.initial_state = request_states(d);
-  const bound::SequentialInput in = sequential_input_for(view, contract, exact.result, /*store_every_token=*/false);
+  const bound::SequentialInput in = sequential_input_for(view, contract, exact.result, /*tokens_per_launch=*/0);
   const bound::SequentialBounds b = bound::sequential_bounds(in);
 
   const Shape& s = d.problem.shape;

@@ -14,7 +14,7 @@ namespace {
 const std::string kPrefix = "ssmv.";
 const std::set<std::string> kKeys = {"kernel",      "input_format", "state_format",   "output_format",
                                      "dt_softplus", "dt_limit",     "chunk_size",     "chunk_layout",
-                                     "prefill_tokens", "contract",  "decode_contract", "source"};
+                                     "prefill_tokens", "tokens_per_launch", "contract",  "decode_contract", "source"};
 
 [[noreturn]] void bad(const std::string& file, const std::string& key, const std::string& value,
                       const std::string& expected) {
@@ -121,6 +121,8 @@ DumpOptions dump_options_from_metadata(const std::map<std::string, std::string>&
       o.chunk_layout = v;
     } else if (key == "prefill_tokens") {
       o.prefill_tokens = parse_count(file, key, v, 0);
+    } else if (key == "tokens_per_launch") {
+      o.tokens_per_launch = parse_count(file, key, v, 1);
     } else if (key == "contract" || key == "decode_contract") {
       if (v.empty()) bad(file, key, v, "expected a preset name or a contract file");
       (key == "contract" ? o.contract : o.decode_contract) = v;
@@ -148,6 +150,7 @@ std::map<std::string, std::string> metadata_from_dump_options(const DumpOptions&
   if (o.chunk_size) m[kPrefix + "chunk_size"] = std::to_string(*o.chunk_size);
   put("chunk_layout", o.chunk_layout);
   if (o.prefill_tokens) m[kPrefix + "prefill_tokens"] = std::to_string(*o.prefill_tokens);
+  if (o.tokens_per_launch) m[kPrefix + "tokens_per_launch"] = std::to_string(*o.tokens_per_launch);
   put("contract", o.contract);
   put("decode_contract", o.decode_contract);
   put("source", o.source);

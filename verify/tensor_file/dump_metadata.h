@@ -14,6 +14,7 @@
 //   ssmv.chunk_size      decimal integer >= 1
 //   ssmv.chunk_layout    sequence | global
 //   ssmv.prefill_tokens  decimal integer >= 0 (every sequence; or the tensor prefill_tokens [S])
+//   ssmv.tokens_per_launch  decimal integer >= 1 (ssu: tokens of every sequence per launch)
 //   ssmv.contract, ssmv.decode_contract   a preset name or a contract file path
 //   ssmv.source          free text: which kernel, versions, machine, date
 #pragma once
@@ -36,6 +37,7 @@ struct DumpOptions {
   std::optional<int64_t> chunk_size;
   std::optional<std::string> chunk_layout;
   std::optional<int64_t> prefill_tokens;
+  std::optional<int64_t> tokens_per_launch;
   std::optional<std::string> contract, decode_contract;
   std::optional<std::string> source;
 };

@@ -135,7 +135,7 @@ double share_of(const bound::Attribution& a, bound::BoundSource s) {
 double half_ulp_at_most_bf16(double v) { return bound::half_ulp_at_most(Format::bf16, v); }
 
 bound::SequentialInput sequential_input(const Problem& p, const Contract& c, const ref::ExactResult& exact) {
-  return sequential_input_for(p, c, exact, /*store_every_token=*/false);
+  return sequential_input_for(p, c, exact, /*tokens_per_launch=*/0);
 }
 
 // A bf16 state stored once after fp32 updates: half a bf16 ULP (2^-9 relative) against a
@@ -430,7 +430,7 @@ TEST(SequentialPairBound, TokensOutOfOrderAreRefused) {
   const Problem p = realistic_problem(s, Formats{Format::bf16, Format::fp32, Format::fp32}, 7);
   const ref::ExactResult exact = ref::compute(p);
   const Contract c = contract_preset("ssu", 0);
-  const bound::SequentialInput in = sequential_input_for(p, c, exact, true);
+  const bound::SequentialInput in = sequential_input_for(p, c, exact, 1);
   bound::SequentialPairBound pair(in);
   std::vector<double> y(2), state(16), stored(16);
   const auto y_of = [&](int64_t t) { return std::span(exact.y.nearest).subspan(size_t(p.x_index(t, 0, 0)), 2); };
@@ -448,7 +448,7 @@ TEST(Attribution, OneElementsOwnYGivesTheSameParts) {
   const Problem p = realistic_problem(s, Formats{Format::bf16, Format::fp32, Format::fp32}, 23);
   const ref::ExactResult exact = ref::compute(p);
   const Contract c = contract_preset("ssu", 0);
-  const bound::SequentialInput in = sequential_input_for(p, c, exact, true);
+  const bound::SequentialInput in = sequential_input_for(p, c, exact, 1);
   bound::SequentialInput without_y = in;
   without_y.y_exact = without_y.y_certified_error = without_y.y_ungated = nullptr;
   for (int64_t i = 0; i < int64_t(exact.y.size()); i += 3) {
@@ -477,7 +477,7 @@ TEST(BoundThreads, TheFirstFailingPairsErrorIsReportedForAnyThreadCount) {
   const Contract c = load_contract("triton.ssu", 0);  // exp budget for arguments ≤ 0
   std::string first;
   for (int threads : {1, 4}) {
-    bound::SequentialInput in = sequential_input_for(p, c, exact, false);
+    bound::SequentialInput in = sequential_input_for(p, c, exact, 0);
     in.threads = threads;
     try {
       bound::sequential_bounds(in);
@@ -493,8 +493,10 @@ TEST(BoundThreads, TheFirstFailingPairsErrorIsReportedForAnyThreadCount) {
 // δ = 20 and B·x subnormal in fp32, δ·fl(B·x) loses up to δ·η to the first product's
 // underflow (here 8·2^-149 = 16η), far more than |x|·η, the loss of (δ·B)·x: the bound
 // covers both associations (issue 16: δ·(B·x) was judged VIOLATION).
-TEST(AssociationGap, AReassociatedProductWithSubnormalIntermediatesIsWithinTheBound) {
-  const Shape s{{0, 1}, 1, 1, 1, 1};  // one token, H = P = N = G = 1
+// One token, H = P = N = G = 1, fp32 throughout, zero initial state, no softplus, bias, D or z:
+// δ = dt exactly and the state is δ·B·x.
+Problem one_element_problem(float dt, float B, float x) {
+  const Shape s{{0, 1}, 1, 1, 1, 1};
   RealisticOptions o;
   o.dt_softplus = false;
   o.dt_bias = false;
@@ -502,14 +504,19 @@ TEST(AssociationGap, AReassociatedProductWithSubnormalIntermediatesIsWithinTheBo
   o.initial_state = false;
   o.d_mode = DMode::none;
   Problem p = realistic_problem(s, Formats{Format::fp32, Format::fp32, Format::fp32}, 1, o);
-  p.dt[0] = 20.0f;                             // δ = dt exactly
+  p.dt[0] = dt;
   p.A[0] = -1.0f;
-  p.B[0] = std::ldexp(33.0f, -145);            // 528·2^-149: subnormal in fp32
-  p.x[0] = 0.3f;
+  p.B[0] = B;
+  p.x[0] = x;
   p.C[0] = 1.0f;
+  return p;
+}
+
+TEST(AssociationGap, AReassociatedProductWithSubnormalIntermediatesIsWithinTheBound) {
+  const Problem p = one_element_problem(20.0f, std::ldexp(33.0f, -145), 0.3f);  // B = 528·2^-149: subnormal
   const ref::ExactResult exact = ref::compute(p);
   const Contract c = contract_preset("ssu", 0);
-  const bound::SequentialBounds b = bound::sequential_bounds(sequential_input_for(p, c, exact, false));
+  const bound::SequentialBounds b = bound::sequential_bounds(sequential_input_for(p, c, exact, 0));
   // The kernel: zero initial state, so S = fl(δ·fl(B·x)) in fp32 (no FMA: two roundings).
   volatile float bx = p.B[0] * p.x[0];
   volatile float reassociated = p.dt[0] * bx;
@@ -521,6 +528,25 @@ TEST(AssociationGap, AReassociatedProductWithSubnormalIntermediatesIsWithinTheBo
   EXPECT_GT(err_reassociated, 8 * std::ldexp(1.0, -150)) << "the case must exercise the underflow of B·x";
   EXPECT_LE(err_reassociated, b.state[0]);
   EXPECT_LE(std::fabs(double(usual) - exact_state), b.state[0]);
+}
+
+// Under flush_to_zero a subnormal operand may be read as zero: B = 2^-130 flushed in δ·B·x
+// with δ = 20, x = 100 loses 2000·2^-130 = 125·2^-126, more than the underflow terms without
+// flushed operands allow ((max(|x|, δ, |B|) + 3)·2^-126 = 103·2^-126), within the bound with
+// them (docs/bounds.md [2.4]).
+TEST(FlushToZero, AFlushedOperandIsWithinTheBound) {
+  const Problem p = one_element_problem(20.0f, std::ldexp(1.0f, -130), 100.0f);
+  const ref::ExactResult exact = ref::compute(p);
+  Contract c = contract_preset("ssu", 0);
+  c.flush_to_zero = true;
+  const bound::SequentialBounds b = bound::sequential_bounds(sequential_input_for(p, c, exact, 0));
+  const double err = std::fabs(exact.final_state.nearest[0]);  // the kernel's state: 0
+  EXPECT_EQ(err, 2000 * std::ldexp(1.0, -130));
+  EXPECT_GT(err, 103 * std::ldexp(1.0, -126) * bound::kSafetyFactor);
+  EXPECT_LE(err, b.state[0]);
+  EXPECT_EQ(bound::flushed_operand_floor(c), std::ldexp(1.0, -126));
+  c.flush_to_zero = false;
+  EXPECT_EQ(bound::flushed_operand_floor(c), 0.0);
 }
 
 }  // namespace

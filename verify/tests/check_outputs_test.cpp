@@ -138,7 +138,7 @@ TEST_P(CheckOutputs, StreamedJudgementEqualsJudgingTheKeptResult) {
   ASSERT_TRUE(p.has_z() && p.has_D() && p.has_dt_bias() && p.dt_softplus && p.has_initial_state());
   const ref::ExactResult exact = ref::compute(p);
   const Contract c = contract_preset("ssu", 0);
-  const bound::SequentialInput in = sequential_input_for(p, c, exact, /*store_every_token=*/true);
+  const bound::SequentialInput in = sequential_input_for(p, c, exact, /*tokens_per_launch=*/1);
   const bound::SequentialBounds b = bound::sequential_bounds(in);
   std::vector<float> final_state(exact.final_state.size());
   for (size_t i = 0; i < final_state.size(); ++i) {

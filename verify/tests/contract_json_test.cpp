@@ -105,7 +105,7 @@ TEST(ContractJson, PresetsByName) {
   EXPECT_EQ(load_contract("chunk_scan.fp32", 64).name, "chunk_scan.fp32");
   EXPECT_EQ(error_of([] { load_contract("chunk_scan.bf16", 64); }),
             "contract 'chunk_scan.bf16' is neither a preset (ssu, chunk_scan.production, chunk_scan.fp32, triton.ssu, "
-            "triton.chunk_scan, triton.chunk_scan.varlen) nor an existing JSON file");
+            "triton.chunk_scan, triton.chunk_scan.varlen, flashinfer.ssu, flashinfer.ssu.sr) nor an existing JSON file");
   EXPECT_EQ(load_contract("triton.chunk_scan.varlen", 128).chunk_layout, ChunkLayout::global);
   EXPECT_EQ(load_contract("triton.chunk_scan", 128).chunk_layout, ChunkLayout::sequence);
   EXPECT_EQ(error_of([] { contract_preset("chunk_scan.fp32", 0); }),
@@ -142,7 +142,7 @@ TEST(ContractJson, DocumentedExampleBoundsADecodeProblem) {
   Problem p = realistic_problem(s, Formats{Format::bf16, Format::bf16, Format::bf16}, 9);
   const ref::ExactResult exact = ref::compute(p);
   auto bounds = [&](const Contract& c) {
-    return bound::sequential_bounds(sequential_input_for(p, c, exact, /*store_every_token=*/false));
+    return bound::sequential_bounds(sequential_input_for(p, c, exact, /*tokens_per_launch=*/0));
   };
   const bound::SequentialBounds bt = bounds(triton), bs = bounds(ssu);
   ASSERT_EQ(bt.y.size(), size_t(2 * 2 * 4));
