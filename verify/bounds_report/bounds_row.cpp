@@ -131,7 +131,7 @@ BoundsRow bounds_row(const Problem& p, const ref::ExactResult& exact, const Fp32
   if (c.family == Family::sequential) {
     // One launch per sequence: the state stays in the accumulation format across its tokens
     // and is stored once (the twin's way; with an fp32 state the same as one launch per token).
-    seq_in = sequential_input_for(p, c, exact, /*store_every_token=*/false);
+    seq_in = sequential_input_for(p, c, exact, /*tokens_per_launch=*/0);  // one launch per sequence
     bound::SequentialBounds b = bound::sequential_bounds(seq_in);
     y_bound = std::move(b.y);
     state_bound = std::move(b.stored_state);
