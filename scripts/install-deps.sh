@@ -11,6 +11,7 @@ packages=(
   zlib1g-dev
   nlohmann-json3-dev libcli11-dev  # JSON (verify/json) and the command line (verify/cli)
   python3-numpy python3-pip python3-setuptools python3-pytest  # the Python package (python/)
+  openmpi-bin libopenmpi-dev  # MPI campaigns (properties/campaign/; optional: built when found)
 )
 
 missing=()
