@@ -99,6 +99,7 @@ std::string assign_units(const RunOptions& o, const Plan& plan, const std::vecto
                                 std::to_string(plan.units) + "): use at most " + std::to_string(total_units) +
                                 " ranks, or more --units");
   }
+  build_report(o.dir, plan, "");  // every unit result already there must read back whole (throws naming it)
   std::vector<Unit> pending;
   if (!o.only.empty()) {
     for (const std::string& name : o.only) pending.push_back(parse_unit(plan, name));

@@ -20,8 +20,8 @@ T field(const json::Value& v, const char* name, const std::string& where) {
 
 std::vector<Unit> all_units(const Plan& plan) {
   std::vector<Unit> units;
-  for (int64_t k = 0; k < plan.units; ++k) {
-    for (const PlannedProperty& p : plan.properties) units.push_back(Unit{p.id, k, p.needs_gpu});
+  for (const PlannedProperty& p : plan.properties) {
+    for (int64_t k = 0; k < plan.units; ++k) units.push_back(Unit{p.id, k, p.needs_gpu});
   }
   return units;
 }

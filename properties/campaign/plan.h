@@ -39,7 +39,9 @@ struct Unit {
   std::string name() const { return property + "#" + std::to_string(index); }  // "SsuContract.StateFp32#3"
 };
 
-// Every unit of the plan, index-major (unit 0 of every property, then unit 1, ...).
+// Every unit of the plan, property-major (every unit of the first property, then the next
+// property's, ...): dealt round-robin to R ranks, each rank gets units/R (±1) units of every
+// property, so properties of unequal cost spread evenly when units ≥ R.
 std::vector<Unit> all_units(const Plan& plan);
 // Parses "Suite.Name#k" against the plan; throws std::invalid_argument naming what is wrong.
 Unit parse_unit(const Plan& plan, const std::string& name);

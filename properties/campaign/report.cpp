@@ -154,7 +154,7 @@ std::string report_markdown(const json::Value& r) {
   for (const json::Value& p : r.at("properties")) {
     const json::Value& bu = p.at("bound_usage");
     std::string bins;
-    for (const char* edge : {"0", "2^-10", "2^-6", "2^-4", "2^-2", "2^-1", "1", "inf"}) {  // bound_usage_bin's
+    for (const char* edge : {"0", "2^-10", "2^-6", "2^-4", "2^-2", "2^-1", "1", "inf", "exact_overflow"}) {  // bound_usage_bin's
       if (bu.at("bins").contains(edge)) bins += (bins.empty() ? "" : ", ") + std::string(edge) + ": " + bu.at("bins").at(edge).dump();
     }
     const json::Value& su = p.at("state_updates");

@@ -45,7 +45,7 @@ void expect_within_contract(verify::Counterexample cex, const std::function<veri
     if (judged == 0) return CaseFailure{"INVALID", "no elements", "the check judged no element (a vacuous case)"};
     double usage = 0;
     for (const verify::TensorReport& r : k.tensors) usage = std::max(usage, r.max_bound_usage);
-    count_bound_usage(usage);
+    count_bound_usage(usage, k.ok());
     if (k.ok()) return std::nullopt;
     return CaseFailure{std::string(verify::verdict_name(k.overall())), verify::worst_element_line(k),
                        k.kernel + " left its contract " + k.contract};

@@ -1,6 +1,7 @@
 #include "properties/harness/feature_count.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ssmv::prop {
 namespace {
@@ -18,20 +19,22 @@ BoundUsageStats& usage_stats() {
 }
 }  // namespace
 
-std::string bound_usage_bin(double usage) {
+std::string bound_usage_bin(double usage, bool passed) {
   if (usage == 0) return "0";
   for (const auto& [edge, label] : {std::pair{0x1p-10, "2^-10"}, std::pair{0x1p-6, "2^-6"}, std::pair{0x1p-4, "2^-4"},
                                     std::pair{0x1p-2, "2^-2"}, std::pair{0x1p-1, "2^-1"}, std::pair{1.0, "1"}}) {
     if (usage <= edge) return label;
   }
-  return "inf";  // above 1, +inf, or NaN
+  return passed ? "exact_overflow" : "inf";  // above 1, +inf, or NaN
 }
 
-void count_bound_usage(double usage) {
+void count_bound_usage(double usage, bool passed) {
   BoundUsageStats& s = usage_stats();
   ++s.cases;
-  if (!(usage <= s.max)) s.max = usage;  // NaN sticks: it is a finding, not a number to hide
-  ++s.bins[bound_usage_bin(usage)];
+  const std::string bin = bound_usage_bin(usage, passed);
+  ++s.bins[bin];
+  // A NaN usage stays the max once met: a finding, not a number to hide.
+  if (bin != "exact_overflow" && !std::isnan(s.max) && !(usage <= s.max)) s.max = usage;
 }
 const BoundUsageStats& bound_usage_stats() { return usage_stats(); }
 

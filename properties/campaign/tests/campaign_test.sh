@@ -72,6 +72,9 @@ cp -r "$work/one" "$work/corrupt"
 rm "$work/corrupt/units/SsuContract.StateFp32#2.json"
 head -c 50 "$work/one/units/SsuContract.StateFp32#1.json" > "$work/corrupt/units/SsuContract.StateFp32#1.json"
 expect_error "corrupt unit result .*SsuContract.StateFp32#1.json" "$bin" run "$work/corrupt"
+cp -r "$work/one" "$work/wrongtype"
+sed -i 's/"cases_passed": [0-9]*/"cases_passed": "ten"/' "$work/wrongtype/units/Generators.NormalValuesExact#0.json"
+expect_error "corrupt unit result .*Generators.NormalValuesExact#0.json" "$bin" run "$work/wrongtype"
 expect_error "another plan" "$bin" run "$work/one" --seed 8
 if [ ${#mpi[@]} -gt 0 ]; then
   expect_error "use at most 1" "${mpi[@]}" "$bin" run "$work/b4" --properties SsuContract.StateFp32 --cases 4 --multiplier 1 --units 1 --only SsuContract.StateFp32#0
