@@ -300,7 +300,8 @@ int run_campaign(const RunOptions& o, Ranks& ranks, const std::string& program) 
 
 int list_properties() {
   for (const prop::RegisteredProperty& r : prop::registered_properties()) {
-    std::printf("%-48s %8lld base cases%s\n", r.id().c_str(), (long long)r.base_cases, r.needs_gpu ? "  (GPU)" : "");
+    std::printf("%-48s %8lld base cases%s%s\n", r.id().c_str(), (long long)r.base_cases, r.needs_gpu ? "  (GPU)" : "",
+                r.planted ? "  (planted bug: fails; only when named)" : "");
   }
   return 0;
 }

@@ -91,8 +91,9 @@ std::vector<PlannedProperty> select_properties(const std::string& selection) {
     if (name.empty()) continue;
     bool matched = false;
     for (const prop::RegisteredProperty& r : all) {
-      if (name == "all" || (name == "twin" && !r.needs_gpu) || (name == "gpu" && r.needs_gpu) || name == r.id() ||
-          name == r.suite) {
+      const bool in_group = !r.planted && (name == "all" || (name == "twin" && !r.needs_gpu) ||
+                                           (name == "gpu" && r.needs_gpu) || name == r.suite);
+      if (in_group || name == r.id()) {
         add(r);
         matched = true;
       }

@@ -66,6 +66,7 @@ struct RegisteredProperty {
   int64_t base_cases = 0;
   bool needs_gpu = false;
   rc::detail::Property (*make)() = nullptr;
+  bool planted = false;  // meant to fail (a planted bug): a campaign runs it only when named
   std::string id() const { return suite + "." + name; }
 };
 bool register_property(RegisteredProperty p);  // returns true (for a static initializer)

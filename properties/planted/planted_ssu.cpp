@@ -1,6 +1,8 @@
 #include "properties/planted/planted_ssu.h"
 
 #include "fast/ssu/contract.h"
+#include "properties/gen/problem_gen.h"
+#include "properties/harness/case_failure.h"
 #include "reference/reference.h"
 #include "verify/run/kernel_check.h"
 
@@ -47,6 +49,15 @@ verify::KernelCheck check_planted_ssu(const DecodeProblem& d, PlantedBug bug) {
   // Judged exactly as verify::check_ssu judges the real kernel, with run_planted as the kernel.
   const ref::ExactDecodeResult exact = ref::compute_decode(d);
   return verify::judge_ssu(d, exact, run_planted(d, bug), std::string(planted_bug_name(bug)), "twin");
+}
+
+void planted_ssu_within_contract(PlantedBug bug) {
+  const GeneratedDecode g = *decode_problem(DecodeOptions{});
+  label_case(g);
+  verify::Counterexample c = decode_case(g.decode, verify::Device::twin);
+  c.kernel = "ssu";
+  c.planted_bug = std::string(planted_bug_name(bug));
+  expect_within_contract(c, [&] { return check_planted_ssu(g.decode, bug); });
 }
 
 }  // namespace ssmv::prop

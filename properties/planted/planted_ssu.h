@@ -29,4 +29,8 @@ ssu::Result run_planted(const DecodeProblem& d, PlantedBug bug);
 // As verify::check_ssu(d, Device::twin), with the broken variant as the kernel.
 verify::KernelCheck check_planted_ssu(const DecodeProblem& d, PlantedBug bug);
 
+// Property 1 on the broken variant (a property body): draws a decode problem and expects the
+// variant within the SSU contract — which fails, writing the counterexample (case_failure.h).
+void planted_ssu_within_contract(PlantedBug bug);
+
 }  // namespace ssmv::prop

@@ -32,16 +32,8 @@
 namespace ssmv::prop {
 namespace {
 
-void planted_within_contract(PlantedBug bug, const GeneratedDecode& g) {
-  label_case(g);
-  verify::Counterexample c = decode_case(g.decode, verify::Device::twin);
-  c.kernel = "ssu";
-  c.planted_bug = std::string(planted_bug_name(bug));
-  expect_within_contract(c, [&] { return check_planted_ssu(g.decode, bug); });
-}
-
-void drop_d_property() { planted_within_contract(PlantedBug::drop_d, *decode_problem(DecodeOptions{})); }
-void wrong_group_property() { planted_within_contract(PlantedBug::wrong_group, *decode_problem(DecodeOptions{})); }
+void drop_d_property() { planted_ssu_within_contract(PlantedBug::drop_d); }
+void wrong_group_property() { planted_ssu_within_contract(PlantedBug::wrong_group); }
 
 // Runs a planted-bug property with counterexamples going to a fresh folder and no result
 // file (its failure is expected; a campaign's merged results would count it as a failure),

@@ -4,7 +4,8 @@
 #   2. a rank killed mid-campaign (SSMV_CAMPAIGN_KILL) leaves a report naming the missing
 #      units and their rerun commands; rerunning one unit with --only merges into the same
 #      report, resuming the rest gives the uninterrupted report byte for byte;
-#   3. bad input: more processes than units, fewer cases than units, a GPU property without
+#   3. a failing property (a planted bug): exit 1, its counterexamples gathered, same report;
+#   4. bad input: more processes than units, fewer cases than units, a GPU property without
 #      a GPU, a corrupt unit result on resume, another plan in the folder — each exit 2 with
 #      a message naming it.
 # Usage: campaign_test.sh SSMV_CAMPAIGN_BINARY [MPIRUN]. Without MPIRUN the MPI steps are
@@ -62,7 +63,23 @@ kill_and_resume() {  # kill_and_resume FOLDER JOBS LAUNCHER...
 kill_and_resume "$work/killed-job" 2 env  # no MPI: job 1 of --jobs 2 dies
 if [ ${#mpi[@]} -gt 0 ]; then kill_and_resume "$work/killed-rank" 1 "${mpi[@]}"; fi
 
-# 3. Bad input.
+# 3. A failing property (a planted bug, PlantedBug.SsuDropD): exit 1, each unit's shrunk
+#    counterexample in counterexamples/ and in the report, the same report on 1 and 2 processes.
+planted=(--properties PlantedBug.SsuDropD,SsuContract.StateFp32 --cases 60 --multiplier 1 --units 2)
+failing_campaign() {  # failing_campaign FOLDER LAUNCHER...
+  local dir=$1; shift
+  set +e; "$@" "$bin" run "$dir" "${planted[@]}" > /dev/null 2>&1; local rc=$?; set -e
+  [ "$rc" = 1 ] || fail "$dir: exit $rc for a failing campaign (want 1)"
+  for k in 0 1; do
+    grep -q '"verdict": "VIOLATION"' "$dir/counterexamples/PlantedBug.SsuDropD.unit$k.json" ||
+      fail "$dir: no VIOLATION counterexample for unit $k"
+  done
+  grep -q '"counterexamples": 2' "$dir/report.json" || fail "$dir: report does not count 2 counterexamples"
+}
+failing_campaign "$work/planted-one" env
+if [ ${#mpi[@]} -gt 0 ]; then failing_campaign "$work/planted-mpi" "${mpi[@]}"; same "$work/planted-one" "$work/planted-mpi"; fi
+
+# 4. Bad input.
 expect_error "use at most 4" "$bin" run "$work/b1" --properties SsuContract.StateFp32 --cases 8 --multiplier 1 --units 4 --jobs 5
 expect_error "fewer than the 4 units" "$bin" run "$work/b2" --properties SsuContract.StateFp32 --cases 3 --multiplier 1 --units 4
 if [ "$("$bin" gpus)" = 0 ]; then
