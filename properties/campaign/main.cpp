@@ -140,7 +140,7 @@ std::string run_my_units(const RunOptions& o, const Plan& plan, const std::strin
     const Unit u = parse_unit(plan, name);
     const json::Value record = run_unit(o.dir, plan, u, ranks.rank(), device);
     write_json_atomically(unit_path(o.dir, u), record);
-    write_report(o.dir, plan, program);
+    refresh_report(o.dir, plan, program, unit_path(o.dir, u));
     std::printf("[campaign] rank %d: %s %s, %lld cases, %.2f s\n", ranks.rank(), u.name().c_str(),
                 record["passed"].get<bool>() ? "passed" : "FAILED", (long long)record["cases_passed"].get<int64_t>(),
                 record["run"]["seconds"].get<double>());

@@ -1,5 +1,7 @@
 #include "properties/campaign/report.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
@@ -197,14 +199,37 @@ std::string report_markdown(const json::Value& r) {
   return md.str();
 }
 
+namespace {
+// Under the folder lock: marks the scan's start, then builds and writes the report.
+json::Value rebuild_locked(const std::string& dir, const Plan& plan, const std::string& program) {
+  write_text_atomically(dir + "/.report-scan", "");
+  json::Value report = build_report(dir, plan, program);
+  write_json_atomically(dir + "/report.json", report);
+  write_text_atomically(dir + "/report.md", report_markdown(report));
+  return report;
+}
+}  // namespace
+
 json::Value write_report(const std::string& dir, const Plan& plan, const std::string& program) {
   json::Value report;
-  with_folder_lock(dir, [&] {
-    report = build_report(dir, plan, program);
-    write_json_atomically(dir + "/report.json", report);
-    write_text_atomically(dir + "/report.md", report_markdown(report));
-  });
+  with_folder_lock(dir, [&] { report = rebuild_locked(dir, plan, program); });
   return report;
+}
+
+void refresh_report(const std::string& dir, const Plan& plan, const std::string& program, const std::string& unit_file) {
+  with_folder_lock(dir, [&] {
+    // The unit file's ctime is its rename into place (its mtime is the earlier write of the
+    // temporary file); the marker's mtime precedes the scan that followed it.
+    struct stat marker {}, unit {};
+    const auto later = [](const timespec& a, const timespec& b) {
+      return a.tv_sec != b.tv_sec ? a.tv_sec > b.tv_sec : a.tv_nsec > b.tv_nsec;
+    };
+    if (::stat((dir + "/.report-scan").c_str(), &marker) == 0 && ::stat(unit_file.c_str(), &unit) == 0 &&
+        later(marker.st_mtim, unit.st_ctim)) {
+      return;  // a scan that began after the unit file was in place has written its report
+    }
+    rebuild_locked(dir, plan, program);
+  });
 }
 
 }  // namespace ssmv::campaign

@@ -29,4 +29,13 @@ std::string report_markdown(const json::Value& report);
 // Builds the report and writes report.json and report.md atomically, under the folder lock.
 json::Value write_report(const std::string& dir, const Plan& plan, const std::string& program);
 
+// After a unit's result was written to `unit_file`: rewrites the report unless a rewrite that
+// began after the file existed has already finished. Under the lock a process first writes
+// the marker <dir>/.report-scan, then scans; a later process whose unit file was renamed
+// into place (its ctime) strictly before the marker's mtime (the filesystem's clock) skips
+// the rebuild. Many ranks finishing at
+// once then cost one rebuild, not one each (a rebuild reads every unit file: 0.07 s at
+// 2 048 units on the 2-core box).
+void refresh_report(const std::string& dir, const Plan& plan, const std::string& program, const std::string& unit_file);
+
 }  // namespace ssmv::campaign
