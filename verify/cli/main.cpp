@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "spec/problem.h"
+#include "verify/cli/campaign_command.h"
 #include "verify/cli/command_line.h"
 #include "verify/cli/check_command.h"
 #include "verify/cli/compare_command.h"
@@ -33,6 +34,8 @@ void usage() {
       "  contract    list the contract presets, or show one as editable JSON\n"
       "  replay      re-run a counterexample file written by the property suites\n"
       "  reference   compute and print the certified reference of a built-in problem\n"
+      "  campaign    property campaigns over MPI ranks or processes (runs ssmv-campaign;\n"
+      "              docs/campaigns.md)\n"
       "options:\n"
       "  --help, -h  this text; `ssmv COMMAND --help` for a command's options\n"
       "  --version   print the version\n"
@@ -64,6 +67,7 @@ int main(int argc, char** argv) {
     if (command == "contract") return ssmv::cli::contract_command(args);
     if (command == "replay") return ssmv::cli::replay_command(args);
     if (command == "reference") return ssmv::cli::reference_command(args);
+    if (command == "campaign") return ssmv::cli::campaign_command(args);
     throw ssmv::cli::UsageError("unknown command '" + command + "' (try ssmv --help)");
   } catch (const ssmv::cli::UsageError& e) {
     const std::string msg = e.what();

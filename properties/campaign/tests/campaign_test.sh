@@ -8,11 +8,13 @@
 #   4. bad input: more processes than units, fewer cases than units, a GPU property without
 #      a GPU, a corrupt unit result on resume, another plan in the folder — each exit 2 with
 #      a message naming it.
-# Usage: campaign_test.sh SSMV_CAMPAIGN_BINARY [MPIRUN]. Without MPIRUN the MPI steps are
-# skipped and, if nothing else failed, the test exits 77 (CTest: skipped) — never silently passes.
+# Usage: campaign_test.sh SSMV_CAMPAIGN_BINARY [MPIRUN [SSMV_BINARY]]. Without MPIRUN the MPI
+# steps are skipped and, if nothing else failed, the test exits 77 (CTest: skipped) — never
+# silently passes. With SSMV_BINARY the --jobs run goes through `ssmv campaign`.
 set -euo pipefail
 bin=$1
 mpirun=${2:-}
+ssmv=${3:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 small=(--properties SsuContract.StateFp32,Generators.NormalValuesExact,ChunkScanContract.Production64
@@ -36,7 +38,11 @@ expect_error() {  # expect_error PATTERN COMMAND...: exit 2 and PATTERN on stder
 "$bin" run "$work/one" "${small[@]}" > /dev/null
 grep -q '"status": "complete"' "$work/one/report.json" || fail "single-process campaign incomplete"
 grep -q '"cases_passed": 120' "$work/one/report.json" || fail "single-process campaign: not 120 cases"
-"$bin" run "$work/jobs" "${small[@]}" --jobs 2 > /dev/null
+if [ -n "$ssmv" ]; then
+  "$ssmv" campaign run "$work/jobs" "${small[@]}" --jobs 2 > /dev/null  # ssmv execs ssmv-campaign
+else
+  "$bin" run "$work/jobs" "${small[@]}" --jobs 2 > /dev/null
+fi
 same "$work/one" "$work/jobs"
 if [ ${#mpi[@]} -gt 0 ]; then
   "${mpi[@]}" "$bin" run "$work/mpi" "${small[@]}" > /dev/null 2>&1
