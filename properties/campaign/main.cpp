@@ -247,6 +247,9 @@ int run_campaign(const RunOptions& o, Ranks& ranks, const std::string& program) 
       decided_by_rank0(ranks, [&] { return json::dump(plan_to_json(prepare_plan(o))); });
   if (!plan_text) return kExitUsage;
   const Plan plan = plan_from_json(json::parse(*plan_text), "the plan");
+  // Every unit's seed comes from the plan. rapidcheck prints its configuration when first used
+  // and, without RC_PARAMS, draws a random seed of its own that no unit uses: name the root.
+  ::setenv("RC_PARAMS", ("seed=" + std::to_string(plan.root_seed)).c_str(), 0);
   if (ranks.size() == 1 && o.jobs > 1) return run_jobs(o, plan, program);
   if (o.jobs > 1) {
     if (ranks.rank() == 0) std::fprintf(stderr, "ssmv-campaign: --jobs is for runs without mpirun\n");
@@ -345,9 +348,6 @@ int main(int argc, char** argv) {
   }
   for (const CLI::Option* opt : plan_opts) o.plan_options_given = o.plan_options_given || opt->count() > 0;
   const std::string program = program_path(argv[0]);
-  // Every unit's seed comes from the plan; without RC_PARAMS rapidcheck would draw (and
-  // print) a random seed of its own that no unit uses.
-  ::setenv("RC_PARAMS", ("seed=" + std::to_string(ssmv::prop::kDefaultRootSeed)).c_str(), 0);
   try {
     if (app.got_subcommand("list")) return list_properties();
     if (app.got_subcommand("gpus")) {
