@@ -12,6 +12,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev  # JSON (verify/json) and the command line (verify/cli)
   python3-numpy python3-pip python3-setuptools python3-pytest  # the Python package (python/)
   python3-matplotlib  # the plots of `ssmv bounds` (scripts/plot_bounds.py)
+  openmpi-bin libopenmpi-dev  # MPI campaigns (properties/campaign/; optional: built when found)
 )
 
 missing=()

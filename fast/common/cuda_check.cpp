@@ -10,13 +10,15 @@ void throw_cuda_error(cudaError_t error, const char* expr, const char* file, int
                            " failed: " + cudaGetErrorName(error) + ": " + cudaGetErrorString(error));
 }
 
-bool cuda_device_available() {
+int cuda_device_count() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
     (void)cudaGetLastError();  // clear the sticky "no driver" error
-    return false;
+    return 0;
   }
-  return count > 0;
+  return count;
 }
+
+bool cuda_device_available() { return cuda_device_count() > 0; }
 
 }  // namespace ssmv

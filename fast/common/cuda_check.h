@@ -12,6 +12,8 @@ namespace ssmv {
 // True when the CUDA runtime finds at least one device (GPU tests GTEST_SKIP otherwise).
 // Never throws: a missing driver counts as no device.
 bool cuda_device_available();
+// The number of devices the CUDA runtime finds; 0 (never throws) without a driver.
+int cuda_device_count();
 
 }  // namespace ssmv
 

@@ -19,5 +19,10 @@ bool gpu_built();
 // True when this build contains the CUDA kernels and the CUDA runtime finds a device.
 // Never throws.
 bool gpu_available();
+// CUDA devices this process sees (0 without CUDA or a driver). Never throws.
+int gpu_count();
+// Makes device `index` (0 ≤ index < gpu_count()) this process's device for every later
+// launch (cudaSetDevice); throws std::runtime_error otherwise. One process per GPU.
+void use_gpu(int index);
 
 }  // namespace ssmv

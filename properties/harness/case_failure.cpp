@@ -2,8 +2,10 @@
 
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <filesystem>
 
+#include "properties/harness/feature_count.h"
 #include "properties/harness/property.h"
 #include "verify/reports/report_text.h"
 
@@ -41,6 +43,9 @@ void expect_within_contract(verify::Counterexample cex, const std::function<veri
     int64_t judged = 0;
     for (const verify::TensorReport& r : k.tensors) judged += r.elements;
     if (judged == 0) return CaseFailure{"INVALID", "no elements", "the check judged no element (a vacuous case)"};
+    double usage = 0;
+    for (const verify::TensorReport& r : k.tensors) usage = std::max(usage, r.max_bound_usage);
+    count_bound_usage(usage, k.ok());
     if (k.ok()) return std::nullopt;
     return CaseFailure{std::string(verify::verdict_name(k.overall())), verify::worst_element_line(k),
                        k.kernel + " left its contract " + k.contract};

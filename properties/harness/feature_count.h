@@ -22,6 +22,22 @@ struct UpdateStats {
   int64_t cases = 0, total = 0, max = 0;
 };
 const UpdateStats& update_stats();
+// The distribution of each judged case's largest bound usage (error ÷ bound over all its
+// elements, expect_within_contract): how close the cases come to their contracts. Bins by
+// the upper edge: 0 (every element exact), 2^-10, 2^-6, 2^-4, 2^-2, 2^-1, 1, and "inf" for a
+// failing case's usage above 1. A case that passes with a usage above 1 has an EXACT element
+// farther from the exact value than its bound — a value beyond the format's range correctly
+// rounded to ±Inf (error ∞, verify/judge/verdict.cpp) — and is counted in the bin
+// "exact_overflow", not in `max`.
+struct BoundUsageStats {
+  int64_t cases = 0;
+  double max = 0;
+  std::map<std::string, int64_t> bins;  // keyed by bound_usage_bin()
+};
+void count_bound_usage(double usage, bool passed);
+const BoundUsageStats& bound_usage_stats();
+// The bin label of a usage ("0", "2^-10", ..., "1", "inf"; "exact_overflow" for a passing case above 1).
+std::string bound_usage_bin(double usage, bool passed);
 // Counts since the last reset, by label.
 const std::map<std::string, int64_t>& feature_counts();
 void reset_feature_counts();

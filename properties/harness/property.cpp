@@ -36,6 +36,22 @@ std::string json_escape(const std::string& s) {
   return out;
 }
 
+// A case's tag set as one label: "realistic, bf16".
+std::string tag_key(const std::vector<std::string>& tag_set) {
+  std::string key;
+  for (const std::string& t : tag_set) key += (key.empty() ? "" : ", ") + t;
+  return key;
+}
+
+// The counts a campaign merges (PropertyOutcome), from the harness's counters.
+void record_counts(PropertyOutcome& o, const rc::detail::TestParams& params) {
+  o.seed = params.seed;
+  o.planned_cases = params.maxSuccess;
+  o.features = feature_counts();
+  o.updates = update_stats();
+  o.bound_usage = bound_usage_stats();
+}
+
 // One JSON object per property run and shard, merged by properties/merge_results.py.
 void write_result(const RunSettings& s, const std::string& id, uint64_t seed, int64_t cases,
                   bool passed, double seconds, const rc::detail::Distribution& tags) {
@@ -51,9 +67,7 @@ void write_result(const RunSettings& s, const std::string& id, uint64_t seed, in
       << ", \"tags\": {";
   bool first = true;
   for (const auto& [tag_set, count] : tags) {
-    std::string key;
-    for (const std::string& t : tag_set) key += (key.empty() ? "" : ", ") + t;
-    out << (first ? "" : ", ") << "\"" << json_escape(key) << "\": " << count;
+    out << (first ? "" : ", ") << "\"" << json_escape(tag_key(tag_set)) << "\": " << count;
     first = false;
   }
   out << "}, \"features\": {";
@@ -96,10 +110,14 @@ const std::string& current_counterexample_path() { return cex_path_now(); }
 
 PropertyOutcome check_property(const std::string& suite, const std::string& name, int64_t base_cases,
                                const rc::detail::Property& property) {
-  const RunSettings s = settings_from_environment();
+  return check_property_with(settings_from_environment(), suite, name, base_cases, property);
+}
+
+PropertyOutcome check_property_with(const RunSettings& s, const std::string& suite, const std::string& name,
+                                    int64_t base_cases, const rc::detail::Property& property) {
   const std::string id = suite + "." + name;
   property_now() = id;
-  cex_path_now() = s.cex_dir + "/" + id + ".json";
+  cex_path_now() = s.cex_file.empty() ? s.cex_dir + "/" + id + ".json" : s.cex_file;
   std::filesystem::remove(cex_path_now());  // a file left from an earlier run is not this run's
   reset_feature_counts();
 
@@ -135,13 +153,21 @@ PropertyOutcome check_property(const std::string& suite, const std::string& name
     rc::detail::printResultMessage(result, dist);
     std::printf("%s\n", dist.str().c_str());
     write_result(s, id, params.seed, success.numSuccess, true, seconds, success.distribution);
-    return PropertyOutcome{true, success.numSuccess, seconds, "", ""};
+    PropertyOutcome outcome;
+    outcome.passed = true;
+    outcome.cases = success.numSuccess;
+    outcome.seconds = seconds;
+    record_counts(outcome, params);
+    for (const auto& [tag_set, count] : success.distribution) outcome.tags[tag_key(tag_set)] += count;
+    return outcome;
   }
 
   std::ostringstream msg;
   rc::detail::printResultMessage(result, msg);
   msg << "\n" << id << ": " << where.str() << "\n";
-  PropertyOutcome outcome{false, 0, seconds, "", ""};
+  PropertyOutcome outcome;
+  outcome.seconds = seconds;
+  record_counts(outcome, params);
   rc::detail::FailureResult failure;
   if (result.match(failure)) {
     outcome.cases = failure.numSuccess;
@@ -152,6 +178,7 @@ PropertyOutcome check_property(const std::string& suite, const std::string& name
     rc::detail::Configuration repro;  // defaults everywhere: the string holds only reproduce=
     repro.reproduce[metadata.id] = failure.reproduce;
     const std::string reproduce = "RC_PARAMS=\"" + rc::detail::configToMinimalString(repro) + "\"";
+    outcome.reproduce = reproduce;
     if (std::filesystem::exists(cex_path_now())) {
       verify::Counterexample c = verify::read_counterexample(cex_path_now());
       c.reproduce = reproduce + " (" + where.str() + "; " + shrinking + ")";

@@ -44,6 +44,7 @@ struct RunSettings {
   int64_t multiplier = 1;            // kCampaignMultiplier in campaign mode
   int64_t shard = 0, shards = 1;
   std::string cex_dir = "cex";
+  std::string cex_file;              // non-empty: the counterexample file (else cex_dir/<id>.json)
   std::string results_dir;           // empty: no result files
   int64_t shrink_steps = kDefaultShrinkSteps;    // 0: no limit
   double shrink_seconds = kDefaultShrinkSeconds;  // 0: no limit

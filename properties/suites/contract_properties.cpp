@@ -55,6 +55,8 @@ std::vector<ContractProperty> contract_properties(const std::string& kernel, con
 
 bool register_contract_properties(const std::string& kernel) {
   for (ContractProperty& p : contract_properties(kernel)) {
+    // For campaigns (properties/campaign/) as SSMV_PROPERTY does, and as a GoogleTest.
+    register_property({p.suite, p.name, p.base_cases, false, [body = p.body] { return rc::detail::toProperty(body); }});
     testing::RegisterTest(p.suite.c_str(), p.name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
                           [p]() -> testing::Test* {
                             struct Run : testing::Test {

@@ -36,7 +36,8 @@ struct ContractProperty {
 std::vector<ContractProperty> contract_properties(const std::string& kernel, const std::string& planted_bug = {});
 
 // Registers contract_properties(kernel) as GoogleTests Suite.Name (each runs its property
-// with run_property, property.h); for a static initializer of a suite's binary.
+// with run_property, property.h) and in the campaign registry (register_property); for a
+// static initializer of a suite's binary.
 bool register_contract_properties(const std::string& kernel);
 
 }  // namespace ssmv::prop

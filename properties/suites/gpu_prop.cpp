@@ -123,6 +123,7 @@ void gpu_deterministic_chunk_scan() {
 }  // namespace
 
 #define SSMV_GPU_PROPERTY(Name, BaseCases, Fn)                                       \
+  SSMV_REGISTER_PROPERTY(GpuProperty, Name, BaseCases, true, Fn);                   \
   TEST(GpuProperty, Name) {                                                          \
     if (!gpu_available()) GTEST_SKIP() << "no CUDA device (or a build without CUDA)"; \
     run_property("GpuProperty", #Name, BaseCases, rc::detail::toProperty(&Fn));       \

@@ -11,6 +11,7 @@
 #include "spec/problem.h"
 #include "verify/cli/command_line.h"
 #include "verify/cli/bounds_command.h"
+#include "verify/cli/campaign_command.h"
 #include "verify/cli/check_command.h"
 #include "verify/cli/compare_command.h"
 #include "verify/cli/contract_command.h"
@@ -38,6 +39,8 @@ void usage() {
       "  replay      re-run a counterexample file written by the property suites\n"
       "  bounds      the contracts' error bounds over a grid of shapes, beside the twins'\n"
       "              measured error and allclose tolerances (docs/error-bounds.md)\n"
+      "  campaign    property campaigns over MPI ranks or processes (runs ssmv-campaign;\n"
+      "              docs/campaigns.md)\n"
       "  reference   compute and print the certified reference of a built-in problem\n"
       "options:\n"
       "  --help, -h  this text; `ssmv COMMAND --help` for a command's options\n"
@@ -71,6 +74,7 @@ int run_ssmv(std::vector<std::string> args) {
     if (command == "contract") return ssmv::cli::contract_command(args);
     if (command == "replay") return ssmv::cli::replay_command(args);
     if (command == "bounds") return ssmv::cli::bounds_command(args);
+    if (command == "campaign") return ssmv::cli::campaign_command(args);
     if (command == "reference") return ssmv::cli::reference_command(args);
     throw ssmv::cli::UsageError("unknown command '" + command + "' (try ssmv --help)");
   } catch (const ssmv::cli::UsageError& e) {
