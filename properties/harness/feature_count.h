@@ -25,10 +25,10 @@ const UpdateStats& update_stats();
 // The distribution of each judged case's largest bound usage (error ÷ bound over all its
 // elements, expect_within_contract): how close the cases come to their contracts. Bins by
 // the upper edge: 0 (every element exact), 2^-10, 2^-6, 2^-4, 2^-2, 2^-1, 1, and "inf" for a
-// failing case's usage above 1. A case that passes with a usage above 1 has an EXACT element
-// farther from the exact value than its bound — a value beyond the format's range correctly
-// rounded to ±Inf (error ∞, verify/judge/verdict.cpp) — and is counted in the bin
-// "exact_overflow", not in `max`.
+// failing case's usage above 1. A case that passes with a usage above 1 is counted in the bin
+// "exact_overflow", not in `max`: it was an EXACT ±Inf (an exact value beyond the format's
+// range, correctly rounded) before verify::judge gave those usage 0 (verdict.h); the bin now
+// stays empty unless that rule breaks, and a count there is a finding.
 struct BoundUsageStats {
   int64_t cases = 0;
   double max = 0;

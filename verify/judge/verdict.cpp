@@ -30,8 +30,12 @@ ElementJudgement judge(Format f, Bits computed, Bits exact_rounded, double exact
   j.ulps = ulp_distance(f, computed, exact_rounded);
   if (computed == exact_rounded) {  // same encoding: +0 and −0 differ here
     j.verdict = Verdict::exact;
-    j.error = std::fabs(decode(f, computed) - exact);
-    j.bound_usage = bound > 0 ? j.error / bound : 0;
+    const double v = decode(f, computed);
+    j.error = std::fabs(v - exact);
+    // A finite exact value beyond the format's range rounds to ±Inf: the kernel's ±Inf is then
+    // the correctly rounded result, and its infinite distance to the exact value is no use of
+    // the bound (usage 0, as for any result no kernel could improve), while the error stays ∞.
+    j.bound_usage = !std::isfinite(v) ? 0 : bound > 0 ? j.error / bound : 0;
     return j;
   }
   j.unwritten = computed == poison_bits(f);

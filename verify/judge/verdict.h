@@ -26,7 +26,9 @@ Bits poison_bits(Format f);
 struct ElementJudgement {
   Verdict verdict = Verdict::exact;
   double error = 0;        // |computed − exact| (upper bound, see judge); +inf when invalid
-  double bound_usage = 0;  // error / bound (0 when both are 0; +inf when bound is 0 < error)
+  double bound_usage = 0;  // error / bound (0 when both are 0; +inf when bound is 0 < error;
+                           // 0 for an EXACT ±Inf, the correct rounding of an exact value
+                           // beyond the format's range)
   int64_t ulps = 0;        // ulp_distance(computed, exact rounded); kNanUlpDistance when NaN
   bool unwritten = false;  // the poison pattern was found
 };
