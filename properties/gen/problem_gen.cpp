@@ -339,7 +339,7 @@ bool draw_production(int64_t share) {
   return *rc::gen::resize(kMaxSize, inRange<int64_t>(0, share)) == share - 1;
 }
 
-// The production dimensions of `profile` (problem_gen.h): wide: N ∈ {128, 256}, P = 64,
+// The production dimensions of `profile` (problem_gen.h): wide: N ∈ {128, 256}, P ∈ {64, 128},
 // H = G = 1; heads: N ∈ {128, 256}, H = 8 in G ∈ {2, 4} groups, P ∈ {1, 2, 4}; long:
 // N ∈ {16, 64, 128}, H, P ∈ {1, 2}.
 void draw_production_dims(Shape& s, Profile profile) {
@@ -353,7 +353,7 @@ void draw_production_dims(Shape& s, Profile profile) {
   } else {
     s.G = production_dim(profile == Profile::wide ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 2});
     s.H = s.G;
-    s.P = production_dim(profile == Profile::wide ? std::vector<int64_t>{64} : std::vector<int64_t>{1, 2});
+    s.P = production_dim(profile == Profile::wide ? std::vector<int64_t>{64, 128} : std::vector<int64_t>{1, 2});
   }
 }
 
@@ -529,7 +529,8 @@ namespace {
 void count_shape(const std::string& profile, const Shape& s, int64_t chunk_size) {
   if (!profile.empty()) count_label("production:" + profile);
   if (s.N >= 128) count_label("N>=128");
-  if (s.P == 64) count_label("P=64");
+  if (s.P >= 64) count_label("P>=64");
+  if (s.P > 64) count_label("P>64");
   if (s.H >= 8) count_label("H>=8");
   if (s.num_tokens() >= 256) count_label("T>=256");
   if (chunk_size == 256 && !profile.empty()) count_label("production:chunk=256");

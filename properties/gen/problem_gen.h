@@ -15,8 +15,8 @@
 //
 // Production-shaped cases: one case in `production_share` (options below) draws the shapes
 // kernels meet in production, which the small shapes never reach (N ≤ 64, P ≤ 8, H ≤ 4), in
-// one of three profiles — wide (N of 128 or 256: a second and later 64-wide tile of N; P =
-// 64: later warps of a head), heads (N of 128 or 256; H = 8 in 2 or 4 groups) or long (one
+// one of three profiles — wide (N of 128 or 256: a second and later 64-wide tile of N; P of
+// 64 or 128: later warps of a head, and a second 64-row tile of chunk_scan's P), heads (N of 128 or 256; H = 8 in 2 or 4 groups) or long (one
 // or two sequences of as many tokens as the work cap allows, N of 16, 64 or 128: hundreds
 // of tokens, past the first chunks) — inside a work cap of k*ProductionWork × max_updates
 // (prefill: the twin's chunk work counted too, production_work() below). draw_chunk_case
@@ -122,7 +122,7 @@ int64_t shortest_sequence(const Shape& s);
 
 // Labels the current rapidcheck case (RC_TAG by family and input format; feature counts for
 // chunk-edge lengths, each adversarial feature, the production profile and the production
-// shape coverage: N>=128, P=64, H>=8, T>=256, chunk=256), so the distribution shows in the log.
+// shape coverage: N>=128, P>=64, P>64, H>=8, T>=256, chunk=256), so the distribution shows in the log.
 void label_case(const GeneratedProblem& g);
 void label_case(const GeneratedDecode& g);
 
