@@ -339,12 +339,12 @@ bool draw_production(int64_t share) {
   return *rc::gen::resize(kMaxSize, inRange<int64_t>(0, share)) == share - 1;
 }
 
-// The production dimensions of `profile` (problem_gen.h): wide: N ∈ {128, 256}, P ∈ {64, 128},
-// H = G = 1; heads: N ∈ {128, 256}, H = 8 in G ∈ {2, 4} groups, P ∈ {1, 2, 4}; long:
+// The production dimensions of `profile` (problem_gen.h): wide: N ∈ {128, 192, 256}, P ∈ {64, 128},
+// H = G = 1; heads: N ∈ {128, 192, 256}, H = 8 in G ∈ {2, 4} groups, P ∈ {1, 2, 4}; long:
 // N ∈ {16, 64, 128}, H, P ∈ {1, 2}.
 void draw_production_dims(Shape& s, Profile profile) {
   s.N = production_dim(profile == Profile::long_sequences ? std::vector<int64_t>{16, 64, 128}
-                                                          : std::vector<int64_t>{128, 256});
+                                                          : std::vector<int64_t>{128, 192, 256});
   if (profile == Profile::heads) {
     const int64_t groups = *drawn_among({2, 4});
     s.G = *shrinking_from(groups, 1);

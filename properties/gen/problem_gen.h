@@ -15,10 +15,11 @@
 //
 // Production-shaped cases: one case in `production_share` (options below) draws the shapes
 // kernels meet in production, which the small shapes never reach (N ≤ 64, P ≤ 8, H ≤ 4), in
-// one of three profiles — wide (N of 128 or 256: a second and later 64-wide tile of N; P of
-// 64 or 128: later warps of a head, and a second 64-row tile of chunk_scan's P), heads (N of 128 or 256; H = 8 in 2 or 4 groups) or long (one
-// or two sequences of as many tokens as the work cap allows, N of 16, 64 or 128: hundreds
-// of tokens, past the first chunks) — inside a work cap of k*ProductionWork × max_updates
+// one of three profiles — wide (N of 128, 192 or 256: a second and later 64-wide tile of N,
+// and with 192 a second chunk of SSU's lane layout, J = 2; P of 64 or 128: later warps of a
+// head and chunk_scan's second 64-row tile of P), heads (N of 128, 192 or 256; H = 8 in 2 or
+// 4 groups) or long (one or two sequences of as many tokens as the work cap allows, N of 16,
+// 64 or 128: hundreds of tokens, past the first chunks) — inside a work cap of k*ProductionWork × max_updates
 // (prefill: the twin's chunk work counted too, production_work() below). draw_chunk_case
 // draws chunk 256 for them. Each production dimension is drawn at its production value and
 // shrinks toward 1 (towards(), the target first, then halfway), lengths shrink as usual, and

@@ -315,7 +315,7 @@ void why_contract(std::ostringstream& o, const BoundsReport& r) {
     << "* **It catches what allclose misses.** Everything below a tolerance passes allclose; the contract "
        "judges each element against its own bound, which for well-conditioned elements is far below any "
        "tolerance that accepts the worst one. Measured on real bugs: the planted-bug catalogue "
-       "(docs/planted-bugs.md) — the contract catches all 47 semantic and precision bugs and passes all 9 "
+       "(docs/planted-bugs.md) — the contract catches all 48 semantic and precision bugs and passes all 9 "
        "rounding-path changes; allclose with mamba_ssm's tolerances misses 4 of the 13 precision bugs on "
        "the properties' problems and 6 of 11 on production-width ones.\n";
   for (const Format f : {Format::bf16, Format::fp16, Format::fp32}) {
