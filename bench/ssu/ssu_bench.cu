@@ -1,7 +1,7 @@
 // ssu_bench [iterations] [batch]: achieved bandwidth of the SSU kernel on the current GPU next to
 // a device-to-device cudaMemcpy measured in the same run.
 //
-// Shapes: batch 1, 8, 64, 256 requests of one token, and 64, 256 requests of two tokens
+// Shapes: batch 1, 8, 64, 256 requests of one token, and 64, 256 requests of 2, 4, 8 tokens
 // (no per-token states), H = 32, P = 64, N = 128, G = 1;
 // input and output bf16; state fp32 and bf16; softplus, dt_bias, D per head, z gate.
 // Bytes counted: the state read and written (2·batch·H·P·N·bytes(state)) plus every input
@@ -127,12 +127,13 @@ int main(int argc, char** argv) {
     std::printf("copy 1 GiB device to device: %.0f GB/s (read + write)\n", big_copy);
     std::printf("%-6s %6s %6s %-9s %10s %10s %10s %10s %8s %8s\n", "state", "batch", "tokens", "kernel", "MB moved",
                 "kernel us", "kernel GB/s", "copy GB/s", "of copy", "of 1GiB");
-    // One token per request (the decode step), then 2 tokens per request without per-token
-    // states (multi-token decode) at batch 64 and 256.
+    // One token per request (the decode step), then 2, 4 and 8 tokens per request without
+    // per-token states (multi-token decode: speculative decoding's draft tokens) at batch 64
+    // and 256.
     struct Row {
       int batch, tokens;
     };
-    const Row rows[] = {{1, 1}, {8, 1}, {64, 1}, {256, 1}, {64, 2}, {256, 2}};
+    const Row rows[] = {{1, 1}, {8, 1}, {64, 1}, {256, 1}, {64, 2}, {256, 2}, {64, 4}, {256, 4}, {64, 8}, {256, 8}};
     for (Format state : {Format::fp32, Format::bf16}) {
       for (const Row& row : rows) {
         if (only_batch != 0 && row.batch != only_batch) continue;
