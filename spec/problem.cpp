@@ -140,6 +140,19 @@ void validate(const Problem& pr) {
   }
 }
 
+DecodeProblem one_slot_per_sequence(Problem p) {
+  const Shape& s = p.shape;
+  const int64_t S = s.num_sequences();
+  DecodeProblem d;
+  d.slots = S;
+  d.state_pool = p.has_initial_state() ? std::move(p.initial_state)
+                                       : std::vector<float>(size_t(S * s.state_elements_per_sequence()), 0.0f);
+  p.initial_state.clear();
+  for (int64_t r = 0; r < S; ++r) d.slot_in.push_back(r);
+  d.problem = std::move(p);
+  return d;
+}
+
 void validate(const DecodeProblem& d) {
   validate(d.problem);
   const Problem& pr = d.problem;

@@ -116,4 +116,8 @@ void validate(const Problem& p);
 // written by one request is read by another (the result would depend on order).
 void validate(const DecodeProblem& d);
 
+// `p` as a decode launch: request s is sequence s and reads and writes slot s, which holds
+// sequence s's initial state (zeros without one); S slots, no pad.
+DecodeProblem one_slot_per_sequence(Problem p);
+
 }  // namespace ssmv

@@ -4,28 +4,13 @@
 //   Campaign.FailsLargeDecodeCases: every decode case of at least 64 state updates
 //   (T·H·P·N) fails with a VIOLATION naming its size; it shrinks to a case of 64 to ~128.
 // (Real bugs are the planted-bug catalogue's: properties/planted/, docs/planted-bugs.md.)
-#include <optional>
-#include <string>
-
-#include "properties/gen/problem_gen.h"
-#include "properties/harness/case_failure.h"
 #include "properties/harness/property.h"
+#include "properties/suites/failing_property.h"
 
 namespace ssmv::prop {
 namespace {
 
-constexpr int64_t kLargeUpdates = 64;
-
-void fails_large_decode_cases() {
-  const GeneratedDecode g = *decode_problem(DecodeOptions{});
-  const Shape& s = g.decode.problem.shape;
-  const int64_t updates = s.num_tokens() * s.H * s.P * s.N;
-  run_case(decode_case(g.decode, verify::Device::twin), [&]() -> std::optional<CaseFailure> {
-    if (updates < kLargeUpdates) return std::nullopt;
-    return CaseFailure{"VIOLATION", std::to_string(updates) + " state updates",
-                       "fails on purpose: at least " + std::to_string(kLargeUpdates) + " state updates"};
-  });
-}
+void fails_large_decode_cases() { fail_decode_cases_from(64); }
 
 [[maybe_unused]] const bool registered =
     register_property({"Campaign", "FailsLargeDecodeCases", 60, false,

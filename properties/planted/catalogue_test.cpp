@@ -37,13 +37,6 @@
 namespace ssmv::prop {
 namespace {
 
-// The counterexample's problem, judged again in this process (with this binary's twin).
-verify::KernelCheck judge_again(const verify::Counterexample& c) {
-  if (c.kernel == "ssu") return verify::check_ssu(c.decode, verify::Device::twin);
-  const auto kind = c.contract == "chunk_scan.fp32" ? chunk_scan::ContractKind::fp32 : chunk_scan::ContractKind::production;
-  return verify::check_chunk_scan(c.problem, kind, c.chunk_size, verify::Device::twin, /*boundary_states=*/true);
-}
-
 const Shape& shape_of(const verify::Counterexample& c) {
   return c.kernel == "ssu" ? c.decode.problem.shape : c.problem.shape;
 }
@@ -119,7 +112,7 @@ TEST(PlantedBug, CaughtOrPasses) {
   EXPECT_EQ(c.verdict, "VIOLATION") << c.worst;
   EXPECT_EQ(c.planted_bug, bug.name);
   // The file re-judges to what it records, in this process and through this binary's ssmv.
-  const verify::KernelCheck again = judge_again(c);
+  const verify::KernelCheck again = verify::check_counterexample(c, verify::Device::twin);
   EXPECT_EQ(std::string(verify::verdict_name(again.overall())), c.verdict);
   EXPECT_EQ(verify::worst_element_line(again), c.worst);
   const std::filesystem::path log_dir = std::filesystem::path(failure->counterexample).parent_path();

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "fast/chunk_scan/chunk_scan.h"
@@ -46,6 +47,7 @@ json::Value tensor_excess(Format f, std::span<const double> kernel, std::span<co
 }
 
 struct Case {
+  Case(std::string set_name, std::string what) : set(std::move(set_name)), label(std::move(what)) {}
   std::string set, label;
   DecodeProblem decode;             // ssu
   Problem problem;                  // chunk_scan
@@ -102,21 +104,11 @@ std::vector<Case> decode_cases() {
       const int64_t R = tokens == 1 ? 32 : 8;
       Shape s{{0}, 8, 64, 128, 2};
       for (int64_t r = 0; r < R; ++r) s.cu_seqlens.push_back(s.cu_seqlens.back() + tokens);
-      Problem p = realistic_problem(s, Formats{Format::bf16, state, Format::bf16}, 101 + uint64_t(tokens));
-      DecodeProblem d;
-      const int64_t per = s.H * s.P * s.N;
-      d.slots = R;
-      d.state_pool.assign(size_t(R * per), 0.0f);
-      for (int64_t r = 0; r < R; ++r) {
-        d.slot_in.push_back(r);
-        std::copy(p.initial_state.begin() + r * per, p.initial_state.begin() + (r + 1) * per,
-                  d.state_pool.begin() + r * per);
-      }
-      p.initial_state.clear();
-      d.problem = std::move(p);
-      out.push_back({"production", std::to_string(R) + " requests x " + std::to_string(tokens) + " tokens, " +
-                                       std::string(format_name(state)) + " state",
-                     std::move(d)});
+      Case c{"production", std::to_string(R) + " requests x " + std::to_string(tokens) + " tokens, " +
+                               std::string(format_name(state)) + " state"};
+      c.decode = one_slot_per_sequence(
+          realistic_problem(s, Formats{Format::bf16, state, Format::bf16}, 101 + uint64_t(tokens)));
+      out.push_back(std::move(c));
     }
   }
   return out;

@@ -9,13 +9,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <optional>
 #include <string>
 
 #include "properties/gen/problem_gen.h"
-#include "properties/harness/case_failure.h"
 #include "properties/harness/property.h"
 #include "properties/harness/settings.h"
+#include "properties/suites/failing_property.h"
+#include "verify/reports/counterexample.h"
 #include "verify/reports/report_text.h"
 
 namespace ssmv::prop {
@@ -42,22 +42,10 @@ PropertyOutcome run_failing(const std::string& name, void (*fn)(), int64_t shrin
   return o;
 }
 
-// A deliberately failing property whose shrinking takes many steps: it fails every case of
-// at least kLargeUpdates state updates (T·H·P·N), so rapidcheck shrinks the shape down to
-// that size and then every element of every tensor toward 0 — each accepted, each a step.
+// A deliberately failing property whose shrinking takes many steps (failing_property.h): it
+// fails every case of at least kLargeUpdates state updates (T·H·P·N).
 constexpr int64_t kLargeUpdates = 256;
-int64_t updates(const DecodeProblem& d) {
-  const Shape& s = d.problem.shape;
-  return s.num_tokens() * s.H * s.P * s.N;
-}
-void large_cases_fail_property() {
-  const GeneratedDecode g = *decode_problem(DecodeOptions{});
-  run_case(decode_case(g.decode, verify::Device::twin), [&]() -> std::optional<CaseFailure> {
-    if (updates(g.decode) < kLargeUpdates) return std::nullopt;
-    return CaseFailure{"VIOLATION", std::to_string(updates(g.decode)) + " state updates",
-                       "deliberate failure: at least " + std::to_string(kLargeUpdates) + " state updates"};
-  });
-}
+void large_cases_fail_property() { fail_decode_cases_from(kLargeUpdates); }
 
 // The shrink budget, counted in steps (not timed): the unlimited shrink of the property above
 // takes `full.shrink_steps` steps (printed); a budget of a tenth of them stops it after exactly
@@ -85,8 +73,8 @@ TEST(ShrinkBudget, EndsShrinking) {
   EXPECT_NE(c.reproduce.find(note), std::string::npos) << c.reproduce;
   EXPECT_NE(c.reproduce.find("reproduce="), std::string::npos) << c.reproduce;
   // The reported case still fails, as recorded.
-  EXPECT_GE(updates(c.decode), kLargeUpdates);
-  EXPECT_EQ(c.worst, std::to_string(updates(c.decode)) + " state updates");
+  EXPECT_GE(state_updates(c.decode), kLargeUpdates);
+  EXPECT_EQ(c.worst, std::to_string(state_updates(c.decode)) + " state updates");
   std::printf("[shrink budget] kept case: %s\n", describe(c.decode.problem).c_str());
 
   // rapidcheck's reproduce string walks to the same case (the budget truncates the candidate

@@ -228,14 +228,12 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
   const Coarse r_fin = coarse_rounding(c, Point::final_incoming_state, pr.formats);
   const TranscendentalBudget& b_exp = budget(c, "exp");
   const TranscendentalBudget* b_sp = pr.dt_softplus ? &budget(c, "softplus") : nullptr;
-  const TranscendentalBudget* b_sig = pr.has_z() ? &budget(c, "sigmoid") : nullptr;
   // The sums, selected by Sum; an undeclared one is one sequential chain (reduction_of).
   const Reduction red_cs = reduction_of(c, Sum::cumsum);
   const ChainModel ch_st(reduction_of(c, Sum::chunk_state), u, eta), ch_sp(reduction_of(c, Sum::state_passing), u, eta),
       ch_cb(reduction_of(c, Sum::cb), u, eta), ch_y(reduction_of(c, Sum::y), u, eta);
   const bool cs_running = red_cs.order == ReductionOrder::sequential_fma && red_cs.partials <= 1;
-  const double g2 = gamma(2, u);
-  const ChunkedYBound::Terms tail = y_terms_of(in);
+  const ChunkedYBound::Terms tail = y_terms_of(in);  // also the gate's sigmoid budget and γ2
   // A state stored in the state format (as [2.6]), after the contract's own stored_state
   // rounding if it declares another, coarser one.
   const auto stored = [&](double mag) {

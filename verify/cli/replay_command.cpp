@@ -10,21 +10,6 @@
 #include "verify/run/kernel_check.h"
 
 namespace ssmv::cli {
-namespace {
-
-chunk_scan::ContractKind chunk_contract(const std::string& contract) {
-  chunk_scan::ContractKind kind;
-  const std::string prefix = "chunk_scan.";
-  const std::string rest = contract.rfind(prefix, 0) == 0 ? contract.substr(prefix.size()) : contract;
-  const std::string kind_text = rest.substr(0, rest.find('+'));
-  if (!chunk_scan::parse_contract_kind(kind_text, kind)) {
-    throw UsageError("counterexample field 'contract' = '" + contract +
-                     "': expected chunk_scan.production or chunk_scan.fp32 (optionally +ssu)");
-  }
-  return kind;
-}
-
-}  // namespace
 
 void replay_usage() {
   std::printf(
@@ -60,21 +45,12 @@ int replay_command(const std::vector<std::string>& args) {
                 "  build/release/planted/ssmv-planted-%s replay FILE\n",
                 cex.planted_bug.c_str(), cex.planted_bug.c_str());
   }
-  verify::KernelCheck kc;
+  const verify::KernelCheck kc = verify::check_counterexample(cex, device);  // fields checked by the reader
   VerdictTable table("ssmv replay " + path);
   if (cex.kernel == "ssu") {
-    kc = verify::check_ssu(cex.decode, device);
     table.add(verify::report_entry(path, kc, cex.decode));
-  } else if (cex.kernel == "chunk_scan") {
-    // The chunk-boundary states too, as the property suites judge them.
-    kc = verify::check_chunk_scan(cex.problem, chunk_contract(cex.contract), cex.chunk_size, device,
-                                  /*boundary_states=*/true);
-    table.add(verify::report_entry(path, kc, cex.problem));
-  } else if (cex.kernel == "chunk_scan+ssu") {
-    kc = verify::check_handoff(cex.problem, cex.split, chunk_contract(cex.contract), cex.chunk_size, device);
-    table.add(verify::report_entry(path, kc, cex.problem));
   } else {
-    throw UsageError(path + ": field 'kernel' = '" + cex.kernel + "': expected ssu, chunk_scan or chunk_scan+ssu");
+    table.add(verify::report_entry(path, kc, cex.problem));
   }
   table.print(stdout);
   table.write_files(json_path, markdown_path);

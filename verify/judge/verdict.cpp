@@ -28,9 +28,9 @@ ElementJudgement judge(Format f, Bits computed, Bits exact_rounded, double exact
                        double certified_error, double bound) {
   ElementJudgement j;
   j.ulps = ulp_distance(f, computed, exact_rounded);
+  const double v = decode(f, computed);
   if (computed == exact_rounded) {  // same encoding: +0 and −0 differ here
     j.verdict = Verdict::exact;
-    const double v = decode(f, computed);
     j.error = std::fabs(v - exact);
     // A finite exact value beyond the format's range rounds to ±Inf: the kernel's ±Inf is then
     // the correctly rounded result, and its infinite distance to the exact value is no use of
@@ -39,7 +39,6 @@ ElementJudgement judge(Format f, Bits computed, Bits exact_rounded, double exact
     return j;
   }
   j.unwritten = computed == poison_bits(f);
-  const double v = decode(f, computed);
   if (j.unwritten || !std::isfinite(v)) {
     j.verdict = Verdict::invalid;
     j.error = std::numeric_limits<double>::infinity();

@@ -210,4 +210,31 @@ KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractK
   return kc;
 }
 
+namespace {
+
+chunk_scan::ContractKind counterexample_contract(const std::string& contract) {
+  chunk_scan::ContractKind kind;
+  const std::string prefix = "chunk_scan.";
+  const std::string rest = contract.rfind(prefix, 0) == 0 ? contract.substr(prefix.size()) : contract;
+  if (!chunk_scan::parse_contract_kind(rest.substr(0, rest.find('+')), kind)) {
+    throw std::invalid_argument("field 'contract' = '" + contract +
+                                "': expected chunk_scan.production or chunk_scan.fp32 (optionally +ssu)");
+  }
+  return kind;
+}
+
+}  // namespace
+
+KernelCheck check_counterexample(const Counterexample& c, Device device) {
+  if (c.kernel == "ssu") return check_ssu(c.decode, device);
+  if (c.kernel == "chunk_scan") {
+    return check_chunk_scan(c.problem, counterexample_contract(c.contract), c.chunk_size, device,
+                            /*boundary_states=*/true);
+  }
+  if (c.kernel == "chunk_scan+ssu") {
+    return check_handoff(c.problem, c.split, counterexample_contract(c.contract), c.chunk_size, device);
+  }
+  throw std::invalid_argument("field 'kernel' = '" + c.kernel + "': expected ssu, chunk_scan or chunk_scan+ssu");
+}
+
 }  // namespace ssmv::verify

@@ -18,6 +18,7 @@
 #include "verify/judge/check_result.h"
 #include "verify/judge/exact_bounds.h"
 #include "verify/judge/tensor_report.h"
+#include "verify/reports/counterexample.h"
 
 namespace ssmv::verify {
 
@@ -57,6 +58,15 @@ KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, in
 // chunked bound of the handed-over state. 0 ≤ split ≤ the shortest sequence.
 KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractKind kind,
                           int64_t chunk_size, Device device);
+
+// The check a counterexample file records, re-run on `device`: kernel "ssu" (check_ssu),
+// "chunk_scan" (check_chunk_scan with the chunk-boundary states, as the property suites
+// judge them) or "chunk_scan+ssu" (check_handoff at its split), under its contract
+// ("chunk_scan.production" / "chunk_scan.fp32", optionally "+ssu"). What `ssmv replay` and
+// the planted-bug catalogue run. read_counterexample admits only these; a Counterexample
+// built otherwise with another kernel or contract throws std::invalid_argument naming the
+// field and value, before anything runs.
+KernelCheck check_counterexample(const Counterexample& c, Device device);
 
 
 }  // namespace ssmv::verify

@@ -13,14 +13,7 @@ namespace {
 bool same_contract(const Contract& a, const Contract& b) { return contract_to_json(a) == contract_to_json(b); }
 
 TwinOutputs run_ssu(const Problem& p, int threads) {
-  const Shape& s = p.shape;
-  const int64_t S = s.num_sequences(), per = s.H * s.P * s.N;
-  DecodeProblem d;
-  d.problem = p;
-  d.problem.initial_state.clear();
-  d.slots = S;
-  d.state_pool = p.has_initial_state() ? p.initial_state : std::vector<float>(size_t(S * per), 0.0f);
-  for (int64_t r = 0; r < S; ++r) d.slot_in.push_back(r);
+  const DecodeProblem d = one_slot_per_sequence(p);
   ssu::Config cfg;
   cfg.threads = threads;
   TwinOutputs out;
