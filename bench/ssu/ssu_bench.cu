@@ -7,20 +7,19 @@
 // Bytes counted: the state read and written (2·batch·H·P·N·bytes(state)) plus every input
 // read once and y written once. Time: CUDA events around each launch, the L2 flushed
 // (a memset of 4× its size) before each, median of `iterations` launches (default 200).
-// Kernel: the one launch() picks (Variant::automatic: "streamed" or "per-item"), and where
-// that is the streamed kernel, the per-item kernel on the same problem too.
+// Kernel: the one launch() picks (Variant::automatic: "streamed", "tokens" or "per-item"), and
+// where that is the streamed or the tokens kernel, the per-item kernel on the same problem too.
 // Copy: cudaMemcpyAsync device to device of the state's bytes, same timing, bandwidth
 // counting bytes read plus written; also of 1 GiB (the card's copy ceiling).
 // A second argument runs the rows of that batch alone (the geometry variants run 256 only).
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <string>
 #include <vector>
 
+#include "bench/ssu/flushed_timer.h"
 #include "fast/common/cuda_check.h"
 #include "fast/ssu/device_launch.h"
 #include "fast/ssu/launch.h"
@@ -35,41 +34,7 @@ namespace {
 using namespace ssmv;
 using namespace ssmv::ssu;
 
-struct Timer {
-  void* flush = nullptr;
-  size_t flush_bytes = 0;
-  cudaEvent_t start, stop;
-  Timer() {
-    cudaDeviceProp prop;
-    SSMV_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-    flush_bytes = size_t(prop.l2CacheSize) * 4;
-    SSMV_CUDA_CHECK(cudaMalloc(&flush, flush_bytes));
-    SSMV_CUDA_CHECK(cudaEventCreate(&start));
-    SSMV_CUDA_CHECK(cudaEventCreate(&stop));
-  }
-  ~Timer() {
-    cudaFree(flush);
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-  }
-  // Median milliseconds of `work` over `iterations` timed runs after 5 warm-ups.
-  double median_ms(int iterations, const std::function<void()>& work) {
-    for (int i = 0; i < 5; ++i) work();
-    std::vector<float> ms(iterations);
-    for (int i = 0; i < iterations; ++i) {
-      SSMV_CUDA_CHECK(cudaMemsetAsync(flush, i & 0xff, flush_bytes));
-      SSMV_CUDA_CHECK(cudaEventRecord(start));
-      work();
-      SSMV_CUDA_CHECK(cudaEventRecord(stop));
-      SSMV_CUDA_CHECK(cudaEventSynchronize(stop));
-      SSMV_CUDA_CHECK(cudaEventElapsedTime(&ms[i], start, stop));
-    }
-    std::sort(ms.begin(), ms.end());
-    return ms[iterations / 2];
-  }
-};
-
-double copy_gbps(Timer& timer, size_t bytes, int iterations) {
+double copy_gbps(bench::FlushedTimer& timer, size_t bytes, int iterations) {
   void *a = nullptr, *b = nullptr;
   SSMV_CUDA_CHECK(cudaMalloc(&a, bytes));
   SSMV_CUDA_CHECK(cudaMalloc(&b, bytes));
@@ -92,9 +57,11 @@ testing::ProblemConfig bench_config(int batch, Format state) {
 }
 
 // Before timing: this binary's kernel (its geometry variant) equals the host twin bit for
-// bit on a batch-8 problem of the benchmark shape with a random pool.
-bool matches_twin(Format state) {
-  const testing::GeneratedProblem g = testing::make_problem(bench_config(8, state), 11);
+// bit on a batch-8 problem of the benchmark shape with a random pool, `tokens` per request.
+bool matches_twin(Format state, int tokens) {
+  testing::ProblemConfig c = bench_config(8, state);
+  c.min_tokens = c.max_tokens = tokens;
+  const testing::GeneratedProblem g = testing::make_problem(c, 11);
   HostLaunch host(g.decode, g.config);
   DeviceLaunch dev(host);
   dev.launch();
@@ -117,12 +84,14 @@ int main(int argc, char** argv) {
                 SSMV_SSU_MIN_BLOCKS, SSMV_SSU_STREAM_FP32 ? "on" : "off",
                 SSMV_SSU_STREAM_MIN_BLOCKS);
     for (Format state : {Format::fp32, Format::bf16}) {
-      const bool same = matches_twin(state);
-      std::printf("GPU = twin bit for bit (batch 8, %s state): %s\n", std::string(format_name(state)).c_str(),
-                  same ? "yes" : "NO");
-      if (!same) return 1;
+      for (int tokens : {1, 4}) {
+        const bool same = matches_twin(state, tokens);
+        std::printf("GPU = twin bit for bit (batch 8, %d token(s) per request, %s state): %s\n", tokens,
+                    std::string(format_name(state)).c_str(), same ? "yes" : "NO");
+        if (!same) return 1;
+      }
     }
-    Timer timer;
+    bench::FlushedTimer timer;
     const double big_copy = copy_gbps(timer, size_t(1) << 30, 50);
     std::printf("copy 1 GiB device to device: %.0f GB/s (read + write)\n", big_copy);
     std::printf("%-6s %6s %6s %-9s %10s %10s %10s %10s %8s %8s\n", "state", "batch", "tokens", "kernel", "MB moved",
@@ -153,15 +122,18 @@ int main(int argc, char** argv) {
                           + double(row.batch) * 4 * 2 + 4;  // cu_seqlens, slot_in
         const double moved = 2 * state_bytes + io;
         const double copy = copy_gbps(timer, size_t(state_bytes), iterations);
-        // The automatic choice, then the per-item kernel where that was the streamed one.
+        // The automatic choice, then the per-item kernel where that was the streamed or the
+        // tokens kernel.
         const bool streamed = takes_streamed_kernel(dev.params());
+        const bool multi = row.tokens > 1;  // automatic takes the tokens kernel
         for (Variant kernel : {Variant::automatic, Variant::per_item}) {
-          if (kernel == Variant::per_item && !streamed) break;
+          if (kernel == Variant::per_item && !streamed && !multi) break;
           const double ms = timer.median_ms(iterations, [&] { launch(dev.params(), nullptr, {kernel, 0}); });
           const double gbps = moved / (ms * 1e-3) / 1e9;
           std::printf("%-6s %6d %6d %-9s %10.2f %10.2f %10.0f %10.0f %7.0f%% %7.0f%%\n",
                       std::string(format_name(state)).c_str(), row.batch, row.tokens,
-                      kernel == Variant::automatic && streamed ? "streamed" : "per-item", moved / 1e6, ms * 1e3, gbps,
+                      kernel == Variant::per_item ? "per-item" : streamed ? "streamed" : multi ? "tokens" : "per-item",
+                      moved / 1e6, ms * 1e3, gbps,
                       copy, 100 * gbps / copy, 100 * gbps / big_copy);
           (void)dev.download();  // synchronizes and surfaces any asynchronous error
         }

@@ -8,7 +8,8 @@
 // the pool is aligned for it (warp_rows.cuh Place).
 // Per token: δ and a = exp(δA) (every thread, identical), dB = δ·B[n] and C[n] for the
 // lane's n, then per row S = fma(dB, x, a·S), a per-lane fma chain over n for Σ C·S and
-// an xor-butterfly over the row's L lanes; one lane per row finishes and stores y.
+// an xor-butterfly over the row's L lanes (run as reduce_rows, warp_rows.cuh: the same
+// bits with fewer shuffles); one lane per row finishes and stores y.
 // Paths, all with the same arithmetic per row (hence the same bits):
 // * advance_group (every case): a group's state in fp32 registers across the request's
 //   tokens, rounded to the state format (cvt.rn) only when stored: per-token states
@@ -22,6 +23,9 @@
 //   next one's raw state flies into shared memory; multi-token and pad items take
 //   advance_group in their turn. H200, bf16, batch 256: 97.5 → 83.7 µs, 70 % → 82 % of
 //   the copy bandwidth (bench/NOTES.md, SSU call 6).
+// * the tokens kernel (tokens.cuh; launches of more tokens than requests): each block
+//   stages a window of tokens' inputs in shared memory, decoded once, and its warps run the
+//   tokens from there with the state in registers (advance_row, reduce_rows).
 // Kernel ssu_kernel: grid (R·ceil(P/(kRowsPerBlock·G)), H), 128 threads (arithmetic.h:
 // 4 warps, registers capped for 6 resident blocks per SM), one warp per G groups of rows
 // (G = 1 for every state in launches of several tokens per request);
@@ -42,6 +46,7 @@
 #include "fast/ssu/launch.h"
 #include "fast/ssu/arithmetic.h"
 #include "fast/ssu/stream.cuh"
+#include "fast/ssu/tokens.cuh"
 #include "fast/ssu/warp_rows.cuh"
 
 namespace ssmv::ssu {
@@ -180,14 +185,30 @@ void launch_per_item(const Params& p, cudaStream_t stream) {
   SSMV_CUDA_CHECK(cudaGetLastError());
 }
 
+// The tokens kernel: kTokenGroups groups of rows per warp, one block per
+// kRowsPerBlock·G rows of a (request, head).
+template <Format SF, int V, int J, int L>
+void launch_tokens(const Params& p, cudaStream_t stream) {
+  constexpr int G = kTokenGroups(SF, Place<L>::K * J * V), rows = kRowsPerBlock * G;
+  const int tiles = (p.P + rows - 1) / rows;
+  const dim3 grid(static_cast<unsigned>(p.num_requests * tiles), static_cast<unsigned>(p.H));
+  ssu_tokens_kernel<SF, V, J, L, G><<<grid, kWarpsPerBlock * kWarp, Window::bytes(p.N, rows), stream>>>(
+      p, vector_pool(p, V), chunks_aligned(p));
+  SSMV_CUDA_CHECK(cudaGetLastError());
+}
+
 template <Format SF, int V, int J, int L>
 void launch_typed(const Params& p, cudaStream_t stream, const LaunchOptions& options) {
   if constexpr (streams(SF, V)) {
     if (use_streamed(p, options.variant)) return launch_streamed<SF, V, J, L>(p, stream_items(p), stream, options);
   }
-  // Launches of several tokens per request give a 16-bit state's warp one group of rows:
-  // its general path then runs inline, as fp32's (two groups call it out of line, one after
-  // the other; bench/NOTES.md, SSU call 7: 20 % of the copy bandwidth at 2 tokens).
+  if (options.variant == Variant::tokens ||
+      (options.variant == Variant::automatic && p.num_tokens > p.num_requests)) {
+    return launch_tokens<SF, V, J, L>(p, stream);
+  }
+  // Variant::per_item with several tokens per request gives a 16-bit state's warp one group
+  // of rows: its general path then runs inline, as fp32's (two groups call it out of line,
+  // one after the other; bench/NOTES.md, SSU call 7: 20 % of the copy bandwidth at 2 tokens).
   if constexpr (kGroups(SF) > 1) {
     if (p.num_tokens > p.num_requests) return launch_per_item<SF, V, J, L, 1>(p, stream);
   }

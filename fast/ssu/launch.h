@@ -22,9 +22,9 @@ struct LaunchOptions {
 // of the chunk, no per-token states. Host-side; no device access.
 const char* why_not_streamed(const Params& p);
 
-// The kernel Variant::automatic takes for p: streamed where it applies and num_tokens <=
-// num_requests (the decode step; with more tokens per request ssu_kernel is faster, its
-// warps running the general path side by side: bench/NOTES.md, SSU call 7).
+// Whether Variant::automatic takes the streamed kernel for p: where it applies and
+// num_tokens <= num_requests (the decode step). Launches of more tokens than requests take
+// the tokens kernel (bench/NOTES.md, SSU multi-token kernel), the others ssu_kernel.
 bool takes_streamed_kernel(const Params& p);
 
 // check_params(p) (throws ProblemError before launching), then one launch on `stream`.

@@ -1,6 +1,6 @@
 // A warp's rows of one (request, head) in the SSU kernels (kernels.cu): where each lane
 // sits, the loads of a token's inputs, the per-row arithmetic of arithmetic.h in the
-// kernels' order, the butterflies and the finishing lanes. Device code for kernels.cu
+// kernels' order, the row reductions and the finishing lanes. Device code for kernels.cu
 // only (both of its kernels call these, so both compute the same bits as the twin).
 #pragma once
 
@@ -23,17 +23,28 @@ __host__ __device__ constexpr int kGroups(Format f) { return f == Format::fp32 ?
 // A lane's place in its warp: a row is split among the L lanes of lane_layout, so a warp
 // instruction covers Q = 32/L rows (1 or 2) and a lane holds K = kRowsPerWarp/Q rows of a
 // group of kRowsPerWarp rows. Lane q·L + u (q < Q, u < L) holds rows row0 + k·Q + q
-// (k < K) at the elements lane_element(lay, u, j, v), and lane q·L + k finishes row
-// row0 + k·Q + q.
+// (k < K) at the elements lane_element(lay, u, j, v).
+// Finishing: a lane's M partial sums (M = G·K: the K rows of each of G groups, value
+// m = i·K + k for row k of group i) go through reduce_rows, after which lane q·L + u holds
+// the full sum of value u / (L/M); the lanes with u % (L/M) == 0 finish those rows, one lane
+// per row.
 template <int L>
 struct Place {
   static constexpr int Q = kWarp / L;
   static constexpr int K = kRowsPerWarp / Q;
-  static_assert(kRowsPerWarp % Q == 0 && K <= L, "lane q·L + k finishes row k·Q + q");
+  static_assert(kRowsPerWarp % Q == 0 && K <= L, "a lane finishes at most one of a group's rows");
   int q, u;
   __device__ __forceinline__ explicit Place(int lane) : q(lane / L), u(lane % L) {}
   __device__ __forceinline__ int row(int row0, int k) const { return row0 + k * Q + q; }
-  __device__ __forceinline__ int finished_row(int row0) const { return row(row0, u); }  // if u < K
+  // Row of value m = i·K + k: row k of the group starting at row0 + i·kRowsPerWarp.
+  __device__ __forceinline__ int value_row(int row0, int m) const { return row(row0 + (m / K) * kRowsPerWarp, m % K); }
+  template <int M>
+  __device__ __forceinline__ bool finishes() const { return u % (L / M) == 0; }
+  template <int M>
+  __device__ __forceinline__ int finished_row(int row0) const { return value_row(row0, u / (L / M)); }
+  // The lane finishing value m (it holds x of that row: load_finisher_xz).
+  template <int M>
+  __device__ __forceinline__ int finisher_lane(int m) const { return q * L + m * (L / M); }
 };
 
 // What every warp of one (request, head) reads once.
@@ -95,8 +106,8 @@ __device__ __forceinline__ void load_finisher_xz(const Params& p, const Head& hd
                                                  int row0, uint32_t (&x)[G], uint32_t (&z)[G]) {
 #pragma unroll
   for (int i = 0; i < G; ++i) {
-    const int my_row = pl.finished_row(row0 + i * kRowsPerWarp);
-    const bool finisher = pl.u < Place<L>::K && my_row < p.P;
+    const int my_row = pl.template finished_row<Place<L>::K>(row0 + i * kRowsPerWarp);
+    const bool finisher = pl.template finishes<Place<L>::K>() && my_row < p.P;
     const int64_t xi = int64_t(t) * p.x_stride_token + int64_t(hd.h) * p.x_stride_head + my_row;
     const int64_t zi = int64_t(t) * p.z_stride_token + int64_t(hd.h) * p.z_stride_head + my_row;
     x[i] = finisher ? load_raw(p.input_format, p.x, xi) : 0;
@@ -172,50 +183,60 @@ __device__ __forceinline__ float advance_row(const Params& p, const Place<L>& pl
   return acc;
 }
 
-// The rows' xor-butterflies interleaved; offsets below L stay inside a row's L lanes.
+// The sums of a lane's M values over the L lanes of its row (lane_layout), with the bits
+// of an xor-butterfly (offsets L/2, ..., 2, 1) run on each value: at offset o lanes u and
+// u ^ o both form the same fp32 sum of their two partials (addition commutes exactly), so
+// each level may hand half of a lane's values to its partner and keep the other half —
+// lanes with u & o keep the upper half — instead of summing all of them on both lanes
+// (reduce-scatter). After log2 M such levels a lane holds one value, m = u / (L/M), and
+// the remaining levels are plain butterflies: M − 1 + log2(L/M) shuffles instead of
+// M·log2 L (8 rows over 32 lanes: 9 instead of 40).
 template <int L, int M>
-__device__ __forceinline__ void butterflies(float (&sum)[M]) {
+__device__ __forceinline__ float reduce_rows(const Place<L>& pl, float (&sum)[M]) {
+  static_assert(M >= 1 && (M & (M - 1)) == 0 && M <= L, "M a power of two, at most one value per lane");
+  int offset = L / 2;
 #pragma unroll
-  for (int offset = L / 2; offset >= 1; offset /= 2) {
+  for (int m = M; m > 1; m /= 2, offset /= 2) {
+    const bool upper = (pl.u & offset) != 0;
 #pragma unroll
-    for (int k = 0; k < M; ++k) sum[k] = sum[k] + __shfl_xor_sync(0xffffffffu, sum[k], offset);
+    for (int i = 0; i < m / 2; ++i) {
+      const float keep = upper ? sum[i + m / 2] : sum[i];
+      const float send = upper ? sum[i] : sum[i + m / 2];
+      sum[i] = keep + __shfl_xor_sync(0xffffffffu, send, offset);
+    }
   }
+#pragma unroll
+  for (; offset >= 1; offset /= 2) sum[0] = sum[0] + __shfl_xor_sync(0xffffffffu, sum[0], offset);
+  return sum[0];
 }
 
-// The finishing lane of row my_row: y = fma(D, x, Σ), gated, stored (arithmetic.h).
+// The finishing lane of row my_row: y = fma(D, x, Σ), gated by z (if any), stored
+// (arithmetic.h).
 __device__ __forceinline__ void finish_row(const Params& p, const Head& hd, int32_t t, int my_row, float sum, float D,
-                                           float x, uint32_t z) {
-  const float y = fm::output_epilogue(sum, p.d_mode != DMode::none, D, x, p.z != nullptr, decode_raw(p.input_format, z));
+                                           float x, float z) {
+  const float y = fm::output_epilogue(sum, p.d_mode != DMode::none, D, x, p.z != nullptr, z);
   store_any(p.output_format, p.y, int64_t(t) * p.y_stride_token + int64_t(hd.h) * p.y_stride_head + my_row, y);
 }
 
-// D of the row a lane finishes (0 if none or no D).
-template <int L>
+// D of the row a lane finishes among M values (Place; 0 if none or no D).
+template <int L, int M = Place<L>::K>
 __device__ __forceinline__ float load_D(const Params& p, const Head& hd, const Place<L>& pl, int row0) {
-  const int my_row = pl.finished_row(row0);
-  if (pl.u >= Place<L>::K || my_row >= p.P || p.d_mode == DMode::none) return 0.0f;
+  const int my_row = pl.template finished_row<M>(row0);
+  if (!pl.template finishes<M>() || my_row >= p.P || p.d_mode == DMode::none) return 0.0f;
   return p.d_mode == DMode::per_head ? p.D[hd.h] : p.D[int64_t(hd.h) * p.D_stride_head + my_row];
 }
 
-// The general path, for the group of kRowsPerWarp rows starting at row0: the state in
-// fp32 registers across the request's tokens, per-token states, pads, unaligned pools.
+// Loads the lane's rows (Place) of the group starting at row0 from slot_in into fp32
+// registers (zeros for a pad and outside [0, P) × [0, N)).
 template <Format SF, int V, int J, int L>
-__device__ __forceinline__ void advance_group(const Params& p, const Head& hd, const Place<L>& pl, int row0,
-                                              bool vector) {
+__device__ __forceinline__ void load_rows(const Params& p, const Head& hd, const Place<L>& pl, int row0, bool vector,
+                                          float (&s)[Place<L>::K][J * V]) {
   using E = typename StateBits<SF>::T;
-  constexpr int K = Place<L>::K;
   const LaneLayout lay{V, J, L};
-  // Every load the first token needs goes out before the state's loads and before any
-  // arithmetic: the lane's D, the token's inputs.
-  const float D = load_D(p, hd, pl, row0);
-  TokenInputs<J * V, 1> in{};
-  if (hd.t0 < hd.t1) in = load_token<V, J, L, 1>(p, hd, hd.t0, pl, row0);
-
-  float s[K][J * V];
   const E* const src = static_cast<const E*>(p.state) + int64_t(hd.slot_in) * p.state_stride_slot +
                        int64_t(hd.h) * p.state_stride_head;
 #pragma unroll
-  for (int k = 0; k < K; ++k) {
+  for (int k = 0; k < Place<L>::K; ++k) {
     const int row = pl.row(row0, k);
 #pragma unroll
     for (int j = 0; j < J; ++j) {
@@ -228,9 +249,25 @@ __device__ __forceinline__ void advance_group(const Params& p, const Head& hd, c
       }
     }
   }
+}
 
-  const int my_row = pl.finished_row(row0);
-  const bool finisher = pl.u < K && my_row < p.P;
+// The general path, for the group of kRowsPerWarp rows starting at row0: the state in
+// fp32 registers across the request's tokens, per-token states, pads, unaligned pools.
+template <Format SF, int V, int J, int L>
+__device__ __forceinline__ void advance_group(const Params& p, const Head& hd, const Place<L>& pl, int row0,
+                                              bool vector) {
+  constexpr int K = Place<L>::K;
+  // Every load the first token needs goes out before the state's loads and before any
+  // arithmetic: the lane's D, the token's inputs.
+  const float D = load_D(p, hd, pl, row0);
+  TokenInputs<J * V, 1> in{};
+  if (hd.t0 < hd.t1) in = load_token<V, J, L, 1>(p, hd, hd.t0, pl, row0);
+
+  float s[K][J * V];
+  load_rows<SF, V, J, L>(p, hd, pl, row0, vector, s);
+
+  const int my_row = pl.template finished_row<K>(row0);
+  const bool finisher = pl.template finishes<K>() && my_row < p.P;
   for (int32_t t = hd.t0; t < hd.t1; ++t) {
     if (t != hd.t0) in = load_token<V, J, L, 1>(p, hd, t, pl, row0);
     const TokenScalars ts =
@@ -239,20 +276,17 @@ __device__ __forceinline__ void advance_group(const Params& p, const Head& hd, c
     float dB[J * V], c[J * V];
     token_bc<V, J, L, 1>(p, in, ts.delta, pl, dB, c);
     // All rows' updates and lane partial sums first (independent chains), then their
-    // butterflies interleaved, then lane q·L + k finishes row k·Q + q: the rows' sigmoids
-    // and stores run side by side on different lanes instead of one after another.
+    // reduction, after which each row's finishing lane (Place) holds its sum: the rows'
+    // sigmoids and stores run side by side on different lanes instead of one after another.
     const float my_x = decode_raw(p.input_format, in.x[0]);  // +0 for rows >= P
     float sum[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      const float x = __shfl_sync(0xffffffffu, my_x, pl.q * L + k);
+      const float x = __shfl_sync(0xffffffffu, my_x, pl.template finisher_lane<K>(k));
       sum[k] = pl.row(row0, k) < p.P ? advance_row<V, J, L>(p, pl, ts.decay, x, dB, c, s[k]) : 0.0f;
     }
-    butterflies<L>(sum);
-    float my_sum = 0.0f;
-#pragma unroll
-    for (int k = 0; k < K; ++k) my_sum = pl.u == k ? sum[k] : my_sum;
-    if (finisher) finish_row(p, hd, t, my_row, my_sum, D, my_x, in.z[0]);
+    const float my_sum = reduce_rows<L, K>(pl, sum);
+    if (finisher) finish_row(p, hd, t, my_row, my_sum, D, my_x, decode_raw(p.input_format, in.z[0]));
     if (!hd.pad && p.token_state_slots != nullptr && p.token_state_slots[t] != p.pad_slot_id) {
       store_rows<SF, V, J, L>(p, p.token_state_slots[t], hd.h, row0, pl, vector, s);
     }
@@ -301,7 +335,7 @@ __device__ __forceinline__ void for_each_chunk(const Params& p, const Place<L>& 
 // G groups of rows starting at row0 + i·kRowsPerWarp, from raw state chunks (raw(k, j):
 // chunk j of the lane's row k < G·K, in Place order): per group, each row decoded,
 // advanced (advance_row), re-encoded and stored to slot_out, then the group's
-// butterflies and its finishing lanes (x, z: the raw bits of the row a lane finishes,
+// reduction (reduce_rows) and its finishing lanes (x, z: the raw bits of the row a lane finishes,
 // as load_finisher_xz). Per row the arithmetic is advance_group's: the same bits.
 template <Format SF, int V, int J, int L, int G, class RawChunk>
 __device__ __forceinline__ void advance_raw_rows(const Params& p, const Head& hd, const Place<L>& pl, int row0,
@@ -313,8 +347,8 @@ __device__ __forceinline__ void advance_raw_rows(const Params& p, const Head& hd
   const LaneLayout lay{V, J, L};
   E* const dst = static_cast<E*>(p.state) + int64_t(hd.slot_out) * p.state_stride_slot +
                  int64_t(hd.h) * p.state_stride_head;
-  // Group by group: its rows' updates and lane chains, their butterflies, its finishing
-  // lanes (the butterflies of one group overlap the next group's arithmetic).
+  // Group by group: its rows' updates and lane chains, their reduction, its finishing
+  // lanes (the reduction of one group overlaps the next group's arithmetic).
 #pragma unroll
   for (int i = 0; i < G; ++i) {
     const int gi_row0 = row0 + i * kRowsPerWarp;
@@ -322,7 +356,7 @@ __device__ __forceinline__ void advance_raw_rows(const Params& p, const Head& hd
     float sum[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      const float xk = __shfl_sync(0xffffffffu, my_x, pl.q * L + k);
+      const float xk = __shfl_sync(0xffffffffu, my_x, pl.template finisher_lane<K>(k));
       sum[k] = 0.0f;
       const int row = pl.row(gi_row0, k);
       if (row < p.P) {
@@ -346,12 +380,9 @@ __device__ __forceinline__ void advance_raw_rows(const Params& p, const Head& hd
         }
       }
     }
-    butterflies<L>(sum);
-    float my_sum = 0.0f;
-#pragma unroll
-    for (int k = 0; k < K; ++k) my_sum = pl.u == k ? sum[k] : my_sum;
-    const int my_row = pl.finished_row(gi_row0);
-    if (pl.u < K && my_row < p.P) finish_row(p, hd, hd.t0, my_row, my_sum, D[i], my_x, z[i]);
+    const float my_sum = reduce_rows<L, K>(pl, sum);
+    const int my_row = pl.template finished_row<K>(gi_row0);
+    if (pl.template finishes<K>() && my_row < p.P) finish_row(p, hd, hd.t0, my_row, my_sum, D[i], my_x, decode_raw(p.input_format, z[i]));
   }
 }
 

@@ -3,6 +3,8 @@
 #   libfi_fast_math.so            the fast-math expressions measured by measure_budgets.py
 #   fi_ssu_nt4, fi_ssu_nt4_sr     ssu_driver.cu: STP and 4-token MTP launches; _sr with Philox
 #                                 stochastic rounding of fp16 states (PHILOX_ROUNDS = 10)
+#   fi_bench_nt2, _nt4, _nt8      fi_bench.cu: the kernel timed as bench/ssu/ssu_bench times ssmv's
+#                                 (one token per request, and 2, 4, 8 tokens in one MTP launch)
 # FI_SRC is an export of FlashInfer's include/ (git archive HEAD include/flashinfer), never
 # committed. Flags: FlashInfer's JIT (flashinfer/jit/core.py gen_jit_spec, jit/cpp_ext.py
 # build_cuda_cflags, jit/mamba/selective_state_update.py gen_selective_state_update_sm90_module),
@@ -17,8 +19,10 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 mkdir -p "$OUT"
 FLAGS="-std=c++20 -O3 -DNDEBUG -use_fast_math -arch=sm_90 --expt-relaxed-constexpr -DFLASHINFER_ENABLE_F16 \
- -DFLASHINFER_ENABLE_BF16 -DFLASHINFER_MAMBA_ENABLE_SM90 -Xcudafe --diag_warning=2361 -I$FI_SRC/include"
+ -DFLASHINFER_ENABLE_BF16 -DFLASHINFER_MAMBA_ENABLE_SM90 -Xcudafe --diag_warning=2361 -I$FI_SRC/include -I$HERE/../.."
 "$NVCC" -O3 -use_fast_math -arch=sm_90 -shared -Xcompiler -fPIC "$HERE/fast_math_eval.cu" -o "$OUT/libfi_fast_math.so"
 "$NVCC" $FLAGS -DNTOK=4 -DPHILOX=0 "$HERE/ssu_driver.cu" -o "$OUT/fi_ssu_nt4" -lcuda &
 "$NVCC" $FLAGS -DNTOK=4 -DPHILOX=10 "$HERE/ssu_driver.cu" -o "$OUT/fi_ssu_nt4_sr" -lcuda &
+wait
+for k in 2 4 8; do "$NVCC" $FLAGS -DNTOK=$k "$HERE/fi_bench.cu" -o "$OUT/fi_bench_nt$k" -lcuda & done
 wait

@@ -1,6 +1,8 @@
-// The SSU kernel on the GPU equals its host twin bit for bit: y and the whole pool, over
+// The SSU kernels on the GPU equal their host twin bit for bit: y and the whole pool, over
 // >= 1000 random problems (odd and edge P and N, every format, pads, repeated read slots
-// with distinct destinations, per-token states), repeated runs identical, the scalar
+// with distinct destinations, per-token states) on the automatic choice, the tokens kernel
+// and, where it applies, the streamed and per-item kernels; windows of the tokens kernel
+// over requests of up to 21 tokens; repeated runs identical, the scalar
 // (unaligned) state path equal to the vector path, and the hardware conversions equal
 // spec/format.h. Skipped without a CUDA device. SSU_GPU_TEST_PROBLEMS overrides the
 // problem count (compute-sanitizer runs use fewer).
@@ -76,6 +78,10 @@ TEST_F(SsuGpu, RandomProblemsEqualTwinBitForBit) {
       expect_equal(gpu, dev.download(), g, f);
       if (HasFatalFailure()) return;
     }
+    dev.reset_state(host);  // the tokens kernel takes every launch
+    launch(dev.params(), nullptr, {Variant::tokens, 0});
+    expect_equal(twin, dev.download(), g, f);
+    if (HasFatalFailure()) return;
     if (why_not_streamed(dev.params()) == nullptr) {
       ++streamed;  // both kernels, whichever automatic took; the streamed one on one block
       for (const LaunchOptions& o : {LaunchOptions{Variant::streamed, 1}, LaunchOptions{Variant::per_item, 0}}) {
@@ -162,6 +168,49 @@ TEST_F(SsuGpu, StreamedKernelLoopsEqualTwin) {
     }
   }
   EXPECT_EQ(runs, 24);
+}
+
+// The tokens kernel (Variant::tokens) over requests of 1 to 21 tokens: one to three windows
+// of kWindowTokens, pads, per-token states,
+// a z gate; chunked staging (N = 128, 256 and P = 64 with aligned inputs: 16-byte
+// cp.async) and element staging (N = 96 with fp32 inputs: chunks of 4 fit, but P = 33 does
+// not; N = 33), every state format. GPU = twin bit for bit.
+TEST_F(SsuGpu, TokensKernelWindowsEqualTwin) {
+  struct Shape {
+    int64_t P, N;
+    Format input;
+  };
+  const Shape shapes[] = {{64, 128, Format::bf16}, {64, 256, Format::fp16}, {64, 128, Format::fp32},
+                          {33, 96, Format::fp32}, {17, 33, Format::bf16}};
+  int runs = 0;
+  for (Format state : {Format::fp32, Format::bf16, Format::fp16}) {
+    for (const Shape& sh : shapes) {
+      ProblemConfig c;
+      c.requests = 6;
+      c.max_tokens = 21;
+      c.H = 4;
+      c.P = sh.P;
+      c.N = sh.N;
+      c.G = 2;
+      c.formats = {sh.input, state, Format::bf16};
+      c.z = true;
+      c.d_mode = DMode::per_head_dim;
+      c.dt_softplus = true;
+      c.dt_bias = true;
+      c.pad_fraction = 0.2;
+      c.separate_out = true;
+      c.token_states = state != Format::fp16;
+      const GeneratedProblem g = make_problem(c, 500 + sh.N + int(state));
+      const Result twin = run_twin(g.decode, g.config);
+      HostLaunch host(g.decode, g.config);
+      DeviceLaunch dev(host);
+      launch(dev.params(), nullptr, {Variant::tokens, 0});
+      expect_equal(twin, dev.download(), g, c.formats);
+      if (HasFatalFailure()) return;
+      ++runs;
+    }
+  }
+  EXPECT_EQ(runs, 15);
 }
 
 // Variant::streamed where the streamed kernel does not apply: ProblemError naming why,
