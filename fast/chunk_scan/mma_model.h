@@ -35,7 +35,7 @@
 // the same model. Each k16 instruction is one mma_step — for N = 8 and 64, A from shared
 // memory or registers — and K/16 instructions chained on one accumulator are mma_chain;
 // scale-d = 0 is mma_step with c = +0; every zero result is +0. Read as two k8 halves per
-// instruction, 0.5–78 % of each regime's outputs would differ.
+// instruction, 0.5–78 % of the outputs of each non-integer regime would differ.
 //
 // Inf or NaN among the operands or c (not measured; docs/design.md §4): the step returns the
 // IEEE sum of c and the products, rounded to fp32 (±Inf or NaN).
