@@ -1,6 +1,7 @@
 // Host model of the H200's tensor-core accumulation (docs/design.md §4), exact for every
 // bf16 or fp16 operand pair with normal or zero values and a finite fp32 accumulator:
-// the host twin reproduces mma.sync.m16n8k16 f32.{bf16,f16} outputs bit for bit with it.
+// the host twin reproduces mma.sync.m16n8k16 f32.{bf16,f16} outputs bit for bit with it,
+// and wgmma.mma_async.m64nNk16 f32.{bf16,f16} follows it too (below).
 //
 // One step of m16n8k16 computes, per output element, d = c + Σ_{k<16} a_k·b_k as:
 //   * the 16 products a_k·b_k exactly;
@@ -28,6 +29,13 @@
 // 1 to 13 in 10^4 results in the subnormal range were one 2^-149 step off (terms with bits
 // below 2^-158 were kept, and their sum crossed a multiple of 2^-149), and without
 // e(c) ≥ −126 one in eight sums with a subnormal c differed.
+//
+// wgmma (measured on the H200, 2026-12-02, tests/wgmma_dump.cpp: 11,624,448 outputs of
+// wgmma.mma_async m64nNk16 f32.{bf16,f16} in 26 operand regimes, 0 differ; bench/NOTES.md):
+// the same model. Each k16 instruction is one mma_step — for N = 8 and 64, A from shared
+// memory or registers — and K/16 instructions chained on one accumulator are mma_chain;
+// scale-d = 0 is mma_step with c = +0; every zero result is +0. Read as two k8 halves per
+// instruction, 0.5–78 % of the outputs of each non-integer regime would differ.
 //
 // Inf or NaN among the operands or c (not measured; docs/design.md §4): the step returns the
 // IEEE sum of c and the products, rounded to fp32 (±Inf or NaN).
