@@ -185,15 +185,23 @@ void launch_per_item(const Params& p, cudaStream_t stream) {
   SSMV_CUDA_CHECK(cudaGetLastError());
 }
 
-// The tokens kernel: kTokenGroups groups of rows per warp, one block per
-// kRowsPerBlock·G rows of a (request, head).
+// The tokens kernel: kTokenGroups groups of rows per warp, one block per kRowsPerBlock·G
+// rows of up to kBlockHeads heads of one group of a request (tokens.cuh).
 template <Format SF, int V, int J, int L>
 void launch_tokens(const Params& p, cudaStream_t stream) {
   constexpr int G = kTokenGroups(SF, Place<L>::K * J * V), rows = kRowsPerBlock * G;
+  constexpr auto kernel = ssu_tokens_kernel<SF, V, J, L, G>;
+  const int smem = tokens_smem_bytes<SF, V, J, L, G>(p.N);
+  static const bool sized = [] {  // the largest N (kMaxN) asked once
+    SSMV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         tokens_smem_bytes<SF, V, J, L, G>(kMaxN)));
+    return true;
+  }();
+  (void)sized;
   const int tiles = (p.P + rows - 1) / rows;
-  const dim3 grid(static_cast<unsigned>(p.num_requests * tiles), static_cast<unsigned>(p.H));
-  ssu_tokens_kernel<SF, V, J, L, G><<<grid, kWarpsPerBlock * kWarp, Window::bytes(p.N, rows), stream>>>(
-      p, vector_pool(p, V), chunks_aligned(p));
+  const int chunks = (p.H / p.G + kBlockHeads - 1) / kBlockHeads;
+  const dim3 grid(static_cast<unsigned>(p.num_requests * tiles), static_cast<unsigned>(p.G * chunks));
+  kernel<<<grid, kWarpsPerBlock * kWarp, smem, stream>>>(p, vector_pool(p, V), chunks_aligned(p));
   SSMV_CUDA_CHECK(cudaGetLastError());
 }
 
