@@ -3,6 +3,7 @@
 #   libfi_fast_math.so            the fast-math expressions measured by measure_budgets.py
 #   fi_ssu_nt4, fi_ssu_nt4_sr     ssu_driver.cu: STP and 4-token MTP launches; _sr with Philox
 #                                 stochastic rounding of fp16 states (PHILOX_ROUNDS = 10)
+#   fi_ssu_nt2, fi_ssu_nt8        ssu_driver.cu with NTOKENS_MTP = 2 and 8 (2- and 8-token launches)
 # FI_SRC is an export of FlashInfer's include/ (git archive HEAD include/flashinfer), never
 # committed. Flags: FlashInfer's JIT (flashinfer/jit/core.py gen_jit_spec, jit/cpp_ext.py
 # build_cuda_cflags, jit/mamba/selective_state_update.py gen_selective_state_update_sm90_module),
@@ -21,4 +22,6 @@ FLAGS="-std=c++20 -O3 -DNDEBUG -use_fast_math -arch=sm_90 --expt-relaxed-constex
 "$NVCC" -O3 -use_fast_math -arch=sm_90 -shared -Xcompiler -fPIC "$HERE/fast_math_eval.cu" -o "$OUT/libfi_fast_math.so"
 "$NVCC" $FLAGS -DNTOK=4 -DPHILOX=0 "$HERE/ssu_driver.cu" -o "$OUT/fi_ssu_nt4" -lcuda &
 "$NVCC" $FLAGS -DNTOK=4 -DPHILOX=10 "$HERE/ssu_driver.cu" -o "$OUT/fi_ssu_nt4_sr" -lcuda &
+"$NVCC" $FLAGS -DNTOK=2 -DPHILOX=0 "$HERE/ssu_driver.cu" -o "$OUT/fi_ssu_nt2" -lcuda &
+"$NVCC" $FLAGS -DNTOK=8 -DPHILOX=0 "$HERE/ssu_driver.cu" -o "$OUT/fi_ssu_nt8" -lcuda &
 wait
