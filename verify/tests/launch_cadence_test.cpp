@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -283,6 +284,8 @@ TEST(ScaledInt16State, EmulatedStoresAreWithinTheBoundAndNearlyReachIt) {
     if (M > 0) row_worst.push_back(worst);
   }
   std::sort(row_worst.begin(), row_worst.end());
+  std::printf("int16_scaled stores, worst error/bound per row over %zu rows: min %.4f, median %.4f, max %.4f\n",
+              row_worst.size(), row_worst.front(), row_worst[row_worst.size() / 2], row_worst.back());
   EXPECT_GT(row_worst[row_worst.size() / 2], 0.9);
   EXPECT_GT(row_worst.back(), 0.93);
 }
@@ -302,6 +305,8 @@ TEST(ScaledInt16State, AnEmulatedInt16DecodeIsWithinItsBoundAndAWrongScaleIsNot)
     EXPECT_EQ(kc.tensors[1].name, "final_state");
     EXPECT_EQ(kc.tensors[1].format, Format::int16_scaled);
     EXPECT_GT(kc.tensors[1].max_bound_usage, 0.3) << "K = " << K << ": the quantization dominates the state's bound";
+    std::printf("emulated int16_scaled decode, %lld token(s) per launch: usage y %.3f, final_state %.3f\n", (long long)K,
+                kc.tensors[0].max_bound_usage, kc.tensors[1].max_bound_usage);
   }
   const Emulated wrong = emulate(p, 4, false, 1.0f + 0x1p-10f);
   const KernelCheck kc = check_outputs(p, c, "emulation", wrong.y, wrong.final_states, ElementDetail::summary, 4);
