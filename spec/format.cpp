@@ -11,6 +11,8 @@ namespace {
 constexpr FormatInfo kFp32{"fp32", 32, 24, 8, 127, -126, 0x1p-24, 0x1.fffffep127, 0x1p-149};
 constexpr FormatInfo kBf16{"bf16", 16, 8, 8, 127, -126, 0x1p-8, 0x1.fep127, 0x1p-133};
 constexpr FormatInfo kFp16{"fp16", 16, 11, 5, 15, -14, 0x1p-11, 65504.0, 0x1p-24};
+// Decoded values are fp32 values: fp32's fields, plus the code range.
+constexpr FormatInfo kInt16Scaled{"int16_scaled", 32, 24, 8, 127, -126, 0x1p-24, 0x1.fffffep127, 0x1p-149, 32767};
 
 Bits sign_mask(const FormatInfo& fi) { return Bits{1} << (fi.total_bits - 1); }
 Bits mantissa_bits(const FormatInfo& fi) { return fi.precision - 1; }
@@ -34,6 +36,7 @@ const FormatInfo& format_info(Format f) {
     case Format::fp32: return kFp32;
     case Format::bf16: return kBf16;
     case Format::fp16: return kFp16;
+    case Format::int16_scaled: return kInt16Scaled;
   }
   throw std::invalid_argument("format_info: unknown format");
 }
@@ -44,7 +47,18 @@ bool parse_format(std::string_view t, Format& out) {
   if (t == "fp32" || t == "float32" || t == "f32" || t == "F32") { out = Format::fp32; return true; }
   if (t == "bf16" || t == "bfloat16" || t == "BF16") { out = Format::bf16; return true; }
   if (t == "fp16" || t == "float16" || t == "f16" || t == "F16") { out = Format::fp16; return true; }
+  if (t == "int16_scaled") { out = Format::int16_scaled; return true; }
   return false;
+}
+
+bool block_scaled(Format f) { return format_info(f).scaled_code_max != 0; }
+
+float decode_scaled(Format f, int64_t code, float scale) {
+  const int64_t m = format_info(f).scaled_code_max;
+  if (m == 0) throw std::invalid_argument("decode_scaled: " + std::string(format_name(f)) + " is not block-scaled");
+  if (code < -m || code > m) return std::numeric_limits<float>::quiet_NaN();
+  // float(code) is exact (|code| < 2^24); the product is one fp32 rounding to nearest even.
+  return float(code) * scale;
 }
 
 double decode(Format f, Bits bits) {

@@ -1,7 +1,17 @@
 // The number formats ssmv speaks: fp32, bf16 and fp16 (IEEE-754 binary32, bfloat16,
-// binary16). One implementation of decoding, encoding, round-to-nearest-even, next/prev
-// and ULP distance that every part of ssmv calls. No MPFR here: rounding an MPFR value
-// lives in reference/round.h and goes through round_to_odd + round_nearest_even below.
+// binary16), and one block-scaled integer format for states, int16_scaled. One
+// implementation of decoding, encoding, round-to-nearest-even, next/prev and ULP distance
+// that every part of ssmv calls. No MPFR here: rounding an MPFR value lives in
+// reference/round.h and goes through round_to_odd + round_nearest_even below.
+//
+// int16_scaled (FlashInfer's `selective_state_update(..., state_scale=...)`, docs/contracts.md
+// "Scaled 16-bit integer states"): a block of elements — a state row, the last axis — is stored
+// as integer codes q in [-32767, 32767] and one fp32 decode scale d ≥ 0; an element's value is
+// the fp32 product fl(q·d), what every reader of the state computes before using it. ssmv
+// holds and compares such elements as that decoded fp32 value: its FormatInfo is fp32's (the
+// carrier), so decode, rounding, next/prev and ULPs below are fp32's; decode_scaled makes the
+// value from a code and its scale, and the rounding error of a store (which needs the block's
+// magnitude) is verify/bound/error_model.h's rounding_error_at_most.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +21,7 @@
 
 namespace ssmv {
 
-enum class Format : uint8_t { fp32, bf16, fp16 };
+enum class Format : uint8_t { fp32, bf16, fp16, int16_scaled };
 
 // A bit pattern of a format, held in the low `total_bits` bits.
 using Bits = uint32_t;
@@ -26,12 +36,24 @@ struct FormatInfo {
   double unit_roundoff;   // u = 2^-precision: 2^-24, 2^-8, 2^-11
   double max_finite;      // (2 - 2^(1-p)) * 2^emax
   double min_subnormal;   // 2^(emin - p + 1): 2^-149, 2^-133, 2^-24
+  // Block-scaled formats only (int16_scaled: 32767): the largest |code|; 0 for IEEE formats.
+  // The fields above are then those of the decoded value's carrier (fp32).
+  int32_t scaled_code_max = 0;
 };
 
 const FormatInfo& format_info(Format f);
 std::string_view format_name(Format f);
-// Parses "fp32"/"float32"/"f32", "bf16"/"bfloat16", "fp16"/"float16"/"f16".
+// Parses "fp32"/"float32"/"f32", "bf16"/"bfloat16", "fp16"/"float16"/"f16", "int16_scaled".
 bool parse_format(std::string_view text, Format& out);
+
+// True for a block-scaled integer format (int16_scaled): a state format only.
+bool block_scaled(Format f);
+// The value of code q of a block-scaled format with its block's decode scale d: the fp32
+// product fl(q·d) rounded to nearest even (FlashInfer: `toFloat(int16) * state_decode_scale`,
+// kernel_selective_state_update_stp.cuh:227), as a float. NaN for a code outside
+// [-scaled_code_max, scaled_code_max] (-32768 is no value of the format: the kernel clips to
+// ±32767, conversion.cuh:88-92), so a kernel's out-of-range code is judged INVALID.
+float decode_scaled(Format f, int64_t code, float scale);
 
 // Exact value of a bit pattern (every format value is a double). NaN patterns decode
 // to a quiet NaN with the pattern's sign.

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <utility>
 
 namespace ssmv {
 namespace {
@@ -122,6 +123,13 @@ void validate(const Problem& pr) {
   }
 
   const Format in = pr.formats.input;
+  // A block-scaled format (int16_scaled) holds states: rows of codes sharing one scale.
+  for (const auto& [field, f] : {std::pair{"input", in}, std::pair{"output", pr.formats.output}}) {
+    if (block_scaled(f)) {
+      fail(std::string("format field '") + field + "' = " + std::string(format_name(f)) +
+           ": a block-scaled format is a state format only");
+    }
+  }
   check_values("x", pr.x, in);
   check_values("dt", pr.dt, in);
   check_values("B", pr.B, in);

@@ -263,6 +263,8 @@ void dispatch(const Params& p, int stage, cudaStream_t stream, bool programmatic
     case Format::fp32:
       launch_one<float, float>(p, stage, stream, programmatic);
       break;
+    case Format::int16_scaled:  // a state format: no input has it (spec validate)
+      throw ProblemError("chunk_scan: field 'input' = int16_scaled: not an input format");
   }
 }
 

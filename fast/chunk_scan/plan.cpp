@@ -12,6 +12,10 @@ void validate(const Problem& problem, const Config& config) {
                        ": must be 64, 128 or 256");
   }
   validate(problem);
+  if (block_scaled(problem.formats.state)) {
+    throw ProblemError("format field 'state' = " + std::string(format_name(problem.formats.state)) +
+                       ": chunk_scan stores fp32, bf16 or fp16 states");
+  }
   if (problem.shape.P > kMaxHeadDim) {
     throw ProblemError("shape field 'P' = " + std::to_string(problem.shape.P) +
                        ": chunk_scan supports head dims up to " + std::to_string(kMaxHeadDim));

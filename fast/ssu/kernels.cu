@@ -276,7 +276,9 @@ void launch(const Params& p, cudaStream_t stream, const LaunchOptions& options) 
     case Format::fp32: return launch_format<Format::fp32>(p, stream, options);
     case Format::bf16: return launch_format<Format::bf16>(p, stream, options);
     case Format::fp16: return launch_format<Format::fp16>(p, stream, options);
+    case Format::int16_scaled: break;  // refused by validate (fast/ssu/pack.cpp)
   }
+  throw ProblemError("ssu: field 'state_format' = " + std::string(format_name(p.state_format)) + ": not launchable");
 }
 
 }  // namespace ssmv::ssu

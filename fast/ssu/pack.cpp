@@ -51,6 +51,10 @@ void validate(const DecodeProblem& d, const Config& config) {
   if (s.P > kMaxP) fail("field 'P' = " + std::to_string(s.P) + ": the kernel supports P <= " + std::to_string(kMaxP));
   if (s.N > kMaxN) fail("field 'N' = " + std::to_string(s.N) + ": the kernel supports N <= " + std::to_string(kMaxN));
   if (s.H > 65535) fail("field 'H' = " + std::to_string(s.H) + ": the kernel supports H <= 65535");
+  if (block_scaled(pr.formats.state)) {
+    fail("format field 'state' = " + std::string(format_name(pr.formats.state)) +
+         ": the bundled kernel stores fp32, bf16 or fp16 states");
+  }
   if (d.slots > INT32_MAX) fail("field 'slots' = " + std::to_string(d.slots) + ": the kernel indexes slots in 32 bits");
   if (d.pad_slot_id < INT32_MIN || d.pad_slot_id > INT32_MAX) {
     fail("field 'pad_slot_id' = " + std::to_string(d.pad_slot_id) + ": must fit in 32 bits");

@@ -5,6 +5,7 @@
 #                                 stochastic rounding of fp16 states (PHILOX_ROUNDS = 10)
 #   fi_bench_nt2, _nt4, _nt8      fi_bench.cu: the kernel timed as bench/ssu/ssu_bench times ssmv's
 #                                 (one token per request, and 2, 4, 8 tokens in one MTP launch)
+#   fi_ssu_nt2, fi_ssu_nt8        ssu_driver.cu with NTOKENS_MTP = 2 and 8 (2- and 8-token launches)
 # FI_SRC is an export of FlashInfer's include/ (git archive HEAD include/flashinfer), never
 # committed. Flags: FlashInfer's JIT (flashinfer/jit/core.py gen_jit_spec, jit/cpp_ext.py
 # build_cuda_cflags, jit/mamba/selective_state_update.py gen_selective_state_update_sm90_module),
@@ -23,6 +24,8 @@ FLAGS="-std=c++20 -O3 -DNDEBUG -use_fast_math -arch=sm_90 --expt-relaxed-constex
 "$NVCC" -O3 -use_fast_math -arch=sm_90 -shared -Xcompiler -fPIC "$HERE/fast_math_eval.cu" -o "$OUT/libfi_fast_math.so"
 "$NVCC" $FLAGS -DNTOK=4 -DPHILOX=0 "$HERE/ssu_driver.cu" -o "$OUT/fi_ssu_nt4" -lcuda &
 "$NVCC" $FLAGS -DNTOK=4 -DPHILOX=10 "$HERE/ssu_driver.cu" -o "$OUT/fi_ssu_nt4_sr" -lcuda &
+"$NVCC" $FLAGS -DNTOK=2 -DPHILOX=0 "$HERE/ssu_driver.cu" -o "$OUT/fi_ssu_nt2" -lcuda &
+"$NVCC" $FLAGS -DNTOK=8 -DPHILOX=0 "$HERE/ssu_driver.cu" -o "$OUT/fi_ssu_nt8" -lcuda &
 wait
 for k in 2 4 8; do "$NVCC" $FLAGS -DNTOK=$k "$HERE/fi_bench.cu" -o "$OUT/fi_bench_nt$k" -lcuda & done
 wait

@@ -4,6 +4,8 @@
 JSON object of strings), one per folder, named after it.
 
 Usage: pack_dumps.py RAW_DIR OUT_DIR --source TEXT [--without-contract]
+An int16 state (the driver's STATE int16) is declared int16_scaled, its codes in initial_states /
+final_states and its decode scales in initial_states_scale / final_states_scale [batch, H, P].
 ssmv.contract: flashinfer.ssu.sr for a stochastically rounded state, flashinfer.ssu otherwise
 (--without-contract: none, for dumps judged under several contracts with ssmv check --contract).
 """
@@ -38,7 +40,8 @@ def main():
         meta = {
             "ssmv.kernel": "ssu",
             "ssmv.input_format": m["input_format"],
-            "ssmv.state_format": m["state_format"],
+            # the driver's int16 state is FlashInfer's scaled one: codes + a decode scale per row
+            "ssmv.state_format": "int16_scaled" if m["state_format"] == "int16" else m["state_format"],
             "ssmv.output_format": m["input_format"],  # FlashInfer writes y in the input dtype
             "ssmv.dt_softplus": "true",
             "ssmv.dt_limit": "-inf,inf",  # the decode kernel has no dt_limit

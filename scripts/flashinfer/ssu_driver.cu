@@ -8,9 +8,14 @@
 // -DFLASHINFER_ENABLE_F16 -DFLASHINFER_MAMBA_ENABLE_SM90), with the constants its
 // selective_state_update_customize_config.jinja defines (DIM, DSTATE, NTOKENS_MTP, PHILOX_ROUNDS).
 //
-// Usage: ssu_driver OUT_DIR NAME STATE(fp32|bf16|fp16) INPUT(bf16|fp32) K(1: STP, else MTP = NTOK)
+// Usage: ssu_driver OUT_DIR NAME STATE(fp32|bf16|fp16|int16) INPUT(bf16|fp32) K(1: STP, else MTP = NTOK)
 //                   ALGO(simple|vertical|horizontal|auto) BATCH H G TOKENS_PER_SEQ SEED Z(0|1) SR(0|1|2)
 // SR 1: stochastic rounding with one Philox seed for every launch; 2: a new seed per launch.
+// STATE int16: FlashInfer's scaled 16-bit integer state (state_scale_t = float): each (slot, head,
+// dim) row of N codes has one fp32 decode scale, state_scale [slots, H, P]; the initial pool is
+// quantized on the host as the kernel quantizes (encode = 32767/max|row|, decode = 1/encode,
+// code = rint(clip(v·encode, ±32767))), and initial_states_scale / final_states_scale are dumped
+// beside the codes.
 // dt = FI_DT_MEAN + FI_DT_STD·N(0, 1) (environment; default -4 and 3: δ = softplus(dt + dt_bias)
 // from about 1e-4 to 5, so A·δ reaches the range where __expf flushes), rounded to the input format.
 // FI_INPUT_DIR: read the inputs instead (x, B, C, z in the input format's bits, dt, A, D, dt_bias as
@@ -115,7 +120,20 @@ template <class T> T from_float(float v);
 template <> float from_float<float>(float v) { return v; }
 template <> __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
 template <> __half from_float<__half>(float v) { return __float2half(v); }
-template <class T> const char* npy_descr() { return sizeof(T) == 4 ? "<f4" : std::is_same_v<T, __half> ? "<f2" : "<u2"; }
+template <class T> const char* npy_descr() {
+  return sizeof(T) == 4 ? "<f4" : std::is_same_v<T, __half> ? "<f2" : std::is_same_v<T, int16_t> ? "<i2" : "<u2";
+}
+
+// One row of the initial int16 pool, quantized as convertAndStore(int16_t*) and the kernel's
+// block scale do it (conversion.cuh, kernel_selective_state_update_stp.cuh): returns the decode
+// scale written beside the codes (1 for an all-zero row).
+float quantize_row(const float* v, int16_t* q, int n) {
+  float m = 0.f;
+  for (int i = 0; i < n; ++i) m = std::fmax(m, std::fabs(v[i]));
+  const float enc = m == 0.f ? 1.f : 32767.f / m;
+  for (int i = 0; i < n; ++i) q[i] = int16_t(std::nearbyint(std::fmin(std::fmax(v[i] * enc, -32767.f), 32767.f)));
+  return 1.f / enc;
+}
 
 template <class T>
 struct Dev {
@@ -150,8 +168,9 @@ struct Args {
 // the single-token kernel invokeSelectiveStateUpdate; K > 1: invokeSelectiveStateUpdateMTP with
 // ntokens_mtp = K = NTOKENS_MTP), the state kept in a pool of batch + 3 slots in the cache
 // format between launches.
-template <class input_t, class state_t>
+template <class input_t, class state_t, class scale_t = void>
 void run(const Args& a) {
+  constexpr bool scaled = !std::is_same_v<scale_t, void>;
   const int P = DIM, N = DSTATE, H = a.H, G = a.G, batch = a.batch, T = a.T, K = a.K;
   if (T % K != 0) { std::fprintf(stderr, "tokens per sequence must be a multiple of K\n"); std::exit(2); }
   const int slots = batch + 3;
@@ -178,16 +197,30 @@ void run(const Args& a) {
   std::vector<int32_t> slot(batch);
   for (int b = 0; b < batch; ++b) slot[b] = (b * 7 + 2) % slots;  // a permutation into the pool
   std::vector<state_t> pool(size_t(slots) * H * P * N);
-  for (auto& v : pool) v = from_float<state_t>(0.5f * nd(rng));
-  const size_t HPN = size_t(H) * P * N;
+  std::vector<float> pool_scale(scaled ? size_t(slots) * H * P : 0);  // [slots, H, P] decode scales
+  if constexpr (scaled) {
+    std::vector<float> row(N);
+    for (size_t r = 0; r < pool_scale.size(); ++r) {
+      for (auto& v : row) v = 0.5f * nd(rng);
+      pool_scale[r] = quantize_row(row.data(), &pool[r * N], N);
+    }
+  } else {
+    for (auto& v : pool) v = from_float<state_t>(0.5f * nd(rng));
+  }
+  const size_t HPN = size_t(H) * P * N, HP = size_t(H) * P;
   std::vector<state_t> init(size_t(batch) * HPN);
+  std::vector<float> init_scale(scaled ? batch * HP : 0);
   for (int b = 0; b < batch; ++b) std::memcpy(&init[b * HPN], &pool[slot[b] * HPN], HPN * sizeof(state_t));
+  if constexpr (scaled) {
+    for (int b = 0; b < batch; ++b) std::memcpy(&init_scale[b * HP], &pool_scale[slot[b] * HP], HP * sizeof(float));
+  }
 
   // Device tensors in the kernel's types: inputs input_t, dt/D/dt_bias (weight_t) and A fp32.
   std::vector<input_t> xi(x.size()), Bi(B.size()), Ci(C.size()), zi(z.size());
   for (size_t i = 0; i < x.size(); ++i) xi[i] = from_float<input_t>(x[i]), zi[i] = from_float<input_t>(z[i]);
   for (size_t i = 0; i < B.size(); ++i) Bi[i] = from_float<input_t>(B[i]), Ci[i] = from_float<input_t>(C[i]);
   if (const char* in = std::getenv("FI_INPUT_DIR")) {
+    if (scaled) { std::fprintf(stderr, "FI_INPUT_DIR takes fp32, bf16 or fp16 states, not int16\n"); std::exit(2); }
     const std::string d(in);
     xi = load_npy<input_t>(d + "/x.npy", xi.size());
     zi = load_npy<input_t>(d + "/z.npy", zi.size());
@@ -210,6 +243,7 @@ void run(const Args& a) {
     return dst;
   };
   Dev<state_t> d_pool(pool);
+  Dev<float> d_scale(scaled ? pool_scale : std::vector<float>(1));
   Dev<float> d_A(A), d_D(D), d_dtb(dt_bias);
   Dev<int32_t> d_slot(slot);
   std::vector<input_t> y(TT * H * P);
@@ -226,17 +260,19 @@ void run(const Args& a) {
     p.state = d_pool.p; p.x = d_x.p; p.dt = d_dt.p; p.dt_bias = d_dtb.p; p.A = d_A.p; p.B = d_B.p; p.C = d_C.p;
     p.D = d_D.p; p.z = a.z ? d_z.p : nullptr; p.output = d_y.p; p.state_batch_indices = d_slot.p;
     p.state_stride_batch = int64_t(HPN);
+    if (scaled) p.state_scale = d_scale.p, p.state_scale_stride_batch = int64_t(HP);
     p.dt_softplus = true; p.update_state = true;
     p.rand_seed = a.sr ? d_seed.p : nullptr;
     p.x_stride_batch = int64_t(K) * H * P; p.z_stride_batch = p.x_stride_batch; p.out_stride_batch = p.x_stride_batch;
     p.dt_stride_batch = int64_t(K) * H; p.B_stride_batch = int64_t(K) * G * N; p.C_stride_batch = p.B_stride_batch;
     if (K == 1) {
-      fi::invokeSelectiveStateUpdate<input_t, float, float, state_t, int32_t, void>(p, algo_of(a.algo), nullptr);
+      fi::invokeSelectiveStateUpdate<input_t, float, float, state_t, int32_t, scale_t>(p, algo_of(a.algo), nullptr);
     } else {
       p.ntokens_mtp = K; p.cache_steps = 0;
       p.x_stride_mtp = int64_t(H) * P; p.z_stride_mtp = p.x_stride_mtp; p.out_stride_mtp = p.x_stride_mtp;
       p.dt_stride_mtp = H; p.B_stride_mtp = int64_t(G) * N; p.C_stride_mtp = p.B_stride_mtp;
-      fi::mtp::invokeSelectiveStateUpdateMTP<input_t, float, float, state_t, int32_t, void>(p, algo_of(a.algo), nullptr);
+      fi::mtp::invokeSelectiveStateUpdateMTP<input_t, float, float, state_t, int32_t, scale_t>(p, algo_of(a.algo),
+                                                                                              nullptr);
     }
     check(cudaGetLastError(), "launch");
     check(cudaDeviceSynchronize(), "sync");
@@ -249,6 +285,11 @@ void run(const Args& a) {
   const std::vector<state_t> pool_after = d_pool.get();
   std::vector<state_t> fin(size_t(batch) * HPN);
   for (int b = 0; b < batch; ++b) std::memcpy(&fin[b * HPN], &pool_after[slot[b] * HPN], HPN * sizeof(state_t));
+  const std::vector<float> scale_after = d_scale.get();
+  std::vector<float> fin_scale(scaled ? batch * HP : 0);
+  if constexpr (scaled) {
+    for (int b = 0; b < batch; ++b) std::memcpy(&fin_scale[b * HP], &scale_after[slot[b] * HP], HP * sizeof(float));
+  }
 
   const std::string dir = a.out + "/" + a.name;
   if (std::system(("mkdir -p '" + dir + "'").c_str()) != 0) std::exit(1);
@@ -266,6 +307,10 @@ void run(const Args& a) {
   save_npy(dir + "/cu_seqlens.npy", "<i4", 4, cu.data(), {batch + 1});
   save_npy(dir + "/initial_states.npy", npy_descr<state_t>(), sizeof(state_t), init.data(), {batch, H, P, N});
   save_npy(dir + "/final_states.npy", npy_descr<state_t>(), sizeof(state_t), fin.data(), {batch, H, P, N});
+  if (scaled) {
+    save_npy(dir + "/initial_states_scale.npy", "<f4", 4, init_scale.data(), {batch, H, P});
+    save_npy(dir + "/final_states_scale.npy", "<f4", 4, fin_scale.data(), {batch, H, P});
+  }
   save_npy(dir + "/y.npy", npy_descr<input_t>(), sizeof(input_t), y.data(), {TTi, H, P});
   std::ofstream m(dir + "/meta.json");
   m << "{\"state_format\": \"" << a.state << "\", \"input_format\": \"" << a.input << "\", \"tokens_per_launch\": " << K
@@ -296,7 +341,8 @@ int main(int argc, char** argv) {
   if (bf16_in) run<__nv_bfloat16, __half>(a); else run<float, __half>(a);
 #else
   if (a.sr) { std::fprintf(stderr, "stochastic rounding needs a PHILOX build\n"); return 2; }
-  if (a.state == "fp32") { if (bf16_in) run<__nv_bfloat16, float>(a); else run<float, float>(a); }
+  if (a.state == "int16") { if (bf16_in) run<__nv_bfloat16, int16_t, float>(a); else run<float, int16_t, float>(a); }
+  else if (a.state == "fp32") { if (bf16_in) run<__nv_bfloat16, float>(a); else run<float, float>(a); }
   else if (a.state == "bf16") { if (bf16_in) run<__nv_bfloat16, __nv_bfloat16>(a); else run<float, __nv_bfloat16>(a); }
   else { if (bf16_in) run<__nv_bfloat16, __half>(a); else run<float, __half>(a); }
 #endif

@@ -439,5 +439,41 @@ TEST(FormatRoundFp32, AgreesWithFloatCastOnAMillionDoubles) {
   EXPECT_GT(ties_up, 50000);
 }
 
+// int16_scaled: elements are the decoded fp32 value fl(q·d) (spec/format.h), so its element
+// functions are fp32's; the codes' range is ±32767.
+TEST(Int16Scaled, IsABlockScaledStateFormatWithAnFp32Carrier) {
+  Format f;
+  ASSERT_TRUE(parse_format("int16_scaled", f));
+  EXPECT_EQ(f, Format::int16_scaled);
+  EXPECT_EQ(format_name(f), "int16_scaled");
+  EXPECT_FALSE(parse_format("int16", f)) << "only the explicit name: an int16 state means nothing without its scale";
+  EXPECT_TRUE(block_scaled(Format::int16_scaled));
+  for (Format g : kAll) EXPECT_FALSE(block_scaled(g)) << format_name(g);
+  EXPECT_EQ(format_info(Format::int16_scaled).scaled_code_max, 32767);
+  // The carrier: one fp32 pattern decodes, rounds and steps as in fp32.
+  const Bits one = 0x3f800000u;
+  EXPECT_EQ(decode(Format::int16_scaled, one), 1.0);
+  EXPECT_EQ(round_nearest_even(Format::int16_scaled, 1.0 + 0x1p-25), one);  // below half an fp32 ULP
+  EXPECT_EQ(next_up(Format::int16_scaled, one), 0x3f800001u);
+  EXPECT_EQ(ulp_of(Format::int16_scaled, 1.0), 0x1p-23);
+}
+
+TEST(Int16Scaled, DecodeIsTheFp32ProductOfCodeAndScale) {
+  const Format f = Format::int16_scaled;
+  // 32767 · 2^-15 is exact in fp32 (15 significant bits).
+  EXPECT_EQ(decode_scaled(f, 32767, 0x1p-15f), 32767.0 / 32768.0);
+  EXPECT_EQ(decode_scaled(f, -32767, 0x1p-15f), -32767.0 / 32768.0);
+  // 5·(1 + 2^-23) = 5 + 5·2^-23 = 5 + 1.25 ULP(5) (ULP(5) = 2^-21): rounds to 5 + 2^-21.
+  EXPECT_EQ(decode_scaled(f, 5, 1.0f + 0x1p-23f), 5.0 + 0x1p-21);
+  // 3·(1 + 2^-23) = 3 + 1.5 ULP(3) (ULP(3) = 2^-22): a tie, to the even 3 + 2·2^-22.
+  EXPECT_EQ(decode_scaled(f, 3, 1.0f + 0x1p-23f), 3.0 + 0x1p-21);
+  EXPECT_EQ(decode_scaled(f, 0, 1.0f), 0.0);
+  EXPECT_EQ(decode_scaled(f, 7, 0.0f), 0.0);  // a row whose encode scale overflowed stores d = 0
+  // -32768 and beyond are no values of the format (the kernel clips to ±32767).
+  EXPECT_TRUE(std::isnan(decode_scaled(f, -32768, 1.0f)));
+  EXPECT_TRUE(std::isnan(decode_scaled(f, 32768, 1.0f)));
+  EXPECT_THROW(decode_scaled(Format::fp32, 1, 1.0f), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace ssmv

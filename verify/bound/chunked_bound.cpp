@@ -210,6 +210,10 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
   if (c.family != Family::chunked || c.chunk_size <= 0) {
     throw std::invalid_argument("contract '" + c.name + "' is not of the chunked family with a chunk size");
   }
+  if (block_scaled(pr.formats.state)) {
+    throw std::invalid_argument("state format " + std::string(format_name(pr.formats.state)) +
+                                ": the chunked family stores no block-scaled states (a decode cache format)");
+  }
   const Shape& s = pr.shape;
   const int64_t S = s.num_sequences(), H = s.H, P = s.P, N = s.N, L = c.chunk_size;
   for (int64_t h = 0; h < H; ++h) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -37,7 +38,33 @@ double flushed_operand_floor(const Contract& c) {
 
 double half_ulp_at_most(Format f, double magnitude) { return 0.5 * ulp_of(f, magnitude); }
 
-double rounding_error_at_most(Format f, RoundingMode mode, double magnitude, double magnitude_lo) {
+double scaled_rounding_error(Format f, double magnitude, double block_magnitude) {
+  const double c = format_info(f).scaled_code_max;
+  if (c == 0 || block_magnitude < magnitude) {
+    std::string what = "scaled_rounding_error: ";
+    what.append(format_name(f)).append(c == 0 ? " is not block-scaled" : ": the block magnitude is below the element's");
+    throw std::invalid_argument(what);
+  }
+  if (!(block_magnitude < 0x1p126)) return std::numeric_limits<double>::infinity();
+  const double d = block_magnitude / c * (1 + 0x1p-20);  // the decode scale, at most
+  return (0.5 + c * 0x1p-20) * d + 0x1p-22 * magnitude + 0x1p-126 * (1 + d) + std::min(block_magnitude, 0x1p-112);
+}
+
+double rounding_error_at_most(Format f, RoundingMode mode, double magnitude, double magnitude_lo,
+                              double block_magnitude) {
+  if (block_scaled(f)) {
+    if (mode != RoundingMode::nearest) {
+      std::string what(format_name(f));
+      what.append(" has no stochastic rounding (FlashInfer refuses rand_seed with state_scale)");
+      throw std::invalid_argument(what);
+    }
+    if (block_magnitude == kNoBlock) {
+      std::string what = "a rounding to the block-scaled ";
+      what.append(format_name(f)).append(" needs its block's magnitude");
+      throw std::invalid_argument(what);
+    }
+    return scaled_rounding_error(f, magnitude, block_magnitude);
+  }
   if (mode == RoundingMode::nearest) return half_ulp_at_most(f, magnitude);
   const double min_normal = std::ldexp(1.0, format_info(f).emin);
   const double flushed = magnitude_lo < min_normal ? std::min(magnitude, min_normal) : 0.0;
@@ -55,12 +82,12 @@ double declared_rounding_error(const Contract& c, Point point, const Formats& f,
 }
 
 double store_rounding_error(const Contract& c, Point point, const Formats& f, Format storage, double magnitude,
-                            double magnitude_lo) {
+                            double magnitude_lo, double block_magnitude) {
   RoundingMode mode = RoundingMode::nearest;
   for (const Rounding& r : c.roundings) {
     if (r.point == point && resolve(r.format, f.input, f.state, f.output) == storage) mode = r.mode;
   }
-  return rounding_error_at_most(storage, mode, magnitude, magnitude_lo) +
+  return rounding_error_at_most(storage, mode, magnitude, magnitude_lo, block_magnitude) +
          declared_rounding_error(c, point, f, storage, magnitude);
 }
 

@@ -61,6 +61,9 @@ inline double exact_abs_upper(double nearest, double certified_error) {
 // non-decreasing in |v|): the error of rounding such a value to nearest in `f`.
 double half_ulp_at_most(Format f, double magnitude);
 
+// No block magnitude given: the caller rounds to an IEEE format (a block-scaled format needs one).
+inline constexpr double kNoBlock = -1;
+
 // Largest error of one rounding of a value of magnitude at most `magnitude` to `f` in `mode`:
 // half an ULP to nearest, a whole ULP stochastically (the result is one of the value's two
 // neighbours, whose spacing is the ULP at the value, at most the ULP at `magnitude`) — or the
@@ -68,14 +71,36 @@ double half_ulp_at_most(Format f, double magnitude);
 // zero (FlashInfer's software fallback cvt_rs_f16_sw writes 0 for every |v| < 2^-14 in fp16):
 // max(ulp, min(magnitude, 2^emin)), the flush counted only when `magnitude_lo` (a lower bound
 // of |value|, 0 when none is known) lies below 2^emin.
-double rounding_error_at_most(Format f, RoundingMode mode, double magnitude, double magnitude_lo = 0);
+// A block-scaled format (spec/format.h int16_scaled) rounds to nearest only and needs
+// `block_magnitude`, an upper bound of the largest |value| of the element's block (the state
+// row): scaled_rounding_error. Throws std::invalid_argument for a block-scaled format without
+// it, or rounded stochastically.
+double rounding_error_at_most(Format f, RoundingMode mode, double magnitude, double magnitude_lo = 0,
+                              double block_magnitude = kNoBlock);
+
+// The store of an fp32 value s, |s| ≤ `magnitude`, to a block-scaled format whose block's
+// largest |value| is at most `block_magnitude` M, read back as the decoded fp32 value
+// (docs/contracts.md "Scaled 16-bit integer states"; FlashInfer
+// kernel_selective_state_update_stp.cuh:253-275, ssu_mtp_common.cuh:170-197, conversion.cuh:87-93):
+// the kernel computes M̃ = max|s| of the row, e = c/M̃ (c = scaled_code_max; div.approx: 2 ULP,
+// 2^-22 relative), d = 1/e (rcp.approx: 2^-23 relative, bounded by 2^-22), q = rint(clip(fl(s·e),
+// ±c)), and a reader fl(q·d). Then, with d ≤ M/c·(1 + 2^-20):
+//   |fl(q·d) − s| ≤ (½ + c·2^-20)·d   the integer rounding (½) plus, in quanta, the product
+//                                      fl(s·e) (c·2^-24), the clip past c (≤ c·2^-21) and the
+//                                      decoding product fl(q·d) (c·2^-24)
+//                 + 2^-22·|s|          e·d = 1 + ε, |ε| ≤ 2^-22
+//                 + 2^-126·(1 + d)     flush to zero of s·e or of the decoded value (-ftz)
+//                 + min(M, 2^-112)     a row below 2^-113 has e = +Inf, d = 0: everything decodes to 0
+// Valid for rows with M < 2^126, where div.approx has its 2-ULP bound; +Inf (no bound) above.
+double scaled_rounding_error(Format f, double magnitude, double block_magnitude);
 
 // [2.6], [2.8], [3.9] The store of a value of magnitude at most `magnitude` to `storage` (the
 // problem's state or output format) at `point` (Point::stored_state or Point::output): its own
 // rounding — stochastic when the contract declares the point stochastic in the storage format
 // itself — plus declared_rounding_error. The one place the bounds round a stored value.
+// `block_magnitude` as for rounding_error_at_most (a block-scaled state).
 double store_rounding_error(const Contract& c, Point point, const Formats& f, Format storage, double magnitude,
-                            double magnitude_lo = 0);
+                            double magnitude_lo = 0, double block_magnitude = kNoBlock);
 
 // [2.6], [2.8], [3.9] The contract's rounding at `point` (Point::stored_state or
 // Point::output) when it declares one to a format other than `storage` (the problem's state

@@ -216,13 +216,16 @@ class PairStepper {
         cur_ub[n] = std::fabs(st[n]) + margin * sabs[n];
       }
       if (launch_end && (k_.state_fmt != c.accumulation || k_.state_declared)) {
-        // [2.6] store at the launch's end, felt by the next launch's steps
+        // [2.6] store at the launch's end, felt by the next launch's steps; a block-scaled state
+        // rounds the row (h, p) with one scale from its largest |Ŝ_n| (error_model.h)
+        double row_mag = 0;
+        for (int64_t n = 0; n < N; ++n) row_mag = std::max(row_mag, cur_ub[n] + total(err[n]));
         for (int64_t n = 0; n < N; ++n) {
           const double mag = cur_ub[n] + total(err[n]);
           // |Ŝ| ≥ |S̃| − margin·Sabs − E: a lower bound, for a rounding that may flush tiny values
           const double lo = std::fabs(st[n]) - margin * sabs[n] - total(err[n]);
           err[n] += tag_.at(BoundSource::stored_state,
-                            store_rounding_error(c, Point::stored_state, pr_.formats, k_.state_fmt, mag, lo));
+                            store_rounding_error(c, Point::stored_state, pr_.formats, k_.state_fmt, mag, lo, row_mag));
         }
       }
       if (y == nullptr) continue;  // y does not feed the state
@@ -274,6 +277,11 @@ class PairStepper {
     const Contract& c = *in.contract;
     const int64_t N = s.N;
     const double margin = double_recurrence_margin(s.seq_len(seq_));
+    // The largest |S| of each row (h, p): a block-scaled state's store rounds it with one scale.
+    std::vector<double> row_mag(size_t(s.P), 0.0);
+    for (int64_t i = 0; i < s.P * N; ++i) {
+      row_mag[size_t(i / N)] = std::max(row_mag[size_t(i / N)], std::fabs(St_[i]) + margin * Sabs_[i] + total(E_[i]));
+    }
     for (int64_t i = 0; i < s.P * N; ++i) {
       if (dim_ >= 0 && i / N != dim_) continue;
       const double state_ub = std::fabs(St_[i]) + margin * Sabs_[i];
@@ -285,7 +293,7 @@ class PairStepper {
                                : E_[i] + tag_.at(BoundSource::stored_state,
                                                  store_rounding_error(c, Point::stored_state, pr_.formats,
                                                                       k_.state_fmt, state_ub + total(E_[i]),
-                                                                      state_lo)));
+                                                                      state_lo, row_mag[size_t(i / N)])));
     }
   }
 

@@ -55,6 +55,10 @@ std::vector<Format> formats(const std::string& flag, const std::string& text) {
   for (const std::string& item : items(flag, text)) {
     Format f;
     if (!parse_format(item, f)) throw UsageError("option '" + flag + "' = '" + item + "': expected fp32, bf16 or fp16");
+    if (block_scaled(f)) {
+      throw UsageError("option '" + flag + "' = '" + item + "': ssmv bounds runs the bundled kernels' twins, which "
+                       "store fp32, bf16 or fp16 states");
+    }
     out.push_back(f);
   }
   return out;

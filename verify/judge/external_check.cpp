@@ -299,8 +299,32 @@ void validate_tokens_per_launch(const Problem& p, const ExternalKernel& k) {
   }
 }
 
+namespace {
+
+// A block-scaled state (int16_scaled) is a decode cache: rounded to nearest, row by row, by a
+// sequential kernel's stores (verify/bound/error_model.h scaled_rounding_error).
+void expect_state_format(const Problem& p, const ExternalKernel& k) {
+  const Format f = p.formats.state;
+  if (!block_scaled(f)) return;
+  const std::string what = "state format '" + std::string(format_name(f)) + "'";
+  if (k.family != "ssu") {
+    throw ProblemError(what + " given for kernel '" + k.family +
+                       "': a block-scaled state is bounded for a decode kernel (kernel ssu) only");
+  }
+  for (const Rounding& r : k.contract.roundings) {
+    if (r.mode == RoundingMode::stochastic && resolve(r.format, p.formats.input, f, p.formats.output) == f) {
+      throw ProblemError(what + " with contract '" + k.contract.name + "', which rounds '" +
+                         std::string(point_name(r.point)) + "' stochastically: a block-scaled format is rounded "
+                         "to nearest only");
+    }
+  }
+}
+
+}  // namespace
+
 void validate_external(const Problem& p, const ExternalKernel& k) {
   validate_tokens_per_launch(p, k);
+  expect_state_format(p, k);
   if (k.family == "ssu") {
     expect_family(k.contract, Family::sequential, "contract", k.family);
   } else if (k.family == "chunk_scan") {

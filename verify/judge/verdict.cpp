@@ -17,7 +17,8 @@ std::string_view verdict_name(Verdict v) {
 
 Bits poison_bits(Format f) {
   switch (f) {
-    case Format::fp32: return 0x7fa5a5a5u;
+    case Format::fp32:
+    case Format::int16_scaled: return 0x7fa5a5a5u;  // its elements are held as fp32 values
     case Format::bf16: return 0x7fa5u;
     case Format::fp16: return 0x7d5au;
   }

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <set>
+#include <stdexcept>
 
 #include "verify/tensor_file/tensor_file.h"
 
@@ -9,8 +10,8 @@ namespace ssmv::tensor_file {
 namespace {
 
 const std::set<std::string> kProblemNames = {"x", "dt", "A", "B", "C", "D", "z", "dt_bias", "initial_states", "cu_seqlens",
-                                             "prefill_tokens"};
-const std::set<std::string> kOutputNames = {"y", "final_states"};
+                                             "prefill_tokens", "initial_states_scale"};
+const std::set<std::string> kOutputNames = {"y", "final_states", "final_states_scale"};
 
 // One expected dimension: its name and its value, or kFree when any value is accepted.
 constexpr int64_t kFree = -1;
@@ -79,6 +80,41 @@ std::vector<float> values(const Tensor& t, const std::string& file, Format f) {
   Tensor c = labelled(t, file);
   c.data = t.data;
   return as_format_values(c, f);
+}
+
+// A state tensor `name` [S, H, P, N] (its shape checked by the caller) in the state format f.
+// A block-scaled f (int16_scaled) reads its codes with `name`_scale, one decode scale per row
+// (s, h, p): [S, H, P], or [S, H, P, 1] as FlashInfer's state_scale. A scale tensor beside
+// another format, or without its state, is an error.
+std::vector<float> state_values(const TensorMap& m, const std::string& name, const std::string& file, Format f,
+                                const Shape& s, int64_t S) {
+  const std::string scale_name = name + "_scale";
+  const Tensor* t = find(m, name);
+  const Tensor* scale = find(m, scale_name);
+  if (!block_scaled(f)) {
+    if (scale != nullptr) {
+      Where{file, scale_name}.fail("", "given with the state format " + std::string(format_name(f)) +
+                                           ", which has no scales (only int16_scaled has)");
+    }
+    return t == nullptr ? std::vector<float>{} : values(*t, file, f);
+  }
+  if (t == nullptr) {
+    if (scale != nullptr) Where{file, scale_name}.fail("", "given without '" + name + "'");
+    return {};
+  }
+  if (scale == nullptr) {
+    Where{file, scale_name}.fail("", "missing (the state format " + std::string(format_name(f)) + " needs the decode "
+                                     "scale of every row of '" + name + "': [S, H, P] or [S, H, P, 1])");
+  }
+  Tensor sl = labelled(*scale, file);
+  const std::vector<Dim> rows = {{"S", S}, {"H", s.H}, {"P", s.P}};
+  std::vector<Dim> rows1 = rows;
+  rows1.push_back({"1", 1});
+  expect_shape(sl, scale->shape.size() == 4 ? rows1 : rows, "one scale per row of '" + name + "'; or [S, H, P, 1]");
+  sl.data = scale->data;
+  Tensor tl = labelled(*t, file);
+  tl.data = t->data;
+  return as_scaled_values(tl, sl, f);
 }
 
 }  // namespace
@@ -198,8 +234,8 @@ Problem problem_from_tensors(const TensorMap& m, const std::string& file, const 
   if (const Tensor* h0 = find(m, "initial_states")) {
     expect_shape(labelled(*h0, file), {{"S", S}, {"H", H}, {"P", P}, {"N", N}},
                  "S sequences, H and P " + from_x + ", N from B " + shape_string(B.shape));
-    p.initial_state = values(*h0, file, o.formats.state);
   }
+  p.initial_state = state_values(m, "initial_states", file, o.formats.state, p.shape, S);
   try {
     validate(p);
   } catch (const ProblemError& e) {
@@ -236,8 +272,8 @@ KernelOutputs outputs_from_tensors(const TensorMap& m, const std::string& file, 
   out.y = values(*y, file, p.formats.output);
   if (const Tensor* f = find(m, "final_states")) {
     expect_shape(labelled(*f, file), {{"S", S}, {"H", s.H}, {"P", s.P}, {"N", s.N}}, "sequences, H, P and N of the problem");
-    out.final_states = values(*f, file, p.formats.state);
   }
+  out.final_states = state_values(m, "final_states", file, p.formats.state, s, S);
   return out;
 }
 
@@ -264,7 +300,17 @@ KernelOutputs load_outputs_file(const std::string& path, const Problem& problem)
   return outputs_from_tensors(load_tensor_file(path), path, problem);
 }
 
+// A block-scaled state has no tensor of its decoded values: its codes and scales are the
+// kernel's to write.
+void expect_writable_state(const Problem& p, const char* who) {
+  if (block_scaled(p.formats.state)) {
+    throw std::invalid_argument(std::string(who) + ": a " + std::string(format_name(p.formats.state)) +
+                                " state is written by its kernel as codes and scales, not from decoded values");
+  }
+}
+
 TensorMap problem_tensors(const Problem& p) {
+  expect_writable_state(p, "problem_tensors");
   const Shape& s = p.shape;
   const int64_t T = s.num_tokens(), S = s.num_sequences();
   const Format in = p.formats.input;
@@ -287,6 +333,7 @@ TensorMap problem_tensors(const Problem& p) {
 }
 
 TensorMap output_tensors(const KernelOutputs& o, const Problem& p) {
+  expect_writable_state(p, "output_tensors");
   const Shape& s = p.shape;
   TensorMap m;
   m["y"] = make_format_tensor("y", p.formats.output, {s.num_tokens(), s.H, s.P}, o.y);

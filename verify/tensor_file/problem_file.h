@@ -10,11 +10,14 @@
 //   D      [H] or [H, P] optional                      fp32
 //   dt_bias [H] optional                               fp32
 //   initial_states [S, H, P, N] optional (S = batch)   state format
+//   initial_states_scale [S, H, P] or [S, H, P, 1]     fp32, with an int16_scaled state only:
+//                                                       the decode scale of each row (its codes, i16,
+//                                                       in initial_states)
 //   cu_seqlens [S + 1] integer, packed only; absent means one sequence of all T tokens.
 //   (x [1, T, H, P] with cu_seqlens is the packed layout with a batch axis of 1, as
 //   varlen Triton kernels take it.)
 // Output tensors: y [T, H, P] or [batch, L, H, P] (output format), optional final_states
-// [S, H, P, N] (state format). A file may hold problem and outputs together; any other
+// [S, H, P, N] (state format; int16_scaled: i16 codes with final_states_scale as above). A file may hold problem and outputs together; any other
 // name is an error (a misspelt optional tensor must not be silently ignored).
 //
 // Values go through as_format_values with the declared formats (bf16 as int16/uint16 bit
@@ -71,6 +74,7 @@ std::optional<std::vector<int64_t>> prefill_tokens_from_tensors(const TensorMap&
 // in its format's dtype (F32, BF16 or F16; .npz stores bf16 as uint16 bit patterns, which
 // problem_from_tensors reads back with the same declared formats), cu_seqlens as i64.
 // problem_from_tensors(problem_tensors(p), ...) with p's formats and options gives p back.
+// An int16_scaled state throws std::invalid_argument (its codes and scales are the kernel's).
 TensorMap problem_tensors(const Problem& problem);
 TensorMap output_tensors(const KernelOutputs& outputs, const Problem& problem);
 

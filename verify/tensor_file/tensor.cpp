@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 namespace ssmv::tensor_file {
 namespace {
@@ -236,6 +237,10 @@ Tensor make_tensor(std::string name, DType dtype, std::vector<int64_t> shape,
 
 Tensor make_format_tensor(std::string name, Format f, std::vector<int64_t> shape,
                           const std::vector<float>& values) {
+  if (block_scaled(f)) {
+    throw std::invalid_argument("make_format_tensor: '" + name + "': " + std::string(format_name(f)) +
+                                " values are written as codes and scales, not as one tensor");
+  }
   const DType dt = f == Format::fp32 ? DType::f32 : f == Format::bf16 ? DType::bf16 : DType::f16;
   return make_tensor(std::move(name), dt, std::move(shape), std::vector<double>(values.begin(), values.end()));
 }
@@ -303,6 +308,9 @@ std::vector<int64_t> to_int64(const Tensor& t) {
 std::vector<float> as_format_values(const Tensor& t, Format f) {
   check_data_size(t);
   const std::string fname(format_name(f));
+  if (block_scaled(f)) {
+    t.where().fail("dtype", "the block-scaled format " + fname + " is read with its scale tensor");
+  }
   const bool sixteen = format_info(f).total_bits == 16;
   std::vector<float> out(size_t(t.element_count()));
   if (t.dtype == DType::i16 || t.dtype == DType::u16) {
@@ -326,6 +334,33 @@ std::vector<float> as_format_values(const Tensor& t, Format f) {
                                    std::string(dtype_name(t.dtype)) + " is not exact in the declared format " + fname);
     }
     out[i] = float(d);
+  }
+  return out;
+}
+
+std::vector<float> as_scaled_values(const Tensor& codes, const Tensor& scales, Format f) {
+  check_data_size(codes);
+  const std::string fname(format_name(f));
+  if (codes.dtype != DType::i16) {
+    codes.where().fail("dtype", "dtype " + std::string(dtype_name(codes.dtype)) + " cannot hold the codes of " + fname +
+                                    " (expected i16)");
+  }
+  const std::vector<float> d = as_format_values(scales, Format::fp32);
+  for (size_t b = 0; b < d.size(); ++b) {
+    if (!(std::isfinite(d[b]) && d[b] >= 0)) {
+      scales.where().fail("values", "element " + std::to_string(b) + " = " + num(d[b]) +
+                                        ": a decode scale must be finite and >= 0");
+    }
+  }
+  const size_t n = size_t(codes.element_count()), block = codes.shape.empty() ? 1 : size_t(codes.shape.back());
+  if (block == 0 ? !d.empty() : n / block != d.size()) {
+    scales.where().fail("shape", shape_string(scales.shape) + ": " + std::to_string(d.size()) +
+                                     " scales for the " + std::to_string(block == 0 ? 0 : n / block) + " blocks of " +
+                                     codes.name + " " + shape_string(codes.shape));
+  }
+  std::vector<float> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    out[i] = decode_scaled(f, load_le<int16_t>(codes.data.data() + 2 * i), d[i / block]);
   }
   return out;
 }

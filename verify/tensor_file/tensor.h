@@ -98,7 +98,16 @@ std::vector<int64_t> to_int64(const Tensor& t);
 //     through, so kernel outputs with NaN still load and can be judged INVALID);
 //   * i16 or u16 with a 16-bit format (bf16, fp16): each element is a bit pattern of `f`
 //     and decodes through spec/format.h's decode;
-//   * anything else fails (e.g. "dtype i32 cannot hold bf16 values").
+//   * anything else fails (e.g. "dtype i32 cannot hold bf16 values"); so does a block-scaled
+//     format, whose values need their scales (as_scaled_values).
 std::vector<float> as_format_values(const Tensor& t, Format f);
+
+// The values of a block-scaled format `f` (spec/format.h int16_scaled): `codes` (dtype i16) holds
+// the integer codes, blocks of its last axis; `scales` (any float dtype holding fp32 values) one
+// decode scale per block, codes.shape[:-1] elements (shapes are the caller's to check). Each value
+// is decode_scaled(f, code, scale): NaN for a code outside the format (-32768), which a kernel's
+// output may hold (judged INVALID) and validate() refuses in an input. Fails naming the tensor
+// and element for another dtype, or a scale that is not finite or is negative.
+std::vector<float> as_scaled_values(const Tensor& codes, const Tensor& scales, Format f);
 
 }  // namespace ssmv::tensor_file

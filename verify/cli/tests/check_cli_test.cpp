@@ -2,10 +2,14 @@
 // them (problem and outputs in one .npz or .safetensors, with ssmv.* metadata): a
 // self-describing dump needs no flags; contradicting flags, non-fp32 dt limits, prefill
 // tokens on a decode dump, a prefix longer than a sequence, a compare of two problems and an
-// unwritable report path are usage errors (exit 2) naming the field and value.
+// unwritable report path are usage errors (exit 2) naming the field and value; so are a
+// FlashInfer int16_scaled dump's missing, misshapen, negative or non-finite scales.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 
@@ -161,6 +165,46 @@ TEST_F(CheckCli, CompareRefusesDumpsOfDifferentProblems) {
   EXPECT_EQ(o.code, 2) << o.output;
   EXPECT_NE(o.output.find("is a dump of another problem than " + a + ": tensor 'x' element"), std::string::npos)
       << o.output;
+}
+
+// A FlashInfer dump with a scaled int16 state (verify/tests/flashinfer_fixtures/): judged with
+// its row scales and reported naming the format; its final_states_scale removed, misshapen,
+// negative or NaN: exit 2 naming the tensor and the value, and no report written.
+TEST_F(CheckCli, ScaledInt16DumpsAreJudgedAndBadScalesRefused) {
+  const std::string src = std::string(SSMV_FLASHINFER_FIXTURES) + "/stp_simple_int16state.npz";
+  const std::string json = (dir_ / "r.json").string();
+  testing::Outcome o = run_ssmv("check " + src + " --json " + json);
+  EXPECT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("stored_state (int16_scaled)"), std::string::npos) << o.output;
+  ASSERT_TRUE(std::filesystem::exists(json));
+  std::ifstream in(json);
+  const std::string report((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(report.find("\"int16_scaled\""), std::string::npos);
+  std::filesystem::remove(json);
+
+  std::map<std::string, std::string> meta;
+  const tensor_file::TensorMap good = tensor_file::load_tensor_file(src, &meta);
+  const auto bad = [&](const std::string& name, const tensor_file::TensorMap& m, const std::string& message) {
+    const std::string f = (dir_ / name).string();
+    tensor_file::save_npz(f, m, meta);
+    const testing::Outcome r = run_ssmv("check " + f + " --json " + json);
+    EXPECT_EQ(r.code, 2) << name << ": " << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << name << ": " << r.output;
+    EXPECT_FALSE(std::filesystem::exists(json)) << name;
+  };
+  tensor_file::TensorMap m = good;
+  m.erase("final_states_scale");
+  bad("no_scale.npz", m, "tensor 'final_states_scale': missing (the state format int16_scaled needs the decode scale");
+  m = good;
+  m["final_states_scale"] = tensor_file::make_tensor("final_states_scale", tensor_file::DType::f32, {2, 2, 32},
+                                                     std::vector<double>(128, 0x1p-17));
+  bad("shape.npz", m, "tensor 'final_states_scale': shape: [2, 2, 32] disagrees with [S=2, H=2, P=64]");
+  for (const double v : {-0x1p-17, double(NAN)}) {
+    std::vector<double> scales(256, 0x1p-17);
+    scales[7] = v;
+    m["final_states_scale"] = tensor_file::make_tensor("final_states_scale", tensor_file::DType::f32, {2, 2, 64}, scales);
+    bad("value.npz", m, "tensor 'final_states_scale': values: element 7 = ");
+  }
 }
 
 }  // namespace

@@ -55,6 +55,9 @@ void exercise(const TensorMap& m) {
       try { (void)as_format_values(t, f); } catch (const TensorFileError&) {}
     }
   }
+  ProblemFileOptions scaled;  // codes with row scales (as_scaled_values): may refuse, must not crash
+  scaled.formats.state = Format::int16_scaled;
+  try { (void)problem_from_tensors(m, "fuzz", scaled); } catch (const TensorFileError&) {}
   Problem p;
   try {
     p = problem_from_tensors(m, "fuzz", ProblemFileOptions{});

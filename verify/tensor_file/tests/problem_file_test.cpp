@@ -186,6 +186,77 @@ TEST(ProblemFile, OutputsAreCheckedAgainstTheProblem) {
   EXPECT_EQ(error_of([&] { outputs_from_tensors(out, "out.npz", p); }), "out.npz: tensor 'y': missing (the outputs need y)");
 }
 
+// An int16_scaled state (FlashInfer's state_scale): i16 codes in initial_states / final_states and
+// one fp32 decode scale per row (s, h, p) in *_scale, [S, H, P] or [S, H, P, 1]; each value is
+// fl(code·scale) (spec/format.h decode_scaled).
+TEST(ProblemFile, AScaledInt16StateReadsItsCodesWithTheirRowScales) {
+  ProblemFileOptions o;
+  o.formats.state = Format::int16_scaled;
+  TensorMap m = small_problem(false);
+  // S = 2, H = 2, P = 2 rows of N = 2 codes: row r holds codes (r - 3)·1000 and 32767.
+  std::vector<double> codes, scales;
+  for (int r = 0; r < 8; ++r) {
+    codes.push_back((r - 3) * 1000);
+    codes.push_back(32767);
+    scales.push_back(std::ldexp(1.0, -r));
+  }
+  m["initial_states"] = make_tensor("initial_states", DType::i16, {2, 2, 2, 2}, codes);
+  m["initial_states_scale"] = make_tensor("initial_states_scale", DType::f32, {2, 2, 2, 1}, scales);
+  const Problem p = problem_from_tensors(m, "p.npz", o);
+  ASSERT_EQ(p.initial_state.size(), 16u);
+  EXPECT_EQ(p.initial_state[0], -3000.0f);            // row 0: scale 1
+  EXPECT_EQ(p.initial_state[5], 32767.0f / 4);        // row 2: scale 2^-2
+  EXPECT_EQ(p.initial_state[14], 4000.0f / 128);      // row 7: scale 2^-7
+  m["initial_states_scale"] = make_tensor("initial_states_scale", DType::f32, {2, 2, 2}, scales);
+  EXPECT_EQ(problem_from_tensors(m, "p.npz", o).initial_state, p.initial_state);
+
+  const auto err = [&](const TensorMap& t) { return error_of([&] { problem_from_tensors(t, "p.npz", o); }); };
+  TensorMap bad = m;
+  bad.erase("initial_states_scale");
+  EXPECT_EQ(err(bad), "p.npz: tensor 'initial_states_scale': missing (the state format int16_scaled needs the decode "
+                      "scale of every row of 'initial_states': [S, H, P] or [S, H, P, 1])");
+  bad = m;
+  bad["initial_states_scale"] = make_tensor("initial_states_scale", DType::f32, {2, 2, 1}, {1, 1, 1, 1});
+  EXPECT_EQ(err(bad), "p.npz: tensor 'initial_states_scale': shape: [2, 2, 1] disagrees with [S=2, H=2, P=2] (one "
+                      "scale per row of 'initial_states'; or [S, H, P, 1])");
+  for (double v : {-0.5, double(NAN), double(INFINITY)}) {
+    std::vector<double> sc = scales;
+    sc[3] = v;
+    bad["initial_states_scale"] = make_tensor("initial_states_scale", DType::f32, {2, 2, 2}, sc);
+    EXPECT_NE(err(bad).find("p.npz: tensor 'initial_states_scale': values: element 3 = "), std::string::npos) << v;
+    EXPECT_NE(err(bad).find(": a decode scale must be finite and >= 0"), std::string::npos) << v;
+  }
+  bad = m;
+  bad["initial_states"] = make_tensor("initial_states", DType::f32, {2, 2, 2, 2}, codes);
+  EXPECT_EQ(err(bad), "p.npz: tensor 'initial_states': dtype: dtype f32 cannot hold the codes of int16_scaled "
+                      "(expected i16)");
+  bad = m;
+  bad["initial_states"].data[0] = 0x00, bad["initial_states"].data[1] = 0x80;  // code -32768: no value of the format
+  EXPECT_EQ(err(bad), "p.npz: problem field 'initial_state'[0] = nan (nan): inputs must be finite");
+  // A scale beside another state format, or without its state, is refused.
+  EXPECT_EQ(error_of([&] { problem_from_tensors(m, "p.npz", ProblemFileOptions{}); }),
+            "p.npz: tensor 'initial_states_scale': given with the state format fp32, which has no scales (only "
+            "int16_scaled has)");
+  bad = m;
+  bad.erase("initial_states");
+  EXPECT_EQ(err(bad), "p.npz: tensor 'initial_states_scale': given without 'initial_states'");
+
+  // Outputs: final_states with final_states_scale; a code -32768 loads as NaN (INVALID, judged).
+  TensorMap out;
+  out["y"] = make_tensor("y", DType::bf16, {6, 2, 2}, std::vector<double>(24, 0.5));
+  out["final_states"] = make_tensor("final_states", DType::i16, {2, 2, 2, 2}, codes);
+  out["final_states_scale"] = make_tensor("final_states_scale", DType::f32, {2, 2, 2}, scales);
+  out["final_states"].data[2] = 0x00, out["final_states"].data[3] = 0x80;
+  const KernelOutputs k = outputs_from_tensors(out, "out.npz", p);
+  EXPECT_TRUE(std::isnan(k.final_states[1]));
+  EXPECT_EQ(k.final_states[15], 32767.0f / 128);
+  out.erase("final_states_scale");
+  EXPECT_EQ(error_of([&] { outputs_from_tensors(out, "out.npz", p); }),
+            "out.npz: tensor 'final_states_scale': missing (the state format int16_scaled needs the decode scale of "
+            "every row of 'final_states': [S, H, P] or [S, H, P, 1])");
+  EXPECT_THROW(problem_tensors(p), std::invalid_argument) << "codes and scales are the kernel's to write";
+}
+
 TEST(ProblemFile, ProblemsAndOutputsRoundTripThroughBothFileKinds) {
   TempDir dir;
   ProblemFileOptions o;
