@@ -9,16 +9,10 @@
 # and carried by the call; everything goes to $OUT/log. Each step's exit status is printed;
 # the script's status is the first non-zero one.
 root=$(pwd)
+here=$(cd "$(dirname "$0")" && pwd)
 cd "${1:-build-dev-ssu}" || exit 1
 log=$OUT/log
-status=0
-step() {
-  echo "=== $* ($(date -u +%FT%TZ))" | tee -a "$log"
-  "$@" 2>&1 | tee -a "$log"
-  local rc=${PIPESTATUS[0]}
-  echo "=== rc=$rc: $*" | tee -a "$log"
-  [ $status -eq 0 ] && status=$rc
-}
+. "$here/../device_steps.sh"
 step nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
 step ./ssu_gpu_test
 export SSU_GPU_TEST_PROBLEMS=24

@@ -13,7 +13,10 @@
 // chunks), so a warp's state loads overlap its arithmetic (without that, a block loaded its
 // state and then computed with nothing in flight: memory time plus compute time, bench/NOTES.md,
 // SSU multi-token kernel). A request longer than one window runs its heads one after the other
-// with windows staged per head and no prefetch.
+// with windows staged per head and no prefetch. The finishing lanes keep each token's row sums
+// in shared memory; after the window's tokens the warp adds D and the gate and stores y with
+// every lane taking one row (finish_window), instead of 8 of 32 lanes inside the token loop
+// (4 and 8 tokens: 8–12 % faster, bench/NOTES.md).
 // Per row the arithmetic is advance_group's (token_scalars, scaled_B, advance_row,
 // reduce_rows, fm::output_epilogue): the same bits as the twin.
 #pragma once
@@ -61,18 +64,21 @@ __host__ __device__ constexpr int kTokenMinBlocks(int state_elements) {
 // One window in shared memory: per staged head hh < kBlockHeads and token w < kWindowTokens
 // its δ and decay (float2); B and C per token ([npad] fp32, npad = N rounded up to 8 so that
 // every lane's chunk of V ≤ 8 elements is one aligned 16- or 32-byte read); x and z of the
-// block's R rows per head and token; the per-token state slots; then a landing area for
-// 16-bit inputs' raw chunks (stage_window).
+// block's R rows per head and token; the rows' sums per token; the per-token state slots; then
+// a landing area for 16-bit inputs' raw chunks (stage_window).
 struct Window {
   int npad, R;
   float* base;
   __host__ __device__ static constexpr int padded(int N) { return (N + 7) / 8 * 8; }
+  __host__ __device__ static constexpr int staged_floats(int N, int R) {
+    return 2 * kWindowTokens * padded(N) + 2 * kBlockHeads * kWindowTokens * R;
+  }
   __host__ __device__ static constexpr int float_count(int N, int R) {
-    return 2 * kBlockHeads * kWindowTokens + 2 * kWindowTokens * padded(N) + 2 * kBlockHeads * kWindowTokens * R;
+    return 2 * kBlockHeads * kWindowTokens + staged_floats(N, R) + kWindowTokens * R;
   }
   __host__ __device__ static constexpr int bytes(int N, int R) {
     return int(sizeof(float)) * float_count(N, R) + int(sizeof(int32_t)) * kWindowTokens +
-           int(sizeof(uint16_t)) * (float_count(N, R) - 2 * kBlockHeads * kWindowTokens);
+           int(sizeof(uint16_t)) * staged_floats(N, R);
   }
   __device__ __forceinline__ float2* scalars(int hh) const {
     return reinterpret_cast<float2*>(base) + hh * kWindowTokens;
@@ -81,7 +87,9 @@ struct Window {
   __device__ __forceinline__ float* C(int w) const { return B(kWindowTokens) + w * npad; }
   __device__ __forceinline__ float* x(int hh, int w) const { return C(kWindowTokens) + (hh * kWindowTokens + w) * R; }
   __device__ __forceinline__ float* z(int hh, int w) const { return x(kBlockHeads, 0) + (hh * kWindowTokens + w) * R; }
-  __device__ __forceinline__ int32_t* token_slots() const { return reinterpret_cast<int32_t*>(z(kBlockHeads, 0)); }
+  // The rows' sums Σ C·S of each token (before D and the gate), per warp its own rows.
+  __device__ __forceinline__ float* sums(int w) const { return z(kBlockHeads, 0) + w * R; }
+  __device__ __forceinline__ int32_t* token_slots() const { return reinterpret_cast<int32_t*>(sums(kWindowTokens)); }
   // 16 bytes per staged chunk, item `it` at raw(it); 16-byte aligned (the floats before it
   // are a multiple of 8, the kWindowTokens ints 32 bytes).
   __device__ __forceinline__ uint4* raw(int it) const {
@@ -224,12 +232,12 @@ __device__ __forceinline__ void read_floats(const float* src, float* dst) {
 
 // Token t (window slot w) of head hd (staged as head hh) for the warp's G groups starting at
 // row0: δ·B and C at the lane's n (token_bc's values), every row's update and lane chain
-// (advance_row), the reduction of the warp's G·K row sums, y from the finishing lanes, the
+// (advance_row), the reduction of the warp's G·K row sums into the window's sums, the
 // per-token state if asked.
 template <Format SF, int V, int J, int L, int G>
 __device__ __forceinline__ void run_token(const Params& p, const Head& hd, int hh, const Place<L>& pl,
-                                          const Window& win, int w, int32_t t, int row0, int rblock0, bool vector,
-                                          float D, float (&s)[G][Place<L>::K][J * V]) {
+                                          const Window& win, int w, int row0, int rblock0, bool vector,
+                                          float (&s)[G][Place<L>::K][J * V]) {
   constexpr int K = Place<L>::K, M = G * K;
   const LaneLayout lay{V, J, L};
   const float2 sc = win.scalars(hh)[w];  // δ, decay
@@ -265,17 +273,42 @@ __device__ __forceinline__ void run_token(const Params& p, const Head& hd, int h
       sum[i * K + k] = row < p.P ? advance_row<V, J, L>(p, pl, sc.y, x[row], dB, c, s[i][k]) : 0.0f;
     }
   }
+  // The finishing lanes keep the rows' sums; finish_window adds D and the gate after the
+  // window's tokens, on every lane.
   const float my_sum = reduce_rows<L, M>(pl, sum);
   const int my_row = pl.template finished_row<M>(row0);
-  if (pl.template finishes<M>() && my_row < p.P) {
-    const float z = p.z != nullptr ? win.z(hh, w)[my_row - rblock0] : 0.0f;
-    finish_row(p, hd, t, my_row, my_sum, D, x[my_row], z);
-  }
+  if (pl.template finishes<M>() && my_row < p.P) win.sums(w)[my_row - rblock0] = my_sum;
   const int32_t slot = win.token_slots()[w];
   if (!hd.pad && slot != p.pad_slot_id) {
 #pragma unroll
     for (int i = 0; i < G; ++i) store_rows<SF, V, J, L>(p, slot, hd.h, row0 + i * kRowsPerWarp, pl, vector, s[i]);
   }
+}
+
+// y of the window's nw tokens (from t0) for the warp's G·kRowsPerWarp rows from row0, head hd
+// (staged as hh): element e = lane + 32·i is token e / rows, row row0 + e % rows — always the
+// lane's row, whose D it holds — y = fm::output_epilogue of the row's sum (finish_row).
+template <int G>
+__device__ __forceinline__ void finish_window(const Params& p, const Head& hd, int hh, const Window& win, int32_t t0,
+                                              int nw, int row0, int rblock0, int lane, float D) {
+  constexpr int rows = G * kRowsPerWarp;
+  static_assert(kWarp % rows == 0, "a lane keeps one row");
+  __syncwarp();  // the finishing lanes' sums are visible to the warp
+  const int row = row0 + lane % rows;
+  for (int e = lane; e < nw * rows && row < p.P; e += kWarp) {
+    const int w = e / rows, r = row - rblock0;
+    const float z = p.z != nullptr ? win.z(hh, w)[r] : 0.0f;
+    finish_row(p, hd, t0 + w, row, win.sums(w)[r], D, win.x(hh, w)[r], z);
+  }
+  __syncwarp();  // every lane has read the sums before the next token overwrites them
+}
+
+// D of the warp's row row0 + lane % (G·kRowsPerWarp), the row finish_window gives the lane.
+template <int G>
+__device__ __forceinline__ float window_D(const Params& p, int h, int row0, int lane) {
+  const int row = row0 + lane % (G * kRowsPerWarp);
+  if (row >= p.P || p.d_mode == DMode::none) return 0.0f;
+  return p.d_mode == DMode::per_head ? p.D[h] : p.D[int64_t(h) * p.D_stride_head + row];
 }
 
 // A warp's chunks of one item in its shared-memory stage: [G·K·J chunks][32 lanes].
@@ -339,10 +372,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kTokenMinBlocks(G * Pla
   Head hd = load_head(p, blockIdx.x / tiles, h0);  // the request's tokens and slots; hd.h follows the head
   float D[kBlockHeads];
 #pragma unroll
-  for (int hh = 0; hh < kBlockHeads; ++hh) {
-    hd.h = h0 + hh;
-    D[hh] = has_rows && hh < nh ? load_D<L, G * K>(p, hd, pl, row0) : 0.0f;
-  }
+  for (int hh = 0; hh < kBlockHeads; ++hh) D[hh] = has_rows && hh < nh ? window_D<G>(p, h0 + hh, row0, lane) : 0.0f;
   float s[G][K][J * V];
   auto stage_inputs = [&](StagedHeads heads, int32_t t0, int nw) {
     if (chunked) {
@@ -381,9 +411,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kTokenMinBlocks(G * Pla
       }
       if (prefetch && hh + 1 < nh) prefetch_state<SF, V, J, L, G>(p, hd, hd.h + 1, pl, row0, stage, lane);
       if (has_rows) {
-        for (int w = 0; w < nw; ++w) {
-          run_token<SF, V, J, L, G>(p, hd, hh, pl, win, w, hd.t0 + w, row0, rblock0, vector, D[hh], s);
-        }
+        for (int w = 0; w < nw; ++w) run_token<SF, V, J, L, G>(p, hd, hh, pl, win, w, row0, rblock0, vector, s);
+        finish_window<G>(p, hd, hh, win, hd.t0, nw, row0, rblock0, lane, D[hh]);
       }
       finish_head();
     }
@@ -402,7 +431,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kTokenMinBlocks(G * Pla
       stage_inputs({hd.h, 1}, t0, n);
       __syncthreads();
       if (!has_rows) continue;
-      for (int w = 0; w < n; ++w) run_token<SF, V, J, L, G>(p, hd, 0, pl, win, w, t0 + w, row0, rblock0, vector, D[hh], s);
+      for (int w = 0; w < n; ++w) run_token<SF, V, J, L, G>(p, hd, 0, pl, win, w, row0, rblock0, vector, s);
+      finish_window<G>(p, hd, 0, win, t0, n, row0, rblock0, lane, D[hh]);
     }
     finish_head();
   }
