@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct WgmmaRegime {
   int tiles;         // in the dump; the GPU test runs a quarter of them
   std::function<Operands(int tiles)> make;
 };
+
+// GoogleTest prints a parameter with this (the regime's name, not the struct's bytes).
+inline void PrintTo(const WgmmaRegime& r, std::ostream* os) { *os << r.name; }
 
 // Every regime, in dump order: layout checks on exact integer sums, the random regimes of
 // mma_dump (normal sums, tiny sums near and in fp32's subnormal range, subnormal c, the
