@@ -153,3 +153,30 @@ def write_lines(path, lines):
     """A text file of the lines, each ended by a newline."""
     with open(path, "w") as fh:
         fh.write("\n".join(lines) + "\n")
+
+
+# torch.cuda._sleep cycles before each timed call: about 100 µs at the H200's 1.98 GHz, longer
+# than a Python kernel launch takes, so the launch is queued before the GPU reaches the start event.
+SLEEP_CYCLES = 200_000
+
+
+def flushed_median_us(call, iterations):
+    """Median µs of call() as bench/ssu/flushed_timer.h times ssmv's kernels: CUDA events around
+    each call, the L2 flushed (a write of 4x its size) before each, 5 warm-ups first; plus the
+    GPU-side sleep above, which keeps Python's launch overhead out of the timing."""
+    import torch
+    flush = torch.empty(4 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.uint8, device="cuda")
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(5):
+        call()
+    times = []
+    for i in range(iterations):
+        flush.fill_(i & 0xFF)
+        torch.cuda._sleep(SLEEP_CYCLES)
+        start.record()
+        call()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+    times.sort()
+    return 1e3 * times[len(times) // 2]

@@ -3,9 +3,8 @@
 For issue 19's same-run comparison (bench/NOTES.md): H = 32, P = 64, N = 128, G = 1; bf16 x, dt,
 B, C, z; A, D, dt_bias fp32; softplus, D per head, z gate; state fp32 and bf16 in a pool indexed by
 state_batch_indices; batch 64 and 256; one token per request (this kernel takes one token per
-call: x is (batch, nheads, dim), so it has no multi-token rows). Time: CUDA events around each
-call, the L2 flushed (a write of 4x its size) before each, median of --iterations after 5 warm-ups
-(the first calls also compile and autotune).
+call: x is (batch, nheads, dim), so it has no multi-token rows). Time: common.flushed_median_us,
+median of --iterations (the warm-ups also compile and autotune).
 
 Run on the device machine from the repository root: python3 scripts/triton/ssu_bench.py
 (carry .triton_src, scripts/triton/README.md).
@@ -18,6 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
 
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=200)
@@ -26,9 +26,6 @@ def main():
 
     ssu = common.load_mamba_triton(modules=("selective_state_update",))["selective_state_update"]
     dev = torch.device("cuda")
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    flush = torch.empty(4 * l2, dtype=torch.uint8, device=dev)
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     H, P, N, G = 32, 64, 128, 1
     print(f"mamba_ssm {common.mamba_commit()} Triton selective_state_update, H {H}, P {P}, N {N}, G {G}, bf16 "
           f"inputs; median of {args.iterations}, L2 flushed")
@@ -55,18 +52,7 @@ def main():
                 ssu.selective_state_update(state, x, dt, A, B, C, D=D, z=z, dt_bias=dt_bias, dt_softplus=True,
                                            state_batch_indices=slots)
 
-            for _ in range(5):
-                call()
-            times = []
-            for i in range(args.iterations):
-                flush.fill_(i & 0xFF)
-                start.record()
-                call()
-                stop.record()
-                stop.synchronize()
-                times.append(start.elapsed_time(stop))
-            times.sort()
-            print(f"{name:6s} {batch:6d} {1:6d} {1e3 * times[len(times) // 2]:10.2f}", flush=True)
+            print(f"{name:6s} {batch:6d} {1:6d} {common.flushed_median_us(call, args.iterations):10.2f}", flush=True)
 
 
 if __name__ == "__main__":
