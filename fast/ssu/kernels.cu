@@ -122,18 +122,14 @@ __host__ __device__ constexpr bool streams(Format f, int V) {
 // One access of V elements needs the pool, its strides and hence every chunk start (a
 // multiple of V) aligned to V elements.
 bool vector_pool(const Params& p, int V) {
-  const int bytes = p.state_format == Format::fp32 ? 4 : 2;
-  return reinterpret_cast<uintptr_t>(p.state) % (V * bytes) == 0 && p.state_stride_slot % V == 0 &&
-         p.state_stride_head % V == 0 && p.state_stride_p % V == 0;
+  return aligned_for_chunks(p.state, V, p.state_format == Format::fp32 ? 4 : 2, p.state_stride_slot,
+                            p.state_stride_head, p.state_stride_p);
 }
 
 // 16-bit inputs whose B and C chunks of V elements are aligned accesses (load_token16).
 bool inputs_chunked(const Params& p, int V) {
-  auto aligned = [&](const void* base, int64_t s1, int64_t s2) {
-    return reinterpret_cast<uintptr_t>(base) % (2 * V) == 0 && s1 % V == 0 && s2 % V == 0;
-  };
-  return p.input_format != Format::fp32 && aligned(p.B, p.B_stride_token, p.B_stride_group) &&
-         aligned(p.C, p.C_stride_token, p.C_stride_group);
+  return p.input_format != Format::fp32 && aligned_for_chunks(p.B, V, 2, p.B_stride_token, p.B_stride_group) &&
+         aligned_for_chunks(p.C, V, 2, p.C_stride_token, p.C_stride_group);
 }
 
 // The streamed kernel's work items: warps of kRowsPerWarp·G rows per (request, head).

@@ -47,6 +47,16 @@ __device__ __forceinline__ void store_any(Format f, void* base, int64_t i, float
   }
 }
 
+// Whether a tensor at `base` (last dimension contiguous) with the element strides `strides`
+// allows one aligned access of `elements` consecutive elements of `bytes` bytes at every
+// multiple of `elements` along its rows: the base aligned to elements·bytes, every stride a
+// multiple of elements. Host-side; used by the launchers to pick vector paths.
+template <class... Strides>
+inline bool aligned_for_chunks(const void* base, int elements, int bytes, Strides... strides) {
+  return reinterpret_cast<uintptr_t>(base) % (uintptr_t(elements) * uintptr_t(bytes)) == 0 &&
+         ((strides % elements == 0) && ...);
+}
+
 // Raw storage of one state element and of V of them in one aligned access.
 template <Format SF>
 struct StateBits {

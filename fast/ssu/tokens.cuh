@@ -147,7 +147,8 @@ __device__ __forceinline__ void stage_window(const Params& p, const Head& hd, St
   const int me = threadIdx.x, step = blockDim.x;
   // Thread me < count·nw: the scalars of head me / nw, token me % nw; its dt and the per-token
   // slot go out first and are used after the chunks' loads.
-  const int mh = me / nw, mw = me % nw, mhead = heads.h0 + mh;
+  const int nw1 = max(nw, 1);  // a request of no tokens (check_indices allows it) stages nothing
+  const int mh = me / nw1, mw = me % nw1, mhead = heads.h0 + mh;
   const bool scalars = me < heads.count * nw;
   const uint32_t dt = scalars ? load_raw(f, p.dt, int64_t(t0 + mw) * p.dt_stride_token + mhead) : 0;
   const float bias = scalars && hd.has_bias ? p.dt_bias[mhead] : 0.0f;
@@ -205,12 +206,10 @@ __device__ __forceinline__ void stage_window(const Params& p, const Head& hd, St
 // first row, a multiple of kRowsPerBlock).
 inline bool chunks_aligned(const Params& p) {
   const int bytes = p.input_format == Format::fp32 ? 4 : 2, per = 16 / bytes;
-  auto aligned = [&](const void* base, int64_t s1, int64_t s2) {
-    return reinterpret_cast<uintptr_t>(base) % 16 == 0 && s1 % per == 0 && s2 % per == 0;
-  };
-  return p.N % per == 0 && p.P % per == 0 && aligned(p.B, p.B_stride_token, p.B_stride_group) &&
-         aligned(p.C, p.C_stride_token, p.C_stride_group) && aligned(p.x, p.x_stride_token, p.x_stride_head) &&
-         (p.z == nullptr || aligned(p.z, p.z_stride_token, p.z_stride_head));
+  return p.N % per == 0 && p.P % per == 0 && aligned_for_chunks(p.B, per, bytes, p.B_stride_token, p.B_stride_group) &&
+         aligned_for_chunks(p.C, per, bytes, p.C_stride_token, p.C_stride_group) &&
+         aligned_for_chunks(p.x, per, bytes, p.x_stride_token, p.x_stride_head) &&
+         (p.z == nullptr || aligned_for_chunks(p.z, per, bytes, p.z_stride_token, p.z_stride_head));
 }
 
 // V consecutive floats of shared memory at an address aligned to min(V, 4) floats.
@@ -228,6 +227,21 @@ __device__ __forceinline__ void read_floats(const float* src, float* dst) {
   } else {
     dst[0] = src[0];
   }
+}
+
+// load_rows and store_rows for the warp's G groups of rows starting at row0.
+template <Format SF, int V, int J, int L, int G>
+__device__ __forceinline__ void load_groups(const Params& p, const Head& hd, const Place<L>& pl, int row0, bool vector,
+                                            float (&s)[G][Place<L>::K][J * V]) {
+#pragma unroll
+  for (int i = 0; i < G; ++i) load_rows<SF, V, J, L>(p, hd, pl, row0 + i * kRowsPerWarp, vector, s[i]);
+}
+
+template <Format SF, int V, int J, int L, int G>
+__device__ __forceinline__ void store_groups(const Params& p, int32_t slot, int h, const Place<L>& pl, int row0,
+                                             bool vector, const float (&s)[G][Place<L>::K][J * V]) {
+#pragma unroll
+  for (int i = 0; i < G; ++i) store_rows<SF, V, J, L>(p, slot, h, row0 + i * kRowsPerWarp, pl, vector, s[i]);
 }
 
 // Token t (window slot w) of head hd (staged as head hh) for the warp's G groups starting at
@@ -279,10 +293,7 @@ __device__ __forceinline__ void run_token(const Params& p, const Head& hd, int h
   const int my_row = pl.template finished_row<M>(row0);
   if (pl.template finishes<M>() && my_row < p.P) win.sums(w)[my_row - rblock0] = my_sum;
   const int32_t slot = win.token_slots()[w];
-  if (!hd.pad && slot != p.pad_slot_id) {
-#pragma unroll
-    for (int i = 0; i < G; ++i) store_rows<SF, V, J, L>(p, slot, hd.h, row0 + i * kRowsPerWarp, pl, vector, s[i]);
-  }
+  if (!hd.pad && slot != p.pad_slot_id) store_groups<SF, V, J, L, G>(p, slot, hd.h, pl, row0, vector, s);
 }
 
 // y of the window's nw tokens (from t0) for the warp's G·kRowsPerWarp rows from row0, head hd
@@ -307,8 +318,7 @@ __device__ __forceinline__ void finish_window(const Params& p, const Head& hd, i
 template <int G>
 __device__ __forceinline__ float window_D(const Params& p, int h, int row0, int lane) {
   const int row = row0 + lane % (G * kRowsPerWarp);
-  if (row >= p.P || p.d_mode == DMode::none) return 0.0f;
-  return p.d_mode == DMode::per_head ? p.D[h] : p.D[int64_t(h) * p.D_stride_head + row];
+  return row < p.P ? D_of(p, h, row) : 0.0f;
 }
 
 // A warp's chunks of one item in its shared-memory stage: [G·K·J chunks][32 lanes].
@@ -381,11 +391,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kTokenMinBlocks(G * Pla
       stage_window<false>(p, hd, heads, win, t0, nw, rblock0);
     }
   };
-  auto finish_head = [&] {
-    if (has_rows && !hd.pad) {  // a pad writes no state
-#pragma unroll
-      for (int i = 0; i < G; ++i) store_rows<SF, V, J, L>(p, hd.slot_out, hd.h, row0 + i * kRowsPerWarp, pl, vector, s[i]);
-    }
+  auto finish_head = [&] {  // a pad writes no state
+    if (has_rows && !hd.pad) store_groups<SF, V, J, L, G>(p, hd.slot_out, hd.h, pl, row0, vector, s);
   };
   const int nw = hd.t1 - hd.t0;
   if (nw <= kWindowTokens) {
@@ -394,8 +401,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kTokenMinBlocks(G * Pla
     const bool prefetch = has_rows && !hd.pad && vector && p.N % V == 0 && sizeof(Chunk<SF, V>) >= 4;
     hd.h = h0;
     if (has_rows) {
-#pragma unroll
-      for (int i = 0; i < G; ++i) load_rows<SF, V, J, L>(p, hd, pl, row0 + i * kRowsPerWarp, vector, s[i]);
+      load_groups<SF, V, J, L, G>(p, hd, pl, row0, vector, s);
     }
     stage_inputs({h0, nh}, hd.t0, nw);
     __syncthreads();
@@ -405,8 +411,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kTokenMinBlocks(G * Pla
         if (prefetch) {
           unstage_state<SF, V, J, L, G>(p, pl, row0, stage, lane, s);
         } else {
-#pragma unroll
-          for (int i = 0; i < G; ++i) load_rows<SF, V, J, L>(p, hd, pl, row0 + i * kRowsPerWarp, vector, s[i]);
+          load_groups<SF, V, J, L, G>(p, hd, pl, row0, vector, s);
         }
       }
       if (prefetch && hh + 1 < nh) prefetch_state<SF, V, J, L, G>(p, hd, hd.h + 1, pl, row0, stage, lane);
@@ -422,8 +427,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kTokenMinBlocks(G * Pla
   for (int hh = 0; hh < nh; ++hh) {
     hd.h = h0 + hh;
     if (has_rows) {
-#pragma unroll
-      for (int i = 0; i < G; ++i) load_rows<SF, V, J, L>(p, hd, pl, row0 + i * kRowsPerWarp, vector, s[i]);
+      load_groups<SF, V, J, L, G>(p, hd, pl, row0, vector, s);
     }
     for (int32_t t0 = hd.t0; t0 < hd.t1; t0 += kWindowTokens) {
       const int n = min(kWindowTokens, hd.t1 - t0);

@@ -218,12 +218,18 @@ __device__ __forceinline__ void finish_row(const Params& p, const Head& hd, int3
   store_any(p.output_format, p.y, int64_t(t) * p.y_stride_token + int64_t(hd.h) * p.y_stride_head + my_row, y);
 }
 
-// D of the row a lane finishes among M values (Place; 0 if none or no D).
-template <int L, int M = Place<L>::K>
+// D of head h, row `row` < P (0 without D).
+__device__ __forceinline__ float D_of(const Params& p, int h, int row) {
+  if (p.d_mode == DMode::none) return 0.0f;
+  return p.d_mode == DMode::per_head ? p.D[h] : p.D[int64_t(h) * p.D_stride_head + row];
+}
+
+// D of the row a lane finishes in the group starting at row0 (Place; 0 if none or no D).
+template <int L>
 __device__ __forceinline__ float load_D(const Params& p, const Head& hd, const Place<L>& pl, int row0) {
-  const int my_row = pl.template finished_row<M>(row0);
-  if (!pl.template finishes<M>() || my_row >= p.P || p.d_mode == DMode::none) return 0.0f;
-  return p.d_mode == DMode::per_head ? p.D[hd.h] : p.D[int64_t(hd.h) * p.D_stride_head + my_row];
+  constexpr int K = Place<L>::K;
+  const int my_row = pl.template finished_row<K>(row0);
+  return pl.template finishes<K>() && my_row < p.P ? D_of(p, hd.h, my_row) : 0.0f;
 }
 
 // Loads the lane's rows (Place) of the group starting at row0 from slot_in into fp32
