@@ -60,6 +60,17 @@ inline constexpr int kGroups16 = SSMV_SSU_GROUPS_16BIT;
 #ifndef SSMV_SSU_STREAM_FP32
 #define SSMV_SSU_STREAM_FP32 0
 #endif
+// Groups of kRowsPerWarp rows in one item of the streamed kernel for 16-bit (fp32) states (its
+// rows wait in shared memory, not in registers; each item pays its token's scalars, index
+// loads and input loads once, about two thirds of its instructions at one token: bench/NOTES.md,
+// "Single-token SSU against FlashInfer"): the same as the per-item kernel's unless set for
+// the benchmark's variants (stream_g4, stream_fp32_g2: built, not yet measured).
+#ifndef SSMV_SSU_STREAM_GROUPS
+#define SSMV_SSU_STREAM_GROUPS SSMV_SSU_GROUPS_16BIT
+#endif
+#ifndef SSMV_SSU_STREAM_GROUPS_FP32
+#define SSMV_SSU_STREAM_GROUPS_FP32 1
+#endif
 #ifndef SSMV_SSU_STREAM_MIN_BLOCKS
 #define SSMV_SSU_STREAM_MIN_BLOCKS 4
 #endif

@@ -132,9 +132,9 @@ bool inputs_chunked(const Params& p, int V) {
          aligned_for_chunks(p.C, V, 2, p.C_stride_token, p.C_stride_group);
 }
 
-// The streamed kernel's work items: warps of kRowsPerWarp·G rows per (request, head).
+// The streamed kernel's work items: kRowsPerWarp·kStreamGroups rows of one (request, head).
 int64_t stream_items(const Params& p) {
-  const int rows = kRowsPerWarp * kGroups(p.state_format);
+  const int rows = kRowsPerWarp * kStreamGroups(p.state_format);
   return int64_t(p.num_requests) * p.H * ((p.P + rows - 1) / rows);
 }
 

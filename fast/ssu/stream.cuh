@@ -8,9 +8,10 @@
 
 namespace ssmv::ssu::warp {
 
-// Work item: the kRowsPerWarp·G rows of one (request, head) that ssu_kernel gives one warp,
-// numbered with the row tile fastest, then the head, then the request; warp w of W takes
-// items w, w + W, … (a persistent grid, W = resident warps), 32 at a time: lane l loads the
+// Work item: kRowsPerWarp·G rows of one (request, head), G = kStreamGroups (by default the
+// G groups that ssu_kernel gives one warp), numbered with the row tile fastest, then the
+// head, then the request; warp w of W takes items w, w + W, … (a persistent grid, W =
+// resident warps), 32 at a time: lane l loads the
 // indices of the batch's item l, so one round trip serves 32 items. In a batch the warp
 // first streams its single-token items: while it computes item i, the raw state of the next
 // one travels into the warp's other shared-memory stage by cp.async (each lane copies and
@@ -19,6 +20,11 @@ namespace ssmv::ssu::warp {
 // tokens, or a pad slot) take the general path (advance_group). Per row the arithmetic is
 // advance_single's, hence advance_group's: the same bits. 16-bit inputs only (B and C
 // loaded as one aligned chunk per lane).
+
+// Groups of kRowsPerWarp rows per item (arithmetic.h).
+__host__ __device__ constexpr int kStreamGroups(Format f) {
+  return f == Format::fp32 ? SSMV_SSU_STREAM_GROUPS_FP32 : SSMV_SSU_STREAM_GROUPS;
+}
 
 // The indices of one item, held by one lane of the warp for the batch.
 struct ItemIndex {
@@ -154,7 +160,7 @@ template <Format SF, int V, int J, int L>
 __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, SSMV_SSU_STREAM_MIN_BLOCKS)
     ssu_stream_kernel(const __grid_constant__ Params p, int32_t items) {
   static_assert(J * V <= kMaxLaneElements);
-  constexpr int G = kGroups(SF), rows = kRowsPerWarp * G;
+  constexpr int G = kStreamGroups(SF), rows = kRowsPerWarp * G;
   using Ch = Chunk<SF, V>;
   // Dynamic shared memory, stream_smem_bytes: [warp][stage][chunk][lane], a lane's chunks
   // at consecutive addresses across lanes (conflict-free).
@@ -211,7 +217,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, SSMV_SSU_STREAM_MIN_BLO
 // × 256 bytes = 32 KB for 16-bit states of N ≤ 128, 64 KB for N = 256.
 template <Format SF, int V, int J, int L>
 constexpr int stream_smem_bytes() {
-  return kWarpsPerBlock * 2 * kGroups(SF) * Place<L>::K * J * kWarp * int(sizeof(Chunk<SF, V>));
+  return kWarpsPerBlock * 2 * kStreamGroups(SF) * Place<L>::K * J * kWarp * int(sizeof(Chunk<SF, V>));
 }
 
 }  // namespace ssmv::ssu::warp

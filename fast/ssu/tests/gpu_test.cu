@@ -139,19 +139,27 @@ TEST_F(SsuGpu, BenchmarkShapesEqualTwin) {
 // on the general path in their turn; every lane layout of the streamed kernel (N = 128 and
 // 64: half-warp rows of 8 and 4 elements; 256: whole-warp rows; 96: two chunks per lane,
 // the second absent on some lanes). GPU = twin bit for bit.
+// The streamed kernel's test problems: `requests` requests of 1 or 2 tokens (about half
+// single-token, streamed), a fifth of them pads, H = 4 heads in G = 2 groups, P = 64; 16-bit
+// inputs and state of the same format.
+ProblemConfig streamed_config(Format state, int64_t N, int64_t requests) {
+  ProblemConfig c;
+  c.requests = requests;
+  c.max_tokens = 2;
+  c.H = 4;
+  c.P = 64;
+  c.N = N;
+  c.G = 2;
+  c.formats = {state == Format::bf16 ? Format::bf16 : Format::fp16, state, Format::bf16};
+  c.pad_fraction = 0.2;
+  return c;
+}
+
 TEST_F(SsuGpu, StreamedKernelLoopsEqualTwin) {
   int runs = 0;
   for (Format state : {Format::bf16, Format::fp16}) {
     for (int64_t N : {128, 64, 256, 96}) {
-      ProblemConfig c;
-      c.requests = 40;
-      c.max_tokens = 2;
-      c.H = 4;
-      c.P = 64;
-      c.N = N;
-      c.G = 2;
-      c.formats = {state == Format::bf16 ? Format::bf16 : Format::fp16, state, Format::bf16};
-      c.pad_fraction = 0.2;
+      ProblemConfig c = streamed_config(state, N, 40);
       c.separate_out = N != 64;
       const GeneratedProblem g = make_problem(c, 77 + N);
       const Result twin = run_twin(g.decode, g.config);
@@ -228,6 +236,42 @@ TEST_F(SsuGpu, StreamedKernelRefusedWhereItDoesNotApply) {
   }
 }
 
+// Runs g with its pool re-laid with a row stride of stride_p >= N elements (the pad
+// elements 0) on the GPU with `options` and on the twin: the whole pools (pads included)
+// and y equal bit for bit.
+void expect_padded_rows_equal(const GeneratedProblem& g, const ProblemConfig& c, int64_t stride_p,
+                              const LaunchOptions& options) {
+  const Format state = c.formats.state;
+  HostLaunch host(g.decode, g.config);
+  const int64_t N = c.N, rows = g.decode.slots * c.H * c.P;
+  const int bytes = state == Format::fp32 ? 4 : 2;
+  std::vector<uint8_t> padded(size_t(rows * stride_p * bytes), 0);
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(padded.data() + r * stride_p * bytes, host.state.data() + r * N * bytes, N * bytes);
+  Params hp = host.params();
+  hp.state = padded.data();
+  hp.state_stride_p = stride_p;
+  hp.state_stride_head = c.P * stride_p;
+  hp.state_stride_slot = c.H * c.P * stride_p;
+  DeviceLaunch dev(host);
+  Params dp = dev.params();
+  void* d_state = nullptr;
+  SSMV_CUDA_CHECK(cudaMalloc(&d_state, padded.size()));
+  SSMV_CUDA_CHECK(cudaMemcpy(d_state, padded.data(), padded.size(), cudaMemcpyHostToDevice));
+  dp.state = d_state;
+  dp.state_stride_p = hp.state_stride_p;
+  dp.state_stride_head = hp.state_stride_head;
+  dp.state_stride_slot = hp.state_stride_slot;
+  launch(dp, nullptr, options);
+  std::vector<uint8_t> gpu_state(padded.size());
+  SSMV_CUDA_CHECK(cudaMemcpy(gpu_state.data(), d_state, padded.size(), cudaMemcpyDeviceToHost));
+  SSMV_CUDA_CHECK(cudaFree(d_state));
+  const Result gpu = dev.download();
+  run_twin(hp);  // writes host.y and padded
+  EXPECT_EQ(gpu_state, padded) << format_name(state) << ", row stride " << stride_p;
+  EXPECT_EQ(gpu.y, host.result().y) << format_name(state) << ", row stride " << stride_p;
+}
+
 // The pool with a row stride of N + 1 elements: no vector access is aligned, so the
 // kernel takes its element-by-element path; the arithmetic (and the bits) are the same.
 TEST_F(SsuGpu, UnalignedStatePathEqualsTwin) {
@@ -238,35 +282,23 @@ TEST_F(SsuGpu, UnalignedStatePathEqualsTwin) {
     c.P = 7;
     c.N = 128;
     c.formats = {Format::fp16, state, Format::fp32};
-    const GeneratedProblem g = make_problem(c, 31);
-    HostLaunch host(g.decode, g.config);
-    const int64_t N = c.N, stride_p = N + 1, rows = g.decode.slots * c.H * c.P;
-    const int bytes = state == Format::fp32 ? 4 : 2;
-    std::vector<uint8_t> padded(size_t(rows * stride_p * bytes), 0);
-    for (int64_t r = 0; r < rows; ++r)
-      std::memcpy(padded.data() + r * stride_p * bytes, host.state.data() + r * N * bytes, N * bytes);
-    Params hp = host.params();
-    hp.state = padded.data();
-    hp.state_stride_p = stride_p;
-    hp.state_stride_head = c.P * stride_p;
-    hp.state_stride_slot = c.H * c.P * stride_p;
-    DeviceLaunch dev(host);
-    Params dp = dev.params();
-    void* d_state = nullptr;
-    SSMV_CUDA_CHECK(cudaMalloc(&d_state, padded.size()));
-    SSMV_CUDA_CHECK(cudaMemcpy(d_state, padded.data(), padded.size(), cudaMemcpyHostToDevice));
-    dp.state = d_state;
-    dp.state_stride_p = hp.state_stride_p;
-    dp.state_stride_head = hp.state_stride_head;
-    dp.state_stride_slot = hp.state_stride_slot;
-    launch(dp);
-    std::vector<uint8_t> gpu_state(padded.size());
-    SSMV_CUDA_CHECK(cudaMemcpy(gpu_state.data(), d_state, padded.size(), cudaMemcpyDeviceToHost));
-    SSMV_CUDA_CHECK(cudaFree(d_state));
-    const Result gpu = dev.download();
-    run_twin(hp);  // writes host.y and padded
-    EXPECT_EQ(gpu_state, padded) << format_name(state);
-    EXPECT_EQ(gpu.y, host.result().y) << format_name(state);
+    expect_padded_rows_equal(make_problem(c, 31), c, c.N + 1, {});
+  }
+}
+
+// Rows of N + 8 elements (16 bytes more: every chunk still aligned, the rows no longer one
+// block): the streamed kernel on a persistent grid of 1 block (loops) and on the full one;
+// the pads between the rows must stay as they were.
+TEST_F(SsuGpu, StreamedKernelPaddedRowsEqualTwin) {
+  for (Format state : {Format::bf16, Format::fp16}) {
+    for (int64_t N : {128, 64}) {
+      const ProblemConfig c = streamed_config(state, N, 24);
+      const GeneratedProblem g = make_problem(c, 91 + N);
+      for (int blocks : {1, 0}) {
+        expect_padded_rows_equal(g, c, N + 8, {Variant::streamed, blocks});
+        if (HasFatalFailure()) return;
+      }
+    }
   }
 }
 
