@@ -3,7 +3,8 @@
 # (the MN-major B form among them), GPU = twin with stage (e) on wgmma and on mma.sync, the
 # chunk_scan properties on the GPU, chunk_scan_bench (both stage (e) kernels in one process;
 # twice, and a reference binary chunk_scan_bench_main when DIR has one), compute-sanitizer
-# memcheck and racecheck, and ncu on one 1 × 8192 launch of each stage (e) kernel. Run from
+# memcheck and racecheck, and ncu on one 1 × 8192 launch of each stage (e) kernel (with
+# source counters: per-SASS-instruction counts in $OUT/<kernel>_sass.csv). Run from
 # the repo root with the binaries, built here with -DCMAKE_CUDA_ARCHITECTURES=90 and
 # stripped, in DIR (carried by the call), beside a copy of bench/device_steps.sh:
 #   bash DIR/stage_e_wgmma_run.sh DIR
@@ -26,6 +27,9 @@ step env SSMV_CS_PROBLEMS=6 compute-sanitizer --tool racecheck --error-exitcode 
 for k in scan_wgmma_kernel scan_async_kernel; do
   step timeout 120 ncu --clock-control none -k "regex:$k" --launch-count 1 --section SpeedOfLight \
     --section ComputeWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats \
-    --metrics smsp__inst_executed.sum,sm__inst_issued.avg.pct_of_peak_sustained_active ./chunk_scan_bench
+    --section SourceCounters --metrics smsp__inst_executed.sum,sm__inst_issued.avg.pct_of_peak_sustained_active \
+    -f -o "/tmp/$k" ./chunk_scan_bench
+  step ncu -i "/tmp/$k.ncu-rep"
+  ncu -i "/tmp/$k.ncu-rep" --page source --csv --print-source sass > "${OUT:-.}/${k}_sass.csv" 2>&1
 done
 exit $status

@@ -28,24 +28,29 @@ __device__ __forceinline__ void copy8_async(T* dst, const T* src, int valid) {
   }
 }
 
-// Rows [0, rows) of a tile of `vecs` 16-byte vectors (8 elements) per row: dst row r at
-// dst + r·dst_stride from src row r at src + r·src_stride, whose first cols_valid elements
-// exist for r < rows_valid; the rest of the tile is zero. Where vecs divides kThreads,
-// thread i takes vector i % vecs of rows i / vecs, i / vecs + kThreads / vecs, …: its
-// column is fixed and its pointers advance by constant steps, and when its vector exists
-// whole and src rows are 16-byte aligned each row's copy is one cp.async with no further
-// test. Else (N = 48: 6 vectors a row) thread i takes vectors i, i + kThreads, … in
-// row-major order, each through copy8_async.
-template <class Op>
+// Rows [0, rows) of a tile of `vecs` 16-byte vectors (8 elements) per row from src row r at
+// src + r·src_stride, whose first cols_valid elements exist for r < rows_valid; the rest of
+// the tile is zero. Vector v of row r goes to dst + r·dst_stride + 8v, or with kCores to
+// wgmma's core matrices of 8 rows × 16 bytes: dst + (r/8)·dst_stride + 64v + 8(r%8) (the
+// group stride dst_stride in elements). Where vecs divides kThreads (and, with kCores, the
+// rows a pass covers are a multiple of 8: vecs ≤ 16), thread i takes vector i % vecs of
+// rows i / vecs, i / vecs + kThreads / vecs, …: its column is fixed and its pointers
+// advance by constant steps, and when its vector exists whole and src rows are 16-byte
+// aligned each row's copy is one cp.async with no further test; a warp reads whole rows.
+// Else (N = 48: 6 vectors a row; kCores with N > 128) thread i takes vectors i,
+// i + kThreads, … in row-major order, each through copy8_async.
+template <class Op, bool kCores = false>
 __device__ __forceinline__ void issue_tile(Op* dst, int dst_stride, const Op* src, int64_t src_stride, int rows,
                                            int vecs, int rows_valid, int cols_valid) {
-  if (kThreads % vecs == 0) {  // vecs a power of two (kThreads is): shifts, not divisions
+  auto to = [&](int r, int v) { return kCores ? (r >> 3) * dst_stride + 64 * v + 8 * (r & 7) : r * dst_stride + 8 * v; };
+  if (kThreads % vecs == 0 && (!kCores || vecs <= kThreads / 8)) {  // vecs a power of two: shifts, not divisions
     const int shift = __ffs(vecs) - 1;
     const int step = kThreads >> shift, v = int(threadIdx.x) & (vecs - 1), valid = cols_valid - 8 * v;
     int r = int(threadIdx.x) >> shift;
-    Op* d = dst + r * dst_stride + 8 * v;
+    Op* d = dst + to(r, v);
     const Op* s = src + r * src_stride + 8 * v;
-    const int64_t d_step = int64_t(step) * dst_stride, s_step = step * src_stride;
+    const int64_t d_step = kCores ? int64_t(step >> 3) * dst_stride : int64_t(step) * dst_stride;
+    const int64_t s_step = step * src_stride;
     if (valid >= 8 && src_stride % 8 == 0 && (reinterpret_cast<uintptr_t>(s) & 15) == 0) {
       for (const int r_end = min(rows, rows_valid); r < r_end; r += step, d += d_step, s += s_step) cp_async<16>(d, s);
     }
@@ -53,7 +58,7 @@ __device__ __forceinline__ void issue_tile(Op* dst, int dst_stride, const Op* sr
   } else {
     for (int i = threadIdx.x; i < rows * vecs; i += kThreads) {
       const int r = i / vecs, v = i - r * vecs;
-      copy8_async(dst + r * dst_stride + 8 * v, src + r * src_stride + 8 * v, r < rows_valid ? cols_valid - 8 * v : 0);
+      copy8_async(dst + to(r, v), src + r * src_stride + 8 * v, r < rows_valid ? cols_valid - 8 * v : 0);
     }
   }
 }

@@ -13,24 +13,6 @@
 
 namespace ssmv::chunk_scan::gpu {
 
-// Rows [0, 8·groups) of a tile of `vecs` 16-byte vectors (8 elements) a row, into wgmma's
-// core matrices of 8 rows × 16 bytes (128 contiguous bytes): vector v of row r goes to
-// dst + (r/8)·group_stride + 64·v + 8·(r%8) (elements) from src + r·src_stride + 8v, of
-// which the first cols_valid elements exist for r < rows_valid; the rest of the tile is
-// zero. Thread t takes row 8u + t%8 of each (group u, vector) pair t/8, t/8 + 16, …: the 8
-// lanes of a core matrix write its 128 bytes, and a warp reads 8 rows × 64 bytes.
-template <class Op>
-__device__ __forceinline__ void issue_cores(Op* dst, int group_stride, const Op* src, int64_t src_stride,
-                                            int groups, int vecs, int rows_valid, int cols_valid) {
-  const int r8 = threadIdx.x & 7, shift = __ffs(vecs) - 1;
-  const bool pow2 = vecs == 1 << shift;
-  for (int i = threadIdx.x >> 3; i < groups * vecs; i += kThreads / 8) {
-    const int u = pow2 ? i >> shift : i / vecs, v = i - u * vecs, r = 8 * u + r8;
-    copy8_async(dst + u * group_stride + 64 * v + 8 * r8, src + r * src_stride + 8 * v,
-                r < rows_valid ? cols_valid - 8 * v : 0);
-  }
-}
-
 // The x rows of stage (e) for wgmma: B = x (k × p, p contiguous) in MN-major core matrices
 // of 8 k × 8 p. Group k/8 of 8 rows at (k/8)·kXGroup elements, core matrix p/8 of it at
 // +64·(p/8), row k%8 at +8·(k%8). kXGroup = 8·kRow64: 8 rows take the 1152 bytes they take
@@ -43,8 +25,9 @@ __device__ __forceinline__ int x_core_offset(int k, int j0) {  // j0: a multiple
 
 // (e) on wgmma: grid, shared memory (scan_async_smem) and results as scan_async_kernel.
 // The region holds first the inter tiles C [64][NS] and R(h_in) [64][NS] (NS = N rounded
-// up to 16) as K-major core matrices (issue_cores, group stride NS·8 elements), then the
-// x rows in x_core_offset's layout, last the accumulators at scan_acc_offset(m0).
+// up to 16) as K-major core matrices (group stride NS·8 elements), then the
+// x rows in x_core_offset's layout (both through issue_tile's core-matrix destinations),
+// last the accumulators at scan_acc_offset(m0).
 //
 // Steps past a warp's own diagonal. A warpgroup instruction takes all 64 rows, so every
 // warp issues the block's steps J < ⌈min(m0 + 64, len)/16⌉, and warp w's rows have real
@@ -76,10 +59,10 @@ __global__ void __launch_bounds__(kThreads, 5) scan_wgmma_kernel(const Params p)
   const auto [c, h, g, m0, p0, t0, len, x, C, state_in] = b;
   const int warp = threadIdx.x >> 5, gl = (threadIdx.x & 31) >> 2, L = p.L;
   // C and D are inputs: loaded while stage (d) may still run; then h_in, cs and δ.
-  issue_cores(sC, NS * 8, C, p.c_st, kTile / 8, NS / 8, len - m0, p.N);
+  issue_tile<Op, true>(sC, NS * 8, C, p.c_st, kTile, NS / 8, len - m0, p.N);
   issue_scan_d(p, s_D, h, p0);
   wait_prior_stages();
-  issue_cores(sS, NS * 8, state_in + int64_t(p0) * p.N, p.N, kTile / 8, NS / 8, p.P - p0, p.N);
+  issue_tile<Op, true>(sS, NS * 8, state_in + int64_t(p0) * p.N, p.N, kTile, NS / 8, p.P - p0, p.N);
   issue_scan_cs_delta(p, s_cs, s_delta, h, t0, len);
   cp_async_commit();
   const int mw = m0 + warp * 16, m_lo = mw + gl, m_hi = m_lo + 8;
@@ -94,11 +77,11 @@ __global__ void __launch_bounds__(kThreads, 5) scan_wgmma_kernel(const Params p)
   float acc[8][4] = {};
   float(&d)[32] = reinterpret_cast<float(&)[32]>(acc);  // element i = acc[i/4][i%4]: wgmma.cuh's layout
   fence_registers(d);
+  const uint64_t c_desc = wgmma_descriptor(sC, 128, NS * 16), s_desc = wgmma_descriptor(sS, 128, NS * 16);
 #pragma unroll 1
   for (int s = 0; s < NS / 16; ++s) {
     wgmma_fence();  // in the loop: the accumulators are loop-carried registers (else ptxas inserts it)
-    Wgmma<Op, 64>::ss(d, wgmma_descriptor(sC + 128 * s, 128, NS * 16), wgmma_descriptor(sS + 128 * s, 128, NS * 16),
-                      1);
+    Wgmma<Op, 64>::ss(d, wgmma_descriptor_advance(c_desc, 256 * s), wgmma_descriptor_advance(s_desc, 256 * s), 1);
   }
   wgmma_commit();
   wgmma_wait<0>();
@@ -107,7 +90,7 @@ __global__ void __launch_bounds__(kThreads, 5) scan_wgmma_kernel(const Params p)
   scale_rows(acc, m_lo < len ? ssmv::fm::exp(cs_lo) : 0.0f, m_hi < len ? ssmv::fm::exp(cs_hi) : 0.0f);
   __syncthreads();  // the warpgroup is done with the inter tiles: the region takes x
   // x rows [0, m0 + 64), rows ≥ len zero.
-  issue_cores(sX, kXGroup, x, p.x_st, (m0 + kTile) / 8, kTile / 8, len, p.P - p0);
+  issue_tile<Op, true>(sX, kXGroup, x, p.x_st, m0 + kTile, kTile / 8, len, p.P - p0);
   cp_async_commit();
 
   // Intra-chunk term on the same accumulator: step J is one m64n64k16 with this warp's
@@ -116,6 +99,7 @@ __global__ void __launch_bounds__(kThreads, 5) scan_wgmma_kernel(const Params p)
   // apart, adjacent in p 128 bytes apart). The weights of step J + 1 are computed while
   // step J's wgmma runs; the A registers of step J stay untouched until its wait_group.
   const int j_block = (min(m0 + kTile, len) + 15) / 16;
+  const uint64_t x_desc = wgmma_descriptor(sX, kXGroup * 2, 128);
   uint32_t a[4] = {0u, 0u, 0u, 0u};
   if (weights.j_end > 0) weights.fragment(0, s_cs, s_delta, cs_lo, cs_hi, a);
   cp_async_wait<0>();
@@ -124,7 +108,7 @@ __global__ void __launch_bounds__(kThreads, 5) scan_wgmma_kernel(const Params p)
 #pragma unroll 1
   for (int J = 0; J < j_block; ++J) {
     wgmma_fence();  // a (and, at J = 0, the scaled accumulators) written by this thread
-    Wgmma<Op, 64>::template rs<1>(d, a, wgmma_descriptor(sX + J * 2 * kXGroup, kXGroup * 2, 128), 1);
+    Wgmma<Op, 64>::template rs<1>(d, a, wgmma_descriptor_advance(x_desc, J * 4 * kXGroup), 1);
     wgmma_commit();
     uint32_t next[4] = {0u, 0u, 0u, 0u};
     if (J + 1 < weights.j_end) weights.fragment(J + 1, s_cs, s_delta, cs_lo, cs_hi, next);

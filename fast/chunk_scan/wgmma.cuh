@@ -92,6 +92,13 @@ __device__ __forceinline__ uint64_t wgmma_descriptor(const void* start, uint32_t
          (uint64_t((stride_bytes >> 4) & 0x3fffu) << 32);
 }
 
+// The descriptor of an operand `bytes` (a multiple of 16) further into shared memory: the
+// start-address field alone moves (shared addresses lie below 2^18 bytes, so the 14-bit
+// field in 16-byte units does not carry into the leading offset).
+__device__ __forceinline__ uint64_t wgmma_descriptor_advance(uint64_t descriptor, uint32_t bytes) {
+  return descriptor + (bytes >> 4);
+}
+
 // Before the first wgmma of a warpgroup and between any other access of its accumulator or
 // A registers and a wgmma that uses them (PTX ISA: wgmma.fence).
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
