@@ -1,7 +1,8 @@
 // Stage (e) on wgmma (kernels_wgmma.cuh), compiled for the architecture-specific target
 // sm_90a in its own translation unit (scan_wgmma.cu) whatever CMAKE_CUDA_ARCHITECTURES
 // says: its code runs on a device of compute capability 9.0 only, where gpu.cu launches it
-// in place of scan_async_kernel (Config::wgmma; the mma.sync kernel everywhere else).
+// in place of scan_async_kernel when Config::wgmma asks for it (off by default: slower than
+// the mma.sync kernel on the H200, bench/NOTES.md).
 // CUDA builds only.
 #pragma once
 

@@ -3,7 +3,7 @@
 //  * ≥ 300 random varlen problems of both contracts (SSMV_CS_PROBLEMS overrides the count,
 //    e.g. for compute-sanitizer runs): y, final and boundary states, and every stage's
 //    intermediates bit for bit; on a compute capability 9.0 device the tensor-core problems
-//    run twice, stage (e) on wgmma and on mma.sync;
+//    run twice, stage (e) on wgmma (Config::wgmma) and on mma.sync;
 //  * repeated launches give identical bits.
 #include <gtest/gtest.h>
 
@@ -226,11 +226,11 @@ void compare(const char* what, Format f, const std::vector<float>& gpu, const st
   }
 }
 
-// The GPU runs of one problem: stage (e) on wgmma (where the device has compute capability
-// 9.0 and the contract reduces on tensor cores) and on mma.sync (Config::wgmma = false),
-// each compared with the same twin result.
+// The GPU runs of one problem: stage (e) on wgmma (Config::wgmma, where the device has
+// compute capability 9.0 and the contract reduces on tensor cores) and on mma.sync (the
+// default), each compared with the same twin result.
 struct Outcome {
-  Diff outputs[2], stages[2];  // [0]: the default kernels (wgmma where it runs), [1]: mma.sync
+  Diff outputs[2], stages[2];  // [0]: Config::wgmma = true (wgmma where it runs), [1]: mma.sync
   bool wgmma_ran = false;      // [0] took the wgmma stage (e); else [1] is not run
   std::string config;
 };
@@ -275,6 +275,7 @@ Outcome check_problem(uint64_t seed) {
              testing::describe(p);
   const Result twin = run_twin(p, cfg);
   o.wgmma_ran = uses_mma(cfg.contract, p.formats.input) && wgmma_device();
+  cfg.wgmma = true;
   compare_run(p, cfg, run_gpu(p, cfg), twin, o.outputs[0], o.stages[0]);
   if (o.wgmma_ran) {
     cfg.wgmma = false;
@@ -321,7 +322,7 @@ TEST(ChunkScanGpu, MatchesTwinBitForBitOnRandomProblems) {
   for (int v = 0; v < 2; ++v) {
     std::printf("  %s: outputs %lld compared, %lld differ (max %lld ulp); intermediates %lld compared, %lld differ "
                 "(max %lld ulp)\n",
-                v == 0 ? "default kernels (stage e on wgmma where it runs)" : "stage e on mma.sync (wgmma problems again)",
+                v == 0 ? "Config::wgmma (stage e on wgmma where it runs)" : "stage e on mma.sync (wgmma problems again)",
                 (long long)outputs[v].compared, (long long)outputs[v].differing, (long long)outputs[v].max_ulps,
                 (long long)stages[v].compared, (long long)stages[v].differing, (long long)stages[v].max_ulps);
   }
@@ -335,18 +336,18 @@ TEST(ChunkScanGpu, MatchesTwinBitForBitOnRandomProblems) {
   EXPECT_EQ(failing, 0);
 }
 
-// Config::wgmma chooses stage (e)'s kernel: wgmma exactly on a compute capability 9.0 device
-// for the tensor-core contract, mma.sync when switched off, never for the fp32 contract.
+// Config::wgmma chooses stage (e)'s kernel: with it, wgmma exactly on a compute capability
+// 9.0 device for the tensor-core contract; mma.sync by default; never for the fp32 contract.
 TEST(ChunkScanGpu, WgmmaStageChosenByDeviceAndConfig) {
   SKIP_WITHOUT_GPU();
   testing::GenOptions o;
   o.seq_lens = {300};
   const Problem p = testing::make_problem(o, 5);
   Config cfg{ContractKind::production, 256, false, false};
-  EXPECT_EQ(DeviceLaunch(p, cfg).params().scan_wgmma, wgmma_device());
-  cfg.wgmma = false;
   EXPECT_FALSE(DeviceLaunch(p, cfg).params().scan_wgmma);
-  cfg = Config{ContractKind::fp32, 256, false, false};
+  cfg.wgmma = true;
+  EXPECT_EQ(DeviceLaunch(p, cfg).params().scan_wgmma, wgmma_device());
+  cfg.contract = ContractKind::fp32;
   EXPECT_FALSE(DeviceLaunch(p, cfg).params().scan_wgmma);
   std::printf("  device compute capability 9.0 (wgmma stage e): %s\n", wgmma_device() ? "yes" : "no");
 }
