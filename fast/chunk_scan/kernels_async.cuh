@@ -28,24 +28,29 @@ __device__ __forceinline__ void copy8_async(T* dst, const T* src, int valid) {
   }
 }
 
-// Rows [0, rows) of a tile of `vecs` 16-byte vectors (8 elements) per row: dst row r at
-// dst + r·dst_stride from src row r at src + r·src_stride, whose first cols_valid elements
-// exist for r < rows_valid; the rest of the tile is zero. Where vecs divides kThreads,
-// thread i takes vector i % vecs of rows i / vecs, i / vecs + kThreads / vecs, …: its
-// column is fixed and its pointers advance by constant steps, and when its vector exists
-// whole and src rows are 16-byte aligned each row's copy is one cp.async with no further
-// test. Else (N = 48: 6 vectors a row) thread i takes vectors i, i + kThreads, … in
-// row-major order, each through copy8_async.
-template <class Op>
+// Rows [0, rows) of a tile of `vecs` 16-byte vectors (8 elements) per row from src row r at
+// src + r·src_stride, whose first cols_valid elements exist for r < rows_valid; the rest of
+// the tile is zero. Vector v of row r goes to dst + r·dst_stride + 8v, or with kCores to
+// wgmma's core matrices of 8 rows × 16 bytes: dst + (r/8)·dst_stride + 64v + 8(r%8) (the
+// group stride dst_stride in elements). Where vecs divides kThreads (and, with kCores, the
+// rows a pass covers are a multiple of 8: vecs ≤ 16), thread i takes vector i % vecs of
+// rows i / vecs, i / vecs + kThreads / vecs, …: its column is fixed and its pointers
+// advance by constant steps, and when its vector exists whole and src rows are 16-byte
+// aligned each row's copy is one cp.async with no further test; a warp reads whole rows.
+// Else (N = 48: 6 vectors a row; kCores with N > 128) thread i takes vectors i,
+// i + kThreads, … in row-major order, each through copy8_async.
+template <class Op, bool kCores = false>
 __device__ __forceinline__ void issue_tile(Op* dst, int dst_stride, const Op* src, int64_t src_stride, int rows,
                                            int vecs, int rows_valid, int cols_valid) {
-  if (kThreads % vecs == 0) {  // vecs a power of two (kThreads is): shifts, not divisions
+  auto to = [&](int r, int v) { return kCores ? (r >> 3) * dst_stride + 64 * v + 8 * (r & 7) : r * dst_stride + 8 * v; };
+  if (kThreads % vecs == 0 && (!kCores || vecs <= kThreads / 8)) {  // vecs a power of two: shifts, not divisions
     const int shift = __ffs(vecs) - 1;
     const int step = kThreads >> shift, v = int(threadIdx.x) & (vecs - 1), valid = cols_valid - 8 * v;
     int r = int(threadIdx.x) >> shift;
-    Op* d = dst + r * dst_stride + 8 * v;
+    Op* d = dst + to(r, v);
     const Op* s = src + r * src_stride + 8 * v;
-    const int64_t d_step = int64_t(step) * dst_stride, s_step = step * src_stride;
+    const int64_t d_step = kCores ? int64_t(step >> 3) * dst_stride : int64_t(step) * dst_stride;
+    const int64_t s_step = step * src_stride;
     if (valid >= 8 && src_stride % 8 == 0 && (reinterpret_cast<uintptr_t>(s) & 15) == 0) {
       for (const int r_end = min(rows, rows_valid); r < r_end; r += step, d += d_step, s += s_step) cp_async<16>(d, s);
     }
@@ -53,7 +58,7 @@ __device__ __forceinline__ void issue_tile(Op* dst, int dst_stride, const Op* sr
   } else {
     for (int i = threadIdx.x; i < rows * vecs; i += kThreads) {
       const int r = i / vecs, v = i - r * vecs;
-      copy8_async(dst + r * dst_stride + 8 * v, src + r * src_stride + 8 * v, r < rows_valid ? cols_valid - 8 * v : 0);
+      copy8_async(dst + to(r, v), src + r * src_stride + 8 * v, r < rows_valid ? cols_valid - 8 * v : 0);
     }
   }
 }
@@ -196,17 +201,22 @@ __global__ void __launch_bounds__(kThreads, 4) chunk_state_async_kernel(const Pa
 
 // Stage (e) epilogue from a block's accumulators acc_tile [64 rows m0 + r][kAccRow]
 // (columns p0 + j): y = fm::output_epilogue(acc, D, x, z) (twin: the same, round_value), rounded to
-// the output format. Thread i takes row i/8, columns 8(i%8) .. +8: the accumulators, x
-// (from the block's x rows x_rows [k][kRow64], k = m) and D by 16-byte shared loads, z and
-// y 16 bytes at a time where all 8 columns exist and the address is aligned.
+// the output format. Each thread takes 8 columns j0 .. +8 of a row: the accumulators, x
+// (x_at(m, j0): the 8 x values of the block's x rows in shared memory, k = m) and D by
+// 16-byte shared loads, z and y 16 bytes at a time where all 8 columns exist and the
+// address is aligned. Thread i takes row i/8, columns 8(i%8) (a warp: 4 rows of 64
+// columns), or with kLanesDownRows row (i%8) + 8(i/64), columns 8((i/8)%8) (a warp: 8 rows
+// of 32 columns, so that 8 lanes read one 128-byte core matrix of x rows, and accumulator
+// rows kAccRow apart in distinct banks).
 inline constexpr int kAccRow = 68;  // fp32 row stride of the staged accumulators
-template <class Op>
-__device__ __forceinline__ void store_outputs8(const float* acc_tile, const Op* x_rows, const Params& p,
-                                               int t0, int h, int m0, int p0, int len, const float* d_tile) {
+template <class Op, bool kLanesDownRows = false, class XAt>
+__device__ __forceinline__ void store_outputs8(const float* acc_tile, XAt x_at, const Params& p, int t0, int h,
+                                               int m0, int p0, int len, const float* d_tile) {
   const Op* z = static_cast<const Op*>(p.z);
 #pragma unroll 1
   for (int i = threadIdx.x; i < kTile * 8; i += kThreads) {
-    const int r = i >> 3, j0 = (i & 7) * 8, m = m0 + r;
+    const int r = kLanesDownRows ? (i & 7) + 8 * (i >> 6) : i >> 3;
+    const int j0 = kLanesDownRows ? ((i >> 3) & 7) * 8 : (i & 7) * 8, m = m0 + r;
     const int valid = min(8, p.P - p0 - j0);
     if (m >= len || valid <= 0) continue;
     const int64_t t = t0 + m;
@@ -216,7 +226,7 @@ __device__ __forceinline__ void store_outputs8(const float* acc_tile, const Op* 
     const float acc[8] = {a_lo.x, a_lo.y, a_lo.z, a_lo.w, a_hi.x, a_hi.y, a_hi.z, a_hi.w};
     const float d[8] = {d_lo.x, d_lo.y, d_lo.z, d_lo.w, d_hi.x, d_hi.y, d_hi.z, d_hi.w};
     float xv[8], v[8];
-    unpack8<Op>(*reinterpret_cast<const uint4*>(x_rows + m * kRow64 + j0), xv);
+    unpack8<Op>(*reinterpret_cast<const uint4*>(x_at(m, j0)), xv);
     if (p.has_z()) {  // the branch outside the element loop: without z no sigmoid code in it
       float zv[8];
       unpack8<Op>(load8_raw(z + t * p.z_st + int64_t(h) * p.z_sh + p0 + j0, valid), zv);
@@ -246,6 +256,18 @@ __device__ __forceinline__ void store_outputs8(const float* acc_tile, const Op* 
   }
 }
 
+// A warp's accumulators (rows 16·warp .. +16 of the block's 64, the mma.m16n8k16 C
+// fragments of 8 n8 tiles) into the block's fp32 tile s_acc [64][kAccRow].
+__device__ __forceinline__ void stage_accumulators(const float (&acc)[8][4], float* s_acc) {
+  const int warp = threadIdx.x >> 5, gl = (threadIdx.x & 31) >> 2, q = threadIdx.x & 3;
+#pragma unroll
+  for (int f = 0; f < 8; ++f) {
+    const int col = 8 * f + 2 * q;
+    *reinterpret_cast<float2*>(s_acc + (warp * 16 + gl) * kAccRow + col) = make_float2(acc[f][0], acc[f][1]);
+    *reinterpret_cast<float2*>(s_acc + (warp * 16 + gl + 8) * kAccRow + col) = make_float2(acc[f][2], acc[f][3]);
+  }
+}
+
 // Stage (e)'s staged accumulators [64][kAccRow] fp32 (17 KB) go where the tile's own x
 // rows [m0, m0 + 64), read by the epilogue, are not: after them for m0 < 128, else at the
 // region's start (the x rows there, below m0·144 bytes ≥ 18 KB, are no longer needed).
@@ -263,96 +285,92 @@ __host__ __device__ inline int scan_async_smem(int N, int L) {
   return most > accs ? most : accs;
 }
 
-// 36 KB of dynamic and 2.3 KB of static shared memory at N = 128, L = 256, and at most 102
-// registers: 5 blocks per multiprocessor.
+// A stage (e) block's place (grid (⌈L/64⌉·⌈P/64⌉, H, NC)): chunk c, head h of group g, rows
+// m0 .. +64 of the chunk's len tokens (from t0), columns p0 .. +64; x at token t0, column p0;
+// C at token t0 + m0; R(h_in) of (c, h). A block with m0 ≥ len has nothing to do (empty()).
 template <class Op>
-__global__ void __launch_bounds__(kThreads, 5) scan_async_kernel(const Params p) {
-  extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ __align__(16) float s_cs[256], s_delta[256], s_D[kTile];
-  const int CS = padded_stride(p.N);
-  Op* sC = reinterpret_cast<Op*>(smem);  // inter: [64][CS] C_m
-  Op* sS = sC + kTile * CS;              // inter: [64][CS] R(h_in)[p]
-  Op* sX = reinterpret_cast<Op*>(smem);  // intra: [m0 + 64][72] x_k[p0 + j]
-  const int c = blockIdx.z, h = blockIdx.y, warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int gl = lane >> 2, q = lane & 3;
-  const int p_tiles = (p.P + kTile - 1) / kTile;
-  const int m0 = (blockIdx.x / p_tiles) * kTile, p0 = (blockIdx.x % p_tiles) * kTile;
-  const int t0 = p.chunk_start[c], len = p.chunk_len[c];
-  if (m0 >= len) {
-    wait_prior_stages();
-    return;
+struct ScanTile {
+  int c, h, g, m0, p0, t0, len;
+  const Op *x, *C, *state_in;
+  __device__ __forceinline__ explicit ScanTile(const Params& p) {
+    c = blockIdx.z;
+    h = blockIdx.y;
+    g = h / (p.H / p.G);
+    const int p_tiles = (p.P + kTile - 1) / kTile;
+    m0 = (blockIdx.x / p_tiles) * kTile;
+    p0 = (blockIdx.x % p_tiles) * kTile;
+    t0 = p.chunk_start[c];
+    len = p.chunk_len[c];
+    x = static_cast<const Op*>(p.x) + int64_t(t0) * p.x_st + int64_t(h) * p.x_sh + p0;
+    C = static_cast<const Op*>(p.C) + int64_t(t0 + m0) * p.c_st + int64_t(g) * p.c_sg;
+    state_in = static_cast<const Op*>(p.state_in) + (int64_t(c) * p.H + h) * p.P * p.N;
   }
-  const int g = h / (p.H / p.G);
-  const int L = p.L;
-  const Op* x = static_cast<const Op*>(p.x) + int64_t(t0) * p.x_st + int64_t(h) * p.x_sh + p0;
-  const Op* C = static_cast<const Op*>(p.C) + int64_t(t0 + m0) * p.c_st + int64_t(g) * p.c_sg;
-  const Op* state_in = static_cast<const Op*>(p.state_in) + (int64_t(c) * p.H + h) * p.P * p.N;
-  // C and D are inputs: loaded while stage (d) may still run. D of the tile's columns
-  // p0 + r (0 without D or past P), then the chunk's cs and δ (from stage a), all in the
-  // tiles' copy group (4-byte copies: a chunk's start need not be 16-byte aligned).
-  issue_rows64(sC, C, p.c_st, len - m0, p.N);
+  __device__ __forceinline__ bool empty() const { return m0 >= len; }
+};
+
+// Stage (e)'s per-column and per-token vectors by 4-byte cp.async in the tiles' copy group
+// (a chunk's start need not be 16-byte aligned): D of the tile's columns p0 + r (0 without
+// D or past P; D is an input, loaded while stage (d) may still run), and the chunk's cs
+// and δ (from stage a: after wait_prior_stages).
+__device__ __forceinline__ void issue_scan_d(const Params& p, float* s_D, int h, int p0) {
   for (int r = threadIdx.x; r < kTile; r += kThreads) {
     if (p.has_D() && p0 + r < p.P) cp_async<4>(s_D + r, p.D + (p.D_per_dim() ? int64_t(h) * p.P + p0 + r : h));
     else s_D[r] = 0.0f;
   }
-  wait_prior_stages();
-  issue_rows64(sS, state_in + int64_t(p0) * p.N, p.N, p.P - p0, p.N);
+}
+__device__ __forceinline__ void issue_scan_cs_delta(const Params& p, float* s_cs, float* s_delta, int h, int t0,
+                                                    int len) {
   const int64_t base = int64_t(h) * p.T + t0;  // the chunk's first token in the [H, T] intermediates
   for (int j = threadIdx.x; j < len; j += kThreads) {
     cp_async<4>(s_cs + j, p.cumsum + base + j);
     cp_async<4>(s_delta + j, p.delta + base + j);
   }
-  cp_async_commit();
+}
 
-  // This lane's C·Bᵀ entries of k-step J: rows m_lo = mw + gl and m_lo + 8, columns
-  // 16J + 2q (+1) and 16J + 2q + 8 (+9), fetched one step ahead. Rows past the chunk are
-  // read (inside the buffer) and not used.
-  const int mw = m0 + warp * 16, m_lo = mw + gl, m_hi = m_lo + 8;
-  const int j_end = mw < len ? mw / 16 + 1 : 0;  // twin: steps 0..⌊m/16⌋ of chain(w_m, x, m+1)
-  const float* cb = p.cb + (int64_t(c) * p.G + g) * L * L;
-  const float* cb_lo = cb + int64_t(m_lo) * L + 2 * q;
-  const float* cb_hi = cb + int64_t(m_hi) * L + 2 * q;
+// Stage (e)'s intra-chunk weights as a warp's A fragments (mma.m16n8k16's, and wgmma's
+// from registers): k-step J of rows [mw, mw+16) holds R(w_mk), w_mk = cb_weight(CB[m,k],
+// cs_m, cs_k, δ_k) for k ≤ m < len, else +0 (twin: steps 0..⌊m/16⌋ of chain(w_m, x, m+1)).
+// Lane (gl, q) holds rows m_lo = mw + gl and m_hi = m_lo + 8, columns 16J + 2q (+1) and
+// 16J + 2q + 8 (+9); its C·Bᵀ entries are fetched one step ahead (rows past the chunk are
+// read, inside the buffer, and not used). Weights are kept by masks of the packed A words
+// (low half: the lower k): below the diagonal step every k < m; in the diagonal step
+// J = mw/16, column k = mw + c of row mw + r is kept for c ≤ r.
+template <class Op>
+struct CausalWeights {
+  const float *cb_lo, *cb_hi;
+  uint32_t row_lo, row_hi, mask_diag[4];
+  int j_diag, j_end;  // this warp's steps: [0, j_end), the diagonal one j_diag
   float2 nxt[4];
-  auto fetch = [&](int J) {
+
+  // cb_chunk: the chunk's [L][L] C·Bᵀ; fetches step 0's entries.
+  __device__ __forceinline__ CausalWeights(const float* cb_chunk, int L, int mw, int len) {
+    const int gl = (threadIdx.x & 31) >> 2, q = threadIdx.x & 3, m_lo = mw + gl, m_hi = m_lo + 8;
+    j_end = mw < len ? mw / 16 + 1 : 0;
+    j_diag = mw / 16;
+    cb_lo = cb_chunk + int64_t(m_lo) * L + 2 * q;
+    cb_hi = cb_chunk + int64_t(m_hi) * L + 2 * q;
+    row_lo = m_lo < len ? 0xffffffffu : 0u;
+    row_hi = m_hi < len ? 0xffffffffu : 0u;
+    auto diag = [&](int c, int r) { return (c <= r ? 0x0000ffffu : 0u) | (c + 1 <= r ? 0xffff0000u : 0u); };
+    mask_diag[0] = row_lo & diag(2 * q, gl);
+    mask_diag[1] = row_hi & diag(2 * q, gl + 8);
+    mask_diag[2] = row_lo & diag(2 * q + 8, gl);
+    mask_diag[3] = row_hi & diag(2 * q + 8, gl + 8);
+    if (j_end > 0) fetch(0);
+  }
+  __device__ __forceinline__ void fetch(int J) {
     nxt[0] = __ldg(reinterpret_cast<const float2*>(cb_lo + 16 * J));
     nxt[1] = __ldg(reinterpret_cast<const float2*>(cb_hi + 16 * J));
     nxt[2] = __ldg(reinterpret_cast<const float2*>(cb_lo + 16 * J + 8));
     nxt[3] = __ldg(reinterpret_cast<const float2*>(cb_hi + 16 * J + 8));
-  };
-  if (j_end > 0) fetch(0);
-  cp_async_wait<0>();
-  __syncthreads();
-
-  // Inter-chunk term (twin: chain(C_m, h_in[p], N)), then ×exp(cs_m) per row (rows past
-  // the chunk: 0, not stored).
-  float acc[8][4] = {};
-  mma_rows_cols<Op>(sC + warp * 16 * CS, sS, CS, (p.N + 15) / 16, acc);
-  const float cs_lo = m_lo < len ? s_cs[m_lo] : 0.0f, cs_hi = m_hi < len ? s_cs[m_hi] : 0.0f;
-  scale_rows(acc, m_lo < len ? ssmv::fm::exp(cs_lo) : 0.0f, m_hi < len ? ssmv::fm::exp(cs_hi) : 0.0f);
-  __syncthreads();  // every warp is done with the inter tiles: the region takes x
-  // x rows [0, m0 + 64), rows ≥ len zero.
-  issue_x_rows(sX, x, p.x_st, 0, m0 + kTile, len, p.P - p0);
-  cp_async_commit();
-
-  // Intra-chunk term on the same accumulator: k-step J of rows [mw, mw+16) with weights
-  // R(w_mk), w_mk = cb_weight(CB[m,k], cs_m, cs_k, δ_k) for k ≤ m < len, else 0.
-  // Weights are kept for k ≤ m < len and are +0 elsewhere: masks of the packed A words
-  // (low half: the lower k). Below the diagonal step every k < m; in the diagonal step
-  // J = mw/16, column k = mw + c of row mw + r is kept for c ≤ r.
-  const uint32_t row_lo = m_lo < len ? 0xffffffffu : 0u, row_hi = m_hi < len ? 0xffffffffu : 0u;
-  auto diag = [&](int c, int r) {
-    return (c <= r ? 0x0000ffffu : 0u) | (c + 1 <= r ? 0xffff0000u : 0u);
-  };
-  const uint32_t mask_diag[4] = {row_lo & diag(2 * q, gl), row_hi & diag(2 * q, gl + 8),
-                                 row_lo & diag(2 * q + 8, gl), row_hi & diag(2 * q + 8, gl + 8)};
-  const int j_diag = mw / 16;
-  cp_async_wait<0>();
-  __syncthreads();  // x rows landed
-#pragma unroll 1
-  for (int J = 0; J < j_end; ++J) {
+  }
+  // The fragment of step J < j_end (steps in increasing J; fetches step J + 1's entries).
+  // cs_lo, cs_hi: cs of rows m_lo and m_hi (any value for rows past the chunk).
+  __device__ __forceinline__ void fragment(int J, const float* s_cs, const float* s_delta, float cs_lo, float cs_hi,
+                                           uint32_t (&a)[4]) {
+    const int q = threadIdx.x & 3;
     const float2 cur[4] = {nxt[0], nxt[1], nxt[2], nxt[3]};
     if (J + 1 < j_end) fetch(J + 1);
-    uint32_t a[4];
 #pragma unroll
     for (int half = 0; half < 2; ++half) {  // columns k, k+1 with k = 16J + 2q + 8·half
       const int k = 16 * J + 2 * q + 8 * half;
@@ -371,6 +389,56 @@ __global__ void __launch_bounds__(kThreads, 5) scan_async_kernel(const Params p)
     a[1] = and_b32(a[1], on_diag ? mask_diag[1] : row_hi);
     a[2] = and_b32(a[2], on_diag ? mask_diag[2] : row_lo);
     a[3] = and_b32(a[3], on_diag ? mask_diag[3] : row_hi);
+  }
+};
+
+// 36 KB of dynamic and 2.3 KB of static shared memory at N = 128, L = 256, and at most 102
+// registers: 5 blocks per multiprocessor.
+template <class Op>
+__global__ void __launch_bounds__(kThreads, 5) scan_async_kernel(const Params p) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ __align__(16) float s_cs[256], s_delta[256], s_D[kTile];
+  const int CS = padded_stride(p.N);
+  Op* sC = reinterpret_cast<Op*>(smem);  // inter: [64][CS] C_m
+  Op* sS = sC + kTile * CS;              // inter: [64][CS] R(h_in)[p]
+  Op* sX = reinterpret_cast<Op*>(smem);  // intra: [m0 + 64][72] x_k[p0 + j]
+  const ScanTile<Op> b(p);
+  if (b.empty()) {
+    wait_prior_stages();
+    return;
+  }
+  const auto [c, h, g, m0, p0, t0, len, x, C, state_in] = b;
+  const int warp = threadIdx.x >> 5, gl = (threadIdx.x & 31) >> 2, L = p.L;
+  // C and D are inputs: loaded while stage (d) may still run; then h_in, cs and δ.
+  issue_rows64(sC, C, p.c_st, len - m0, p.N);
+  issue_scan_d(p, s_D, h, p0);
+  wait_prior_stages();
+  issue_rows64(sS, state_in + int64_t(p0) * p.N, p.N, p.P - p0, p.N);
+  issue_scan_cs_delta(p, s_cs, s_delta, h, t0, len);
+  cp_async_commit();
+  const int mw = m0 + warp * 16, m_lo = mw + gl, m_hi = m_lo + 8;
+  CausalWeights<Op> weights(p.cb + (int64_t(c) * p.G + g) * L * L, L, mw, len);
+  cp_async_wait<0>();
+  __syncthreads();
+
+  // Inter-chunk term (twin: chain(C_m, h_in[p], N)), then ×exp(cs_m) per row (rows past
+  // the chunk: 0, not stored).
+  float acc[8][4] = {};
+  mma_rows_cols<Op>(sC + warp * 16 * CS, sS, CS, (p.N + 15) / 16, acc);
+  const float cs_lo = m_lo < len ? s_cs[m_lo] : 0.0f, cs_hi = m_hi < len ? s_cs[m_hi] : 0.0f;
+  scale_rows(acc, m_lo < len ? ssmv::fm::exp(cs_lo) : 0.0f, m_hi < len ? ssmv::fm::exp(cs_hi) : 0.0f);
+  __syncthreads();  // every warp is done with the inter tiles: the region takes x
+  // x rows [0, m0 + 64), rows ≥ len zero.
+  issue_x_rows(sX, x, p.x_st, 0, m0 + kTile, len, p.P - p0);
+  cp_async_commit();
+
+  // Intra-chunk term on the same accumulator: this warp's steps of CausalWeights.
+  cp_async_wait<0>();
+  __syncthreads();  // x rows landed
+#pragma unroll 1
+  for (int J = 0; J < weights.j_end; ++J) {
+    uint32_t a[4];
+    weights.fragment(J, s_cs, s_delta, cs_lo, cs_hi, a);
     mma_b_trans<Op>(a, sX, J, acc);
   }
   // Epilogue by the whole block: the accumulators through shared memory (fp32 [64][68] at
@@ -378,14 +446,9 @@ __global__ void __launch_bounds__(kThreads, 5) scan_async_kernel(const Params p)
   // consecutive columns per thread with 16-byte loads and stores where aligned.
   __syncthreads();
   float* s_acc = reinterpret_cast<float*>(smem + scan_acc_offset(m0));
-#pragma unroll
-  for (int f = 0; f < 8; ++f) {
-    const int col = 8 * f + 2 * q;
-    *reinterpret_cast<float2*>(s_acc + (warp * 16 + gl) * kAccRow + col) = make_float2(acc[f][0], acc[f][1]);
-    *reinterpret_cast<float2*>(s_acc + (warp * 16 + gl + 8) * kAccRow + col) = make_float2(acc[f][2], acc[f][3]);
-  }
+  stage_accumulators(acc, s_acc);
   __syncthreads();
-  store_outputs8<Op>(s_acc, sX, p, t0, h, m0, p0, len, s_D);
+  store_outputs8<Op>(s_acc, [&](int m, int j0) { return sX + m * kRow64 + j0; }, p, t0, h, m0, p0, len, s_D);
 }
 
 }  // namespace ssmv::chunk_scan::gpu

@@ -33,7 +33,8 @@
 // wgmma (measured on the H200, 2026-12-02, tests/wgmma_dump.cpp: 11,624,448 outputs of
 // wgmma.mma_async m64nNk16 f32.{bf16,f16} in 26 operand regimes, 0 differ; bench/NOTES.md):
 // the same model. Each k16 instruction is one mma_step — for N = 8 and 64, A from shared
-// memory or registers — and K/16 instructions chained on one accumulator are mma_chain;
+// memory or registers, B K-major or MN-major (imm-trans-b) — and K/16 instructions chained
+// on one accumulator are mma_chain;
 // scale-d = 0 is mma_step with c = +0; every zero result is +0. Read as two k8 halves per
 // instruction, 0.5–78 % of the outputs of each non-integer regime would differ.
 //

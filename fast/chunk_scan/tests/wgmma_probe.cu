@@ -7,56 +7,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "fast/chunk_scan/wgmma.cuh"
 #include "fast/common/cuda_check.h"
 
 namespace ssmv::chunk_scan::testing {
 namespace {
 
-// wgmma.mma_async m64nNk16, f32 accumulator, A from a descriptor (ss) or from registers
-// (rs), B from a descriptor; no negation (imm-scale 1), no transpose (both K-major). The
-// predicate p is scale-d: p false computes d = a·bᵀ without reading d.
-template <class Op, int N> struct Wgmma;
-
-// One specialization per (type, N): the accumulator's N/2 registers are operands %0 ..
-// %(N/2 − 1); ss takes the descriptors and scale-d after them, rs the four A registers,
-// B's descriptor and scale-d (operand numbers in SS_OPS / SS_P and RS_OPS / RS_P).
-#define SSMV_ACC4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
-#define SSMV_ACC_8 SSMV_ACC4(0)
-#define SSMV_ACC_64 \
-  SSMV_ACC4(0), SSMV_ACC4(4), SSMV_ACC4(8), SSMV_ACC4(12), SSMV_ACC4(16), SSMV_ACC4(20), SSMV_ACC4(24), SSMV_ACC4(28)
-#define SSMV_D_8 "{%0, %1, %2, %3}"
-#define SSMV_D_64                                                                                   \
-  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, " \
-  "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
-#define SSMV_WGMMA(OP, TYPE, N, SS_OPS, SS_P, RS_OPS, RS_P)                                               \
-  template <> struct Wgmma<OP, N> {                                                                     \
-    static __device__ __forceinline__ void ss(float (&d)[N / 2], uint64_t da, uint64_t db, int scale_d) { \
-      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " SS_P ", 0;\n"                                    \
-                   "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE "." TYPE " " SSMV_D_##N        \
-                   ", " SS_OPS ", p, 1, 1, 0, 0;\n}\n"                                                  \
-                   : SSMV_ACC_##N                                                                       \
-                   : "l"(da), "l"(db), "r"(scale_d));                                                   \
-    }                                                                                                   \
-    static __device__ __forceinline__ void rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db,   \
-                                              int scale_d) {                                            \
-      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " RS_P ", 0;\n"                                    \
-                   "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE "." TYPE " " SSMV_D_##N        \
-                   ", " RS_OPS ", p, 1, 1, 0;\n}\n"                                                     \
-                   : SSMV_ACC_##N                                                                       \
-                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(scale_d));                \
-    }                                                                                                   \
-  };
-
-SSMV_WGMMA(__nv_bfloat16, "bf16", 8, "%4, %5", "%6", "{%4, %5, %6, %7}, %8", "%9")
-SSMV_WGMMA(__nv_bfloat16, "bf16", 64, "%32, %33", "%34", "{%32, %33, %34, %35}, %36", "%37")
-SSMV_WGMMA(__half, "f16", 8, "%4, %5", "%6", "{%4, %5, %6, %7}, %8", "%9")
-SSMV_WGMMA(__half, "f16", 64, "%32, %33", "%34", "{%32, %33, %34, %35}, %36", "%37")
-#undef SSMV_WGMMA
-#undef SSMV_D_64
-#undef SSMV_D_8
-#undef SSMV_ACC_64
-#undef SSMV_ACC_8
-#undef SSMV_ACC4
+using gpu::Wgmma;
 
 // Element (r, k) of an R×K operand in shared memory, K-major without swizzle: core matrix
 // (r/8, k/8) of 8 rows × 8 elements (16 bytes a row, 128 bytes in all) at
@@ -68,23 +25,21 @@ __device__ __forceinline__ int core_offset(int r, int k) {
   return ((r / 8) * (K / 8) + k / 8) * 64 + (r % 8) * 8 + k % 8;
 }
 
-// The matrix descriptor of a k16 step of such an operand at `start` (PTX ISA, wgmma matrix
-// descriptor): bits 0–13 start address, 16–29 leading-dimension byte offset, 32–45
-// stride-dimension byte offset, each in units of 16 bytes; base offset 0; bits 62–63
-// swizzle mode 0 (none).
+// The matrix descriptor of a k16 step of such an operand at `start` (gpu::wgmma_descriptor):
+// core matrices adjacent in k 128 bytes apart, 8-row groups K·16 bytes apart.
 template <int K>
 __device__ __forceinline__ uint64_t descriptor(const void* start) {
-  const uint32_t address = static_cast<uint32_t>(__cvta_generic_to_shared(start));
-  constexpr uint64_t leading = 128 >> 4, stride = (K * 16) >> 4;
-  return uint64_t((address >> 4) & 0x3fffu) | (leading << 16) | (stride << 32);
+  return gpu::wgmma_descriptor(start, 128, K * 16);
 }
 
-// Keeps the compiler from moving accesses of the accumulator registers across the
-// asynchronous wgmma (they are in flight between the instructions and wait_group).
-template <int L>
-__device__ __forceinline__ void fence_registers(float (&v)[L]) {
-#pragma unroll
-  for (int i = 0; i < L; ++i) asm volatile("" : "+f"(v[i])::"memory");
+// Element (n, k) of an N×K operand in shared memory, MN-major without swizzle: core matrix
+// (k/8, n/8) of 8 k × 8 n (n contiguous, 16 bytes a k) at ((k/8)·N/8 + n/8)·64 elements. So
+// core matrices adjacent in n lie 128 bytes apart (the stride-dimension byte offset) and
+// those adjacent in k N·16 bytes apart (the leading-dimension byte offset); step s starts
+// 32·N·s bytes in.
+template <int N>
+__device__ __forceinline__ int mn_core_offset(int n, int k) {
+  return ((k / 8) * (N / 8) + n / 8) * 64 + (k % 8) * 8 + n % 8;
 }
 
 template <class Op>
@@ -96,7 +51,7 @@ __device__ __forceinline__ uint32_t pack(const Op* v, int i) {
 // element i of m64nN (i < N/2): row 16w + g + 8·((i/2)%2), column 8·(i/4) + 2q + i%2.
 // A fragment of step s (m64k16, as mma.m16n8k16's A for the warp's 16 rows): rows
 // 16w + g (+8), columns 16s + 2q (+1) and +8.
-template <class Op, int N, int K, bool kARegisters>
+template <class Op, int N, int K, bool kARegisters, bool kBMnMajor>
 __global__ void __launch_bounds__(128) wgmma_tiles_kernel(const Op* a, const Op* b, const float* c, float* d,
                                                           int scale_d) {
   __shared__ alignas(128) Op sA[64 * K];
@@ -105,9 +60,10 @@ __global__ void __launch_bounds__(128) wgmma_tiles_kernel(const Op* a, const Op*
   const Op* A = a + size_t(tile) * 64 * K;
   const Op* B = b + size_t(tile) * N * K;
   for (int i = t; i < 64 * K; i += 128) sA[core_offset<K>(i / K, i % K)] = A[i];
-  for (int i = t; i < N * K; i += 128) sB[core_offset<K>(i / K, i % K)] = B[i];
-  // Shared-memory writes of the generic proxy, made visible to wgmma's async proxy.
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  for (int i = t; i < N * K; i += 128) {
+    sB[kBMnMajor ? mn_core_offset<N>(i / K, i % K) : core_offset<K>(i / K, i % K)] = B[i];
+  }
+  gpu::fence_proxy_async_shared();
   __syncthreads();
 
   const int w = t >> 5, g = (t & 31) >> 2, q = t & 3, row = 16 * w + g;
@@ -126,41 +82,50 @@ __global__ void __launch_bounds__(128) wgmma_tiles_kernel(const Op* a, const Op*
       frag[s][3] = pack(A, (row + 8) * K + k + 8);
     }
   }
-  fence_registers(acc);
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+  gpu::fence_registers(acc);
+  gpu::wgmma_fence();
 #pragma unroll
   for (int s = 0; s < K / 16; ++s) {
-    const uint64_t db = descriptor<K>(sB + 128 * s);
+    const uint64_t db = kBMnMajor ? gpu::wgmma_descriptor(sB + 16 * N * s, N * 16, 128) : descriptor<K>(sB + 128 * s);
     const int sd = s == 0 ? scale_d : 1;
     if constexpr (kARegisters) {
-      Wgmma<Op, N>::rs(acc, frag[s], db, sd);
+      Wgmma<Op, N>::template rs<kBMnMajor>(acc, frag[s], db, sd);
     } else {
-      Wgmma<Op, N>::ss(acc, descriptor<K>(sA + 128 * s), db, sd);
+      Wgmma<Op, N>::template ss<kBMnMajor>(acc, descriptor<K>(sA + 128 * s), db, sd);
     }
   }
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-  fence_registers(acc);
+  gpu::wgmma_commit();
+  gpu::wgmma_wait<0>();
+  gpu::fence_registers(acc);
   float* D = d + size_t(tile) * 64 * N;
 #pragma unroll
   for (int i = 0; i < N / 2; ++i) D[(row + 8 * ((i >> 1) & 1)) * N + 8 * (i >> 2) + 2 * q + (i & 1)] = acc[i];
 }
 
-template <class Op, int N, int K>
+template <class Op, int N, int K, bool kBMnMajor>
 void launch(bool a_in_registers, int tiles, const Op* a, const Op* b, const float* c, float* d, int scale_d) {
   if (a_in_registers) {
-    wgmma_tiles_kernel<Op, N, K, true><<<tiles, 128>>>(a, b, c, d, scale_d);
+    wgmma_tiles_kernel<Op, N, K, true, kBMnMajor><<<tiles, 128>>>(a, b, c, d, scale_d);
   } else {
-    wgmma_tiles_kernel<Op, N, K, false><<<tiles, 128>>>(a, b, c, d, scale_d);
+    wgmma_tiles_kernel<Op, N, K, false, kBMnMajor><<<tiles, 128>>>(a, b, c, d, scale_d);
+  }
+}
+
+template <class Op, int N, int K>
+void launch_k(WgmmaShape s, int tiles, const Op* a, const Op* b, const float* c, float* d) {
+  if (s.b_mn_major) {
+    launch<Op, N, K, true>(s.a_in_registers, tiles, a, b, c, d, s.scale_d);
+  } else {
+    launch<Op, N, K, false>(s.a_in_registers, tiles, a, b, c, d, s.scale_d);
   }
 }
 
 template <class Op, int N>
 void launch(WgmmaShape s, int tiles, const Op* a, const Op* b, const float* c, float* d) {
   switch (s.k) {
-    case 16: return launch<Op, N, 16>(s.a_in_registers, tiles, a, b, c, d, s.scale_d);
-    case 32: return launch<Op, N, 32>(s.a_in_registers, tiles, a, b, c, d, s.scale_d);
-    case 64: return launch<Op, N, 64>(s.a_in_registers, tiles, a, b, c, d, s.scale_d);
+    case 16: return launch_k<Op, N, 16>(s, tiles, a, b, c, d);
+    case 32: return launch_k<Op, N, 32>(s, tiles, a, b, c, d);
+    case 64: return launch_k<Op, N, 64>(s, tiles, a, b, c, d);
   }
   throw std::invalid_argument("run_wgmma_tiles: K must be 16, 32 or 64, not " + std::to_string(s.k));
 }

@@ -8,8 +8,11 @@
 // are exact bf16 (bf16 = true) or fp16 values held in float. A and B go to shared memory
 // without swizzle, K-major (PTX's canonical layout: 8×8-element core matrices of 128
 // contiguous bytes); A is read there through a matrix descriptor, or, with
-// a_in_registers, loaded into the registers of the m64k16 A fragment. Compiled for
-// sm_90a only (wgmma needs the architecture-specific target).
+// a_in_registers, loaded into the registers of the m64k16 A fragment. With b_mn_major, B
+// goes to MN-major core matrices (8 k × 8 n, n contiguous; the layout stage (e)'s wgmma
+// kernel keeps x in) and the instruction transposes it (imm-trans-b = 1; with A from
+// shared memory, imm-trans-a stays 0). Compiled for sm_90a only (wgmma needs the
+// architecture-specific target).
 #pragma once
 
 #include <vector>
@@ -21,6 +24,7 @@ struct WgmmaShape {
   int k = 16;                   // 16, 32 or 64: 1, 2 or 4 chained wgmma instructions
   bool a_in_registers = false;  // A from registers instead of a shared-memory descriptor
   bool scale_d = true;          // false: the first instruction ignores c
+  bool b_mn_major = false;      // B stored n-contiguous (MN-major) and read with imm-trans-b = 1
 };
 
 std::vector<float> run_wgmma_tiles(bool bf16, WgmmaShape shape, const std::vector<float>& a,

@@ -110,6 +110,10 @@ std::vector<WgmmaRegime> wgmma_regimes() {
   const WgmmaShape regs_chain{8, 64, true, true};
   const WgmmaShape wide_n{64, 16, false, true};   // m64n64k16
   const WgmmaShape wide_n_regs{64, 32, true, true};
+  // B MN-major (n contiguous, imm-trans-b = 1): stage (e)'s x operand on wgmma.
+  const WgmmaShape mn_b_regs{64, 32, true, true, true};
+  const WgmmaShape mn_b_regs_chain{64, 64, true, true, true};
+  const WgmmaShape mn_b_ss{64, 32, false, true, true};
   return {
       integers("integers", bf16, ss, 101),
       integers("integers_chain", fp16, chain, 102),
@@ -139,6 +143,10 @@ std::vector<WgmmaRegime> wgmma_regimes() {
       random("regs_tiny", bf16, regs_chain, 33, -70, -64, -72, -66, 0.3, subnormal_c),
       random("n64_normal", bf16, wide_n, 34, -16, 16, -16, 16, 0.05, normal_c(-32, 32)),
       random("n64_fp16_subnormal", fp16, wide_n_regs, 35, -22, 12, -22, 12, 0.05, normal_c(-44, 24)),
+      integers("integers_mn_b", bf16, mn_b_regs, 105),
+      random("mn_b_normal", bf16, mn_b_regs, 36, -16, 16, -16, 16, 0.05, normal_c(-32, 32)),
+      random("mn_b_tiny", bf16, mn_b_regs_chain, 37, -70, -64, -72, -66, 0.3, subnormal_c),
+      random("mn_b_fp16_subnormal", fp16, mn_b_ss, 38, -22, 12, -22, 12, 0.05, normal_c(-44, 24)),
   };
 }
 

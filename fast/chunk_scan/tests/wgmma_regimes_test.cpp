@@ -52,7 +52,7 @@ TEST(WgmmaRegimes, NamesAreUniqueAndShapesValid) {
     EXPECT_TRUE(r.shape.k == 16 || r.shape.k == 32 || r.shape.k == 64) << r.name;
     EXPECT_TRUE(r.format == Format::bf16 || r.format == Format::fp16) << r.name;
   }
-  EXPECT_EQ(names.size(), 26u);
+  EXPECT_EQ(names.size(), 30u);
 }
 
 TEST(WgmmaRegimes, IntegerRegimesAreExactUnderTheModel) {
@@ -90,7 +90,8 @@ TEST(WgmmaRegimes, ComparisonCountsDifferences) {
 }
 
 // Operand hashes of the dumped sets (FNV-1a over the bits of a, b, c at each regime's dump
-// size); the dump of 2026-12-02 (bench/NOTES.md) was made from exactly these operands.
+// size); the dump of 2026-12-02 (bench/NOTES.md) was made from exactly these operands (the
+// four MN-major B regimes were added after it, for stage (e) on wgmma).
 TEST(WgmmaRegimes, OperandsArePinned) {
   const std::map<std::string, uint64_t> pinned = {
       {"integers", 0xcf9bb7120f0a0714ull},
@@ -118,7 +119,11 @@ TEST(WgmmaRegimes, OperandsArePinned) {
       {"regs_normal", 0x2e9dcdce80a7d4edull},
       {"regs_tiny", 0x658a1226c6d6f5c8ull},
       {"n64_normal", 0x30f7d9900abdb901ull},
-      {"n64_fp16_subnormal", 0x99e3c361782107ddull}
+      {"n64_fp16_subnormal", 0x99e3c361782107ddull},
+      {"integers_mn_b", 0x6a90621a2a3c45e4ull},
+      {"mn_b_normal", 0xa7c2d54d67a86070ull},
+      {"mn_b_tiny", 0x7e0425b5921d1750ull},
+      {"mn_b_fp16_subnormal", 0xb9cb56e9d60e1287ull}
   };
   for (const auto& r : wgmma_regimes()) {
     const auto it = pinned.find(r.name);
