@@ -79,10 +79,11 @@ int main(int argc, char** argv) {
     cudaDeviceProp prop;
     SSMV_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     std::printf("device %s, %d SMs, L2 %d MiB; kernel variant: %d rows/warp, %d groups for 16-bit states, min "
-                "blocks/SM %d; streamed kernel for fp32 states %s, min blocks/SM %d, %d groups per item\n",
+                "blocks/SM %d; streamed kernel for fp32 states %s, min blocks/SM %d, items of %d groups (%d for fp32)\n",
                 prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, kRowsPerWarp, kGroups16,
                 SSMV_SSU_MIN_BLOCKS, SSMV_SSU_STREAM_FP32 ? "on" : "off",
-                SSMV_SSU_STREAM_MIN_BLOCKS, SSMV_SSU_STREAM_GROUPS);
+                SSMV_SSU_STREAM_MIN_BLOCKS, SSMV_SSU_STREAM_GROUPS,
+                SSMV_SSU_STREAM_GROUPS_FP32);
     for (Format state : {Format::fp32, Format::bf16}) {
       for (int tokens : {1, 4}) {
         const bool same = matches_twin(state, tokens);

@@ -11,15 +11,15 @@ namespace ssmv::ssu::warp {
 // Work item: kRowsPerWarp·G rows of one (request, head), G = kStreamGroups (by default the
 // G groups that ssu_kernel gives one warp), numbered with the row tile fastest, then the
 // head, then the request; warp w of W takes items w, w + W, … (a persistent grid, W =
-// resident warps), 32 at a time: lane l loads the
-// indices of the batch's item l, so one round trip serves 32 items. In a batch the warp
-// first streams its single-token items: while it computes item i, the raw state of the next
-// one travels into the warp's other shared-memory stage by cp.async (each lane copies and
-// reads back only its own chunks: no barrier) and that item's inputs travel into registers,
-// so a warp's loads never wait on its arithmetic. Then the batch's other items (several
-// tokens, or a pad slot) take the general path (advance_group). Per row the arithmetic is
-// advance_single's, hence advance_group's: the same bits. 16-bit inputs only (B and C
-// loaded as one aligned chunk per lane).
+// resident warps), 32 at a time: lane l loads the indices of the batch's item l, so one
+// round trip serves 32 items. In a batch the warp first streams its single-token items:
+// while it computes item i, the raw state of the next one travels into the warp's other
+// shared-memory stage by cp.async (each lane copies and reads back only its own chunks: no
+// barrier) and that item's inputs travel into registers, so a warp's loads never wait on
+// its arithmetic. Then the batch's other items (several tokens, or a pad slot) take the
+// general path (advance_group). Per row the arithmetic is advance_single's, hence
+// advance_group's: the same bits. 16-bit inputs only (B and C loaded as one aligned chunk
+// per lane).
 
 // Groups of kRowsPerWarp rows per item (arithmetic.h).
 __host__ __device__ constexpr int kStreamGroups(Format f) {

@@ -133,12 +133,6 @@ TEST_F(SsuGpu, BenchmarkShapesEqualTwin) {
   }
 }
 
-// The streamed kernel's loops (Variant::streamed): persistent grids of 1, 2 and 5 blocks (4 warps each) over
-// 640 items, so each warp takes 32 to 160 items in 1 to 5 batches of 32, with single-token
-// items streamed and the others (2 tokens, pads: about half and a fifth of the requests)
-// on the general path in their turn; every lane layout of the streamed kernel (N = 128 and
-// 64: half-warp rows of 8 and 4 elements; 256: whole-warp rows; 96: two chunks per lane,
-// the second absent on some lanes). GPU = twin bit for bit.
 // The streamed kernel's test problems: `requests` requests of 1 or 2 tokens (about half
 // single-token, streamed), a fifth of them pads, H = 4 heads in G = 2 groups, P = 64; 16-bit
 // inputs and state of the same format.
@@ -155,6 +149,12 @@ ProblemConfig streamed_config(Format state, int64_t N, int64_t requests) {
   return c;
 }
 
+// The streamed kernel's loops (Variant::streamed): persistent grids of 1, 2 and 5 blocks (4 warps each) over
+// 640 items, so each warp takes 32 to 160 items in 1 to 5 batches of 32, with single-token
+// items streamed and the others (2 tokens, pads: about half and a fifth of the requests)
+// on the general path in their turn; every lane layout of the streamed kernel (N = 128 and
+// 64: half-warp rows of 8 and 4 elements; 256: whole-warp rows; 96: two chunks per lane,
+// the second absent on some lanes). GPU = twin bit for bit.
 TEST_F(SsuGpu, StreamedKernelLoopsEqualTwin) {
   int runs = 0;
   for (Format state : {Format::bf16, Format::fp16}) {
