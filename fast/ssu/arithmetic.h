@@ -62,9 +62,10 @@ inline constexpr int kGroups16 = SSMV_SSU_GROUPS_16BIT;
 #endif
 // Groups of kRowsPerWarp rows in one item of the streamed kernel for 16-bit (fp32) states (its
 // rows wait in shared memory, not in registers; each item pays its token's scalars, index
-// loads and input loads once, about two thirds of its instructions at one token: bench/NOTES.md,
-// "Single-token SSU against FlashInfer"): the same as the per-item kernel's unless set for
-// the benchmark's variants (stream_g4, stream_fp32_g2: built, not yet measured).
+// loads and input loads once, about 320 of its ~1600 warp instructions at one token): the
+// same as the per-item kernel's unless set for the benchmark's variants. 4 groups (stream_g4)
+// were slower on the H200, 102 against 83 µs at batch 256: two stages of 32 rows take 64 KB of
+// shared memory per block, so 3 blocks fit per SM instead of 4 (bench/NOTES.md, session 9).
 #ifndef SSMV_SSU_STREAM_GROUPS
 #define SSMV_SSU_STREAM_GROUPS SSMV_SSU_GROUPS_16BIT
 #endif

@@ -108,15 +108,32 @@ __device__ __forceinline__ typename StateBits<SF>::T state_from_float(float v) {
 template <Format SF, int V>
 using Chunk = typename Raw<V * sizeof(typename StateBits<SF>::T)>::T;
 
+// bf16 pairs decode from their 32-bit word, one instruction per element: the low element
+// is word << 16 and the high one word & 0xffff0000 (decode16's value, without first moving
+// the high half down and back up: 16 instructions for 8 elements in the SASS of the streamed
+// kernel, bench/NOTES.md session 9).
 template <Format SF, int V>
 __device__ __forceinline__ void unpack(const Chunk<SF, V>& raw, float* out) {
-  union {
-    Chunk<SF, V> raw;
-    typename StateBits<SF>::T e[V];
-  } u;
-  u.raw = raw;
+  if constexpr (SF == Format::bf16 && V % 2 == 0) {
+    union {
+      Chunk<SF, V> raw;
+      uint32_t w[V / 2];
+    } u;
+    u.raw = raw;
 #pragma unroll
-  for (int v = 0; v < V; ++v) out[v] = state_to_float<SF>(u.e[v]);
+    for (int k = 0; k < V / 2; ++k) {
+      out[2 * k] = __uint_as_float(u.w[k] << 16);
+      out[2 * k + 1] = __uint_as_float(u.w[k] & 0xffff0000u);
+    }
+  } else {
+    union {
+      Chunk<SF, V> raw;
+      typename StateBits<SF>::T e[V];
+    } u;
+    u.raw = raw;
+#pragma unroll
+    for (int v = 0; v < V; ++v) out[v] = state_to_float<SF>(u.e[v]);
+  }
 }
 
 template <Format SF, int V>

@@ -155,8 +155,9 @@ __device__ __forceinline__ void token_bc(const Params& p, const TokenInputs<J * 
 }
 
 // One row's update, S = fma(dB, x, a·S), and the lane's fma chain for Σ C·S over its
-// elements in layout order (arithmetic.h), chunk j only where it exists.
-template <int V, int J, int L>
+// elements in layout order (arithmetic.h), chunk j only where it exists (Whole: the caller
+// knows every chunk of the lane exists, J·L·V = N).
+template <int V, int J, int L, bool Whole = false>
 __device__ __forceinline__ float advance_row(const Params& p, const Place<L>& pl, float decay, float x,
                                              const float (&dB)[J * V], const float (&c)[J * V], float (&s)[J * V]) {
   const LaneLayout lay{V, J, L};
@@ -164,7 +165,7 @@ __device__ __forceinline__ float advance_row(const Params& p, const Place<L>& pl
 #pragma unroll
   for (int j = 0; j < J; ++j) {
     const int n0 = lane_element(lay, pl.u, j, 0);
-    if (n0 + V <= p.N) {  // the whole chunk exists
+    if (Whole || n0 + V <= p.N) {  // the whole chunk exists
 #pragma unroll
       for (int v = 0; v < V; ++v) {
         s[j * V + v] = update_state(s[j * V + v], decay, dB[j * V + v], x);
@@ -343,7 +344,10 @@ __device__ __forceinline__ void for_each_chunk(const Params& p, const Place<L>& 
 // advanced (advance_row), re-encoded and stored to slot_out, then the group's
 // reduction (reduce_rows) and its finishing lanes (x, z: the raw bits of the row a lane finishes,
 // as load_finisher_xz). Per row the arithmetic is advance_group's: the same bits.
-template <Format SF, int V, int J, int L, int G, class RawChunk>
+// Whole (whole_rows): every row of the G groups is below P and every chunk of the lane below
+// N, so no row or chunk is checked, and the lane's rows are stored through one pointer that
+// steps by Q rows (rows row0 + q + m·Q, m = i·K + k) instead of a 64-bit product per row.
+template <Format SF, int V, int J, int L, int G, bool Whole = false, class RawChunk>
 __device__ __forceinline__ void advance_raw_rows(const Params& p, const Head& hd, const Place<L>& pl, int row0,
                                                  const TokenScalars& ts, const float (&dB)[J * V],
                                                  const float (&c)[J * V], const uint32_t (&x)[G],
@@ -353,6 +357,8 @@ __device__ __forceinline__ void advance_raw_rows(const Params& p, const Head& hd
   const LaneLayout lay{V, J, L};
   E* const dst = static_cast<E*>(p.state) + int64_t(hd.slot_out) * p.state_stride_slot +
                  int64_t(hd.h) * p.state_stride_head;
+  E* lane_row = dst + int64_t(pl.row(row0, 0)) * p.state_stride_p + lane_element(lay, pl.u, 0, 0);  // Whole
+  const int64_t row_step = int64_t(Place<L>::Q) * p.state_stride_p;
   // Group by group: its rows' updates and lane chains, their reduction, its finishing
   // lanes (the reduction of one group overlaps the next group's arithmetic).
 #pragma unroll
@@ -365,31 +371,42 @@ __device__ __forceinline__ void advance_raw_rows(const Params& p, const Head& hd
       const float xk = __shfl_sync(0xffffffffu, my_x, pl.template finisher_lane<K>(k));
       sum[k] = 0.0f;
       const int row = pl.row(gi_row0, k);
-      if (row < p.P) {
+      if (Whole || row < p.P) {
         float s[J * V];
 #pragma unroll
         for (int j = 0; j < J; ++j) {
-          if (lane_element(lay, pl.u, j, 0) < p.N) {
+          if (Whole || lane_element(lay, pl.u, j, 0) < p.N) {
             unpack<SF, V>(raw(i * K + k, j), &s[j * V]);
           } else {
 #pragma unroll
             for (int v = 0; v < V; ++v) s[j * V + v] = 0.0f;
           }
         }
-        sum[k] = advance_row<V, J, L>(p, pl, ts.decay, xk, dB, c, s);
+        sum[k] = advance_row<V, J, L, Whole>(p, pl, ts.decay, xk, dB, c, s);
 #pragma unroll
         for (int j = 0; j < J; ++j) {
           const int n = lane_element(lay, pl.u, j, 0);
-          if (n < p.N) {
+          if constexpr (Whole) {
+            *reinterpret_cast<Chunk<SF, V>*>(lane_row + j * L * V) = pack<SF, V>(&s[j * V]);
+          } else if (n < p.N) {
             *reinterpret_cast<Chunk<SF, V>*>(dst + int64_t(row) * p.state_stride_p + n) = pack<SF, V>(&s[j * V]);
           }
         }
       }
+      lane_row += row_step;
     }
     const float my_sum = reduce_rows<L, K>(pl, sum);
     const int my_row = pl.template finished_row<K>(gi_row0);
-    if (pl.template finishes<K>() && my_row < p.P) finish_row(p, hd, hd.t0, my_row, my_sum, D[i], my_x, decode_raw(p.input_format, z[i]));
+    if (pl.template finishes<K>() && (Whole || my_row < p.P)) {
+      finish_row(p, hd, hd.t0, my_row, my_sum, D[i], my_x, decode_raw(p.input_format, z[i]));
+    }
   }
+}
+
+// Whether advance_raw_rows may take its Whole path for the G groups from row0.
+template <int V, int J, int L, int G>
+__device__ __forceinline__ bool whole_rows(const Params& p, int row0) {
+  return row0 + G * kRowsPerWarp <= p.P && J * L * V == p.N;
 }
 
 }  // namespace ssmv::ssu::warp
