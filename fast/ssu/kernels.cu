@@ -80,12 +80,8 @@ __device__ __forceinline__ void advance_single(const Params& p, const Head& hd, 
                                         p.dt_limit_lo, p.dt_limit_hi, hd.A);
   float dB[J * V], c[J * V];
   token_bc<V, J, L, G>(p, in, ts.delta, pl, dB, c);
-  const auto held = [&](int k, int j) { return raw[k][j]; };
-  if (whole_rows<V, J, L, G>(p, row0)) {
-    advance_raw_rows<SF, V, J, L, G, true>(p, hd, pl, row0, ts, dB, c, in.x, in.z, D, held);
-  } else {
-    advance_raw_rows<SF, V, J, L, G>(p, hd, pl, row0, ts, dB, c, in.x, in.z, D, held);
-  }
+  advance_raw_rows<SF, V, J, L, G>(p, hd, pl, row0, ts, dB, c, in.x, in.z, D,
+                                   [&](int k, int j) { return raw[k][j]; });
 }
 
 // J: the chunks per lane (1 or 2) and L: the lanes per row (32 or 16), from lane_layout,

@@ -150,12 +150,8 @@ __device__ __forceinline__ void finish_streamed(const Params& p, const StreamIte
       c[j * V + v] = live ? decode16(f, element16<V>(it.in.c[j], v)) : 0.0f;
     }
   }
-  const auto staged = [&](int k, int j) { return stage[k * J + j][lane]; };
-  if (whole_rows<V, J, L, G>(p, it.row0)) {
-    advance_raw_rows<SF, V, J, L, G, true>(p, hd, pl, it.row0, ts, dB, c, it.in.x, it.in.z, it.D, staged);
-  } else {
-    advance_raw_rows<SF, V, J, L, G>(p, hd, pl, it.row0, ts, dB, c, it.in.x, it.in.z, it.D, staged);
-  }
+  advance_raw_rows<SF, V, J, L, G>(p, hd, pl, it.row0, ts, dB, c, it.in.x, it.in.z, it.D,
+                                   [&](int k, int j) { return stage[k * J + j][lane]; });
 }
 
 // Launched only where launch_typed finds it eligible: 16-bit inputs with B and C aligned to V

@@ -347,8 +347,9 @@ __device__ __forceinline__ void for_each_chunk(const Params& p, const Place<L>& 
 // Whole (whole_rows): every row of the G groups is below P and every chunk of the lane below
 // N, so no row or chunk is checked, and the lane's rows are stored through one pointer that
 // steps by Q rows (rows row0 + q + m·Q, m = i·K + k) instead of a 64-bit product per row.
-template <Format SF, int V, int J, int L, int G, bool Whole = false, class RawChunk>
-__device__ __forceinline__ void advance_raw_rows(const Params& p, const Head& hd, const Place<L>& pl, int row0,
+// Callers use advance_raw_rows, which picks Whole.
+template <Format SF, int V, int J, int L, int G, bool Whole, class RawChunk>
+__device__ __forceinline__ void advance_raw_rows_as(const Params& p, const Head& hd, const Place<L>& pl, int row0,
                                                  const TokenScalars& ts, const float (&dB)[J * V],
                                                  const float (&c)[J * V], const uint32_t (&x)[G],
                                                  const uint32_t (&z)[G], const float (&D)[G], RawChunk raw) {
@@ -403,10 +404,23 @@ __device__ __forceinline__ void advance_raw_rows(const Params& p, const Head& hd
   }
 }
 
-// Whether advance_raw_rows may take its Whole path for the G groups from row0.
+// Whether advance_raw_rows_as may take its Whole path for the G groups from row0.
 template <int V, int J, int L, int G>
 __device__ __forceinline__ bool whole_rows(const Params& p, int row0) {
   return row0 + G * kRowsPerWarp <= p.P && J * L * V == p.N;
+}
+
+// advance_raw_rows_as, on its Whole path where whole_rows holds (every production head).
+template <Format SF, int V, int J, int L, int G, class RawChunk>
+__device__ __forceinline__ void advance_raw_rows(const Params& p, const Head& hd, const Place<L>& pl, int row0,
+                                                 const TokenScalars& ts, const float (&dB)[J * V],
+                                                 const float (&c)[J * V], const uint32_t (&x)[G],
+                                                 const uint32_t (&z)[G], const float (&D)[G], RawChunk raw) {
+  if (whole_rows<V, J, L, G>(p, row0)) {
+    advance_raw_rows_as<SF, V, J, L, G, true>(p, hd, pl, row0, ts, dB, c, x, z, D, raw);
+  } else {
+    advance_raw_rows_as<SF, V, J, L, G, false>(p, hd, pl, row0, ts, dB, c, x, z, D, raw);
+  }
 }
 
 }  // namespace ssmv::ssu::warp
