@@ -14,11 +14,11 @@ include(CMakePackageConfigHelpers)
 # check_external, EXPECT_WITHIN_CONTRACT, contract presets and files, reports, tensor
 # files). Distinct from the build tree's ssmv_verify, which also links the kernels.
 add_library(ssmv_verify_lib INTERFACE)
-target_link_libraries(ssmv_verify_lib INTERFACE ssmv_judge ssmv_reports ssmv_contracts ssmv_tensor_file
+target_link_libraries(ssmv_verify_lib INTERFACE ssmv_judge ssmv_sharp ssmv_reports ssmv_contracts ssmv_tensor_file
   ssmv_bound)
 
 set(ssmv_installed_targets
-  ssmv_spec ssmv_reference ssmv_bound ssmv_judge ssmv_contracts ssmv_reports ssmv_json
+  ssmv_spec ssmv_reference ssmv_bound ssmv_judge ssmv_sharp ssmv_contracts ssmv_reports ssmv_json
   ssmv_tensor_file ssmv_ssu_contract ssmv_chunk_scan_contract ssmv_fast_common ssmv_verify_lib)
 # Exported as ssmv::<name without the ssmv_ prefix> (ssmv_verify_lib: ssmv::verify), with
 # the same names as aliases in this build tree.
@@ -44,7 +44,7 @@ install(TARGETS ${ssmv_installed_targets}
 
 # Headers, at the include paths the sources use. verify/run/ (ssmv_run: it includes the
 # kernels) is not installed.
-set(ssmv_header_dirs spec reference verify/bound verify/json verify/tensor_file verify/judge verify/contracts
+set(ssmv_header_dirs spec reference verify/bound verify/json verify/tensor_file verify/judge verify/sharp verify/contracts
   verify/reports)
 foreach(dir IN LISTS ssmv_header_dirs)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/${dir}

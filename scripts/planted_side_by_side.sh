@@ -12,15 +12,6 @@ build=${1:-build/release}
 out=${2:-$build/planted/side_by_side}
 markdown=${3:-docs/planted-bugs-table.md}
 mkdir -p "$out"
-jobs=()
-for bin in "$build"/planted/ssmv-planted-*; do
-  name=${bin##*/ssmv-planted-}
-  if [ "$name" = none ]; then
-    jobs+=("$bin ssu $out/none.ssu.json" "$bin chunk_scan $out/none.chunk_scan.json")
-  else
-    jobs+=("$bin ${name%%.*} $out/$name.${name%%.*}.json")
-  fi
-done
-printf '%s\n' "${jobs[@]}" | xargs -P "$(nproc)" -L 1 sh -c 'exec "$0" side-by-side "$1" "$2" 2>/dev/null'
+scripts/planted_jobs.sh "$build" "$out" | xargs -P "$(nproc)" -L 1 sh -c 'exec "$0" side-by-side "$1" "$2" 2>/dev/null'
 /usr/bin/python3 properties/planted/summary.py --catalogue properties/planted/catalogue.json \
   --results "$build/planted/results" --side-by-side "$out" --markdown "$markdown"

@@ -1,5 +1,6 @@
 #include "verify/cli/check_command.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -10,8 +11,22 @@
 #include "verify/cli/verdict_table.h"
 #include "verify/judge/external_check.h"
 #include "verify/judge/stochastic_bias.h"
+#include "verify/sharp/sharp_verdict.h"
 
 namespace ssmv::cli {
+namespace {
+
+// A real option value in the open interval (lo, hi), or a UsageError naming the option.
+double parse_real(const std::string& flag, const std::string& v, double lo, double hi, const char* expected) {
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || *end != '\0' || !(x > lo && x < hi)) {
+    throw UsageError("option '" + flag + "' = '" + v + "': expected " + expected);
+  }
+  return x;
+}
+
+}  // namespace
 
 void check_usage() {
   std::printf(
@@ -21,7 +36,8 @@ void check_usage() {
       "                  [--tokens-per-launch K] [--false-alarm P]\n"
       "                  [--input-format F] [--state-format F] [--output-format F]\n"
       "                  [--dt-softplus | --no-dt-softplus] [--dt-limit LO,HI] [--round-dt-limit]\n"
-      "                  [--threads N] [--json FILE] [--markdown FILE]\n"
+      "                  [--no-sharp] [--sharp-runs M] [--sharp-margin K] [--sharp-false-alarm P]\n"
+      "                  [--sharp-seed S] [--threads N] [--json FILE] [--markdown FILE]\n"
       "  Verifies a kernel written elsewhere from a dump of its inputs and outputs (.npz, .npy\n"
       "  or .safetensors; names and layouts in docs/tensor-files.md): every element of y (and of\n"
       "  final_states, when present) against the certified MPFR reference and the per-element\n"
@@ -61,6 +77,14 @@ void check_usage() {
       "  --dt-softplus      δ = softplus(dt + dt_bias) (--no-dt-softplus: not; default not)\n"
       "  --dt-limit LO,HI   δ = clamp(δ, LO, HI); fp32 values, as kernels receive them: a value\n"
       "                     that is not an fp32 (0.1) is refused unless --round-dt-limit\n"
+      "  --no-sharp         skip the sharp verdict (on by default): per tensor, is the error larger\n"
+      "                     than the contract's own rounding model gives (SUSPICIOUS, exit 3 when\n"
+      "                     nothing is VIOLATION or INVALID), and which extra rounding explains it\n"
+      "                     (docs/sharp-verdicts.md)\n"
+      "  --sharp-runs M     Monte Carlo runs of the contract's rounding model (default 8, >= 3)\n"
+      "  --sharp-margin K   SUSPICIOUS needs K times the model's error energy (default 4, > 1)\n"
+      "  --sharp-false-alarm P  and a false-alarm bound of at most P (default 1e-3)\n"
+      "  --sharp-seed S     the runs' root seed (default 20261203)\n"
       "  --threads N        reference worker threads (default 0: every core; results identical)\n"
       "  --json / --markdown FILE  also write the report (atomically)\n");
 }
@@ -77,12 +101,19 @@ int check_command(const std::vector<std::string>& args) {
   line.integer("--threads", 0, 1024, [](int64_t n) { ref::set_default_threads(int(n)); });
   double false_alarm = 1e-6;
   line.text("--false-alarm", [&false_alarm](const std::string& v) {
-    char* end = nullptr;
-    false_alarm = std::strtod(v.c_str(), &end);
-    if (end == v.c_str() || *end != '\0' || !(false_alarm > 0 && false_alarm < 1)) {
-      throw UsageError("option '--false-alarm' = '" + v + "': expected a probability in (0, 1)");
-    }
+    false_alarm = parse_real("--false-alarm", v, 0.0, 1.0, "a probability in (0, 1)");
   });
+  bool sharp = true;
+  sharp::SharpOptions sharp_options;
+  line.flag("--no-sharp", [&sharp] { sharp = false; });
+  line.integer("--sharp-runs", 3, 1000, [&sharp_options](int64_t n) { sharp_options.runs = int(n); });
+  line.text("--sharp-margin", [&sharp_options](const std::string& v) {
+    sharp_options.margin = parse_real("--sharp-margin", v, 1.0, HUGE_VAL, "a number > 1");
+  });
+  line.text("--sharp-false-alarm", [&sharp_options](const std::string& v) {
+    sharp_options.false_alarm = parse_real("--sharp-false-alarm", v, 0.0, 1.0, "a probability in (0, 1)");
+  });
+  line.u64("--sharp-seed", [&sharp_options](uint64_t s) { sharp_options.seed = s; });
   if (!line.parse(args, check_usage, 1)) return 0;
   // FILE is the problem file; one beside --problem is not an option.
   if (!line.positionals().empty()) {
@@ -98,9 +129,15 @@ int check_command(const std::vector<std::string>& args) {
   const bool stochastic = verify::stores_stochastically(contract, "y", dump.problem.formats) ||
                           verify::stores_stochastically(contract, "final_state", dump.problem.formats);
   // The table prints no per-element vectors; the bias test of a stochastic rounding reads them.
-  const verify::KernelCheck kc =
-      verify::check_external(dump.problem, dump.kernel, dump.outputs.y, dump.outputs.final_states,
-                             stochastic ? verify::ElementDetail::elements : verify::ElementDetail::summary);
+  // The sharp verdict reads every element's bound; without it the table needs none.
+  verify::KernelCheck kc = verify::check_external(
+      dump.problem, dump.kernel, dump.outputs.y, dump.outputs.final_states,
+      stochastic || sharp ? verify::ElementDetail::elements : verify::ElementDetail::summary);
+  if (sharp) {
+    sharp_options.threads = ref::default_threads();
+    sharp::sharp_verdicts(dump.problem, dump.kernel, kc, dump.outputs.y, dump.outputs.final_states, sharp_options);
+  }
+  const bool suspicious = sharp::any_suspicious(kc);
   VerdictTable table("ssmv check");
   table.add(verify::report_entry(problem_path, kc, dump.problem));
   table.print(stdout);
@@ -111,9 +148,22 @@ int check_command(const std::vector<std::string>& args) {
     std::printf("\nstochastic rounding of %s: %s\n", b.tensor.c_str(), b.bias.text().c_str());
     biased = biased || b.bias.biased;
   }
+  if (sharp) {
+    std::printf("\nsharp verdict (docs/sharp-verdicts.md):\n");
+    for (const verify::TensorReport& t : kc.tensors) {
+      if (!t.sharp.evaluated && t.sharp.why_not.empty()) continue;
+      std::printf("  %s: %s\n", t.name.c_str(), t.sharp.text().c_str());
+      for (size_t i = 1; i < t.sharp.attribution.size() && i < 3; ++i) {
+        const verify::SharpCandidate& c = t.sharp.attribution[i];
+        std::printf("      next: %s (explains %.1f%%)\n", c.name.c_str(), 100.0 * c.explained);
+      }
+    }
+  }
   std::printf("\n%s\n", table.ok() ? "no VIOLATION, no INVALID" : "FOUND VIOLATION or INVALID");
   if (biased) std::printf("FOUND a biased stochastic rounding\n");
-  return table.ok() && !biased ? 0 : 1;
+  if (suspicious) std::printf("FOUND a SUSPICIOUS tensor: its error is larger than rounding explains\n");
+  if (!table.ok() || biased) return 1;
+  return suspicious ? 3 : 0;
 }
 
 }  // namespace ssmv::cli

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "reference/reference.h"
+#include "verify/judge/sharp_result.h"
 #include "verify/judge/verdict.h"
 
 namespace ssmv::verify {
@@ -66,6 +67,9 @@ struct TensorReport {
   // How the worst element's bound splits over its sources, largest first (empty: not
   // attributed, e.g. a bound of 0 or a report made without the bound's inputs).
   std::vector<BoundShare> worst_bound_sources;
+  // The sharp verdict beside the rigorous one (evaluated = false: not run, or not
+  // applicable with why_not saying why); verify/sharp/sharp_verdict.h fills it.
+  SharpResult sharp;
 
   int64_t count(Verdict v) const { return counts[size_t(v)]; }
   bool ok() const { return count(Verdict::violation) == 0 && count(Verdict::invalid) == 0; }

@@ -136,6 +136,42 @@ Value bound_sources_json(const std::vector<BoundShare>& shares) {
   return a;
 }
 
+Value slice_json(const SharpSlice& s) {
+  return Value::object({{"head", s.head < 0 ? Value() : Value(s.head)},
+                        {"elements", Value(s.elements)},
+                        {"observed", number(s.observed)},
+                        {"null_mean", number(s.null_mean)},
+                        {"null_sd", number(s.null_sd)},
+                        {"ratio", number(s.ratio)},
+                        {"p_bound", number(s.p_bound)}});
+}
+
+// The sharp verdict (docs/sharp-verdicts.md): null when it was not run.
+Value sharp_json(const SharpResult& r) {
+  if (!r.evaluated && r.why_not.empty()) return Value();
+  if (!r.evaluated) return Value::object({{"evaluated", Value(false)}, {"why_not", str(r.why_not)}});
+  Value attribution = Value::array();
+  for (const SharpCandidate& c : r.attribution) {
+    attribution.push_back(Value::object({{"name", str(c.name)},
+                                         {"description", str(c.description)},
+                                         {"residual", number(c.residual)},
+                                         {"explained", number(c.explained)},
+                                         {"consistent", Value(c.consistent)}}));
+  }
+  return Value::object({{"evaluated", Value(true)},
+                        {"verdict", str(r.suspicious ? "SUSPICIOUS" : "NOT_SUSPICIOUS")},
+                        {"allowed_configuration", str(r.allowed)},
+                        {"whole", slice_json(r.whole)},
+                        {"worst_slice", slice_json(r.worst)},
+                        {"p_value_bound", number(r.p_value_bound)},
+                        {"calibration", Value::object({{"runs", Value(r.runs)},
+                                                       {"margin", number(r.margin)},
+                                                       {"false_alarm", number(r.false_alarm)},
+                                                       {"sd_factor", number(r.sd_factor)},
+                                                       {"seed", Value(r.seed)}})},
+                        {"attribution", std::move(attribution)}});
+}
+
 Value tensor_json(const TensorReport& r, const std::vector<InputValue>& inputs) {
   Value counts = Value::object();
   for (Verdict v : {Verdict::exact, Verdict::within_contract, Verdict::violation, Verdict::invalid}) {
@@ -158,7 +194,8 @@ Value tensor_json(const TensorReport& r, const std::vector<InputValue>& inputs) 
        {"max_err_over_scale", difference_json(r.max_err_over_scale)},
        {"max_ulps_at_scale", difference_json(r.max_ulps_at_scale)},
        {"worst", worst_json(r, inputs)},
-       {"worst_bound_sources", bound_sources_json(r.worst_bound_sources)}});
+       {"worst_bound_sources", bound_sources_json(r.worst_bound_sources)},
+       {"sharp", sharp_json(r.sharp)}});
 }
 
 Value side_json(const std::string& k, const std::string& c, const std::string& d) {

@@ -1,0 +1,468 @@
+// The recurrence in double with a configuration's roundings (emulation.h); the noise model
+// is derived in docs/sharp-verdicts.md ("the noise model"), numbered [N1]–[N6] below.
+#include "verify/sharp/emulation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "spec/format.h"
+
+namespace ssmv::sharp {
+
+std::string_view site_name(Site s) {
+  switch (s) {
+    case Site::dt_scaled_B: return "dt_scaled_B";
+    case Site::decayed_CB: return "decayed_CB";
+    case Site::incoming_state: return "incoming_state";
+    case Site::final_incoming_state: return "final_incoming_state";
+    case Site::delta: return "delta";
+    case Site::dB: return "dB";
+    case Site::cumsum: return "cumsum";
+    case Site::running_state: return "running_state";
+    case Site::inter_term: return "inter_term";
+    case Site::state_via: return "state_via";
+  }
+  return "?";
+}
+
+Emulation declared_emulation(const Contract& c, const Formats& f, int64_t tokens_per_launch) {
+  Emulation e;
+  e.state = f.state;
+  e.output = f.output;
+  e.tokens_per_launch = c.family == Family::sequential ? tokens_per_launch : 1;
+  const int acc_precision = format_info(c.accumulation).precision;
+  for (const Rounding& r : c.roundings) {
+    const Format fmt = resolve(r.format, f.input, f.state, f.output);
+    const bool coarser = format_info(fmt).precision < acc_precision;
+    switch (r.point) {
+      case Point::dt_scaled_B: if (coarser) e.at(Site::dt_scaled_B) = fmt; break;
+      case Point::decayed_CB: if (coarser) e.at(Site::decayed_CB) = fmt; break;
+      case Point::incoming_state: if (coarser) e.at(Site::incoming_state) = fmt; break;
+      case Point::final_incoming_state: if (coarser) e.at(Site::final_incoming_state) = fmt; break;
+      case Point::stored_state:
+        if (fmt != f.state && coarser) e.at(Site::state_via) = fmt;  // rounded there, then stored
+        if (fmt == f.state) e.stochastic_state = r.mode == RoundingMode::stochastic;
+        break;
+      case Point::output:
+        if (fmt == f.output) e.stochastic_output = r.mode == RoundingMode::stochastic;
+        break;
+    }
+  }
+  return e;
+}
+
+namespace {
+
+constexpr double kU = 0x1p-24;         // fp32's unit roundoff: every noisy rounding is fp32
+constexpr double kUlp32PerValue = 0x1p-23;  // ulp_fp32(v) ≤ 2^-23·|v| for a normal v
+
+// splitmix64: a counter-based stream per (seed, sequence, head), so that the draws of a unit
+// do not depend on which thread runs it.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : s_(seed) {}
+  uint64_t next() {
+    uint64_t z = (s_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return double(next() >> 11) * 0x1p-53; }  // [0, 1)
+  double sym() { return 2.0 * uniform() - 1.0; }                // (−1, 1)
+  double gauss() {
+    const double a = uniform(), b = uniform();
+    return std::sqrt(-2.0 * std::log1p(-a)) * std::cos(6.283185307179586 * b);
+  }
+
+ private:
+  uint64_t s_;
+};
+
+uint64_t unit_seed(uint64_t seed, int64_t sequence, int64_t head) {
+  Rng r(seed ^ (uint64_t(sequence) * 0xd1b54a32d192ed03ull) ^ (uint64_t(head) * 0xabc98388fb8fac03ull));
+  return r.next();
+}
+
+// Rounds to f toward zero (|result| ≤ |v|).
+double round_toward_zero(Format f, double v) {
+  const Bits b = round_nearest_even(f, v);
+  const double r = decode(f, b);
+  if (std::fabs(r) <= std::fabs(v) || std::isinf(r)) return r;
+  return decode(f, v > 0 ? next_down(f, b) : next_up(f, b));
+}
+
+// Rounds to f stochastically: to one of the two neighbours of v, the upper with probability
+// (v − lo)/(hi − lo), so that the mean is v.
+double round_stochastically(Format f, double v, Rng& rng) {
+  const Bits b = round_nearest_even(f, v);
+  const double r = decode(f, b);
+  if (r == v || std::isinf(r)) return r;
+  const double other = decode(f, r > v ? next_down(f, b) : next_up(f, b));
+  const double lo = std::min(r, other), hi = std::max(r, other);
+  return rng.uniform() < (v - lo) / (hi - lo) ? hi : lo;
+}
+
+// The noise of one run and the contract's budgets it draws from ([N1]–[N6]).
+class Model {
+ public:
+  Model(const Contract& c, const Noise& n, int64_t sequence, int64_t head)
+      : on_(n.on), rng_(on_ ? unit_seed(n.seed, sequence, head) : 0) {
+    for (const TranscendentalBudget& b : c.transcendentals) {
+      if (b.function == "exp") exp_ = &b;
+      if (b.function == "softplus") softplus_ = &b;
+      if (b.function == "sigmoid") sigmoid_ = &b;
+    }
+  }
+  bool on() const { return on_; }
+  Rng& rng() { return rng_; }
+
+  // [N1] One fp32 rounding of v: a uniform error in ±u|v|, at least the half ULP of
+  // round-to-nearest (an ULP is at most 2u|v|), so its variance u²v²/3 bounds RN's from above.
+  double rounded(double v) { return on_ ? v + rng_.sym() * kU * std::fabs(v) : v; }
+
+  // [N2] A transcendental: an error of the budget's full size at its argument, of random
+  // sign. A deterministic function's error may sit near its budget for every argument a
+  // kernel feeds it (FlashInfer's __logf(1 + __expf(v)) on realistic v), so the model takes
+  // the largest mean square any error within the budget can have, not a uniform draw's third.
+  double exp(double arg) { return budgeted(exp_, arg, std::exp(arg)); }
+  double softplus(double v) { return budgeted(softplus_, v, v > 40 ? v : std::log1p(std::exp(v))); }
+  double sigmoid(double v) { return budgeted(sigmoid_, v, 1.0 / (1.0 + std::exp(-v))); }
+
+ private:
+  double budgeted(const TranscendentalBudget* b, double arg, double exact) {
+    if (!on_ || b == nullptr) return exact;
+    const double a = std::fabs(arg);
+    const double ulps = b->ulp_const + b->ulp_per_abs_arg * (std::isfinite(a) ? a : 0.0);
+    const double width = ulps * kUlp32PerValue * std::fabs(exact) + b->abs_error;
+    return exact + (rng_.next() >> 63 ? width : -width);
+  }
+
+  bool on_;
+  Rng rng_;
+  const TranscendentalBudget *exp_ = nullptr, *softplus_ = nullptr, *sigmoid_ = nullptr;
+};
+
+// [N3] The noise of one sum, fed its partial sums in order. Associative and FMA orders:
+// each term one rounding at the running magnitude plus one of its product (sequential is the
+// deepest order a contract allows; its variance bounds the others'), u²(s_j² + t_j²)/3.
+// Tensor-core steps of 16 (mma_m16n8k16): each step's result rounded toward zero, an error
+// of mean −u·|s|·sign(s) and variance u²s²/3 (uniform over [0, 2u|s|) toward zero), plus
+// the 17 truncations below 2^-25 of the step's largest addend (variance 17·(2^-25·m)²/3, m
+// taken as the larger of the step's partial sums at its ends).
+class SumNoise {
+ public:
+  SumNoise(ReductionOrder order, bool on) : mma_(order == ReductionOrder::mma_m16n8k16), on_(on) {}
+  void reset(double acc0) {
+    bias_ = var_ = 0;
+    steps_ = 0;
+    last_ = acc0;
+  }
+  void add(double partial, double term) {
+    if (!on_) return;
+    if (!mma_) {
+      var_ += partial * partial + term * term;
+      return;
+    }
+    if (++steps_ % 16 == 0) step(partial);
+  }
+  // The sum's noisy value, its terms done: `value` is the exact (double) sum.
+  double finish(double value, Rng& rng) {
+    if (!on_) return value;
+    if (!mma_) return value + std::sqrt(var_ * kU * kU / 3.0) * rng.gauss();
+    if (steps_ % 16 != 0) step(value);
+    return value + bias_ + std::sqrt(var_) * rng.gauss();
+  }
+
+ private:
+  void step(double s) {
+    const double a = std::fabs(s), m = std::max(a, std::fabs(last_));
+    bias_ -= std::copysign(kU * a, s);
+    var_ += kU * kU * a * a / 3.0 + 17.0 * (0x1p-25 * m) * (0x1p-25 * m) / 3.0;
+    last_ = s;
+  }
+  bool mma_, on_;
+  double bias_ = 0, var_ = 0, last_ = 0;
+  int64_t steps_ = 0;
+};
+
+// Σ_n C[n]·v[n] from an accumulator of 0, with its noise ([N3]): y's sum over the state.
+double noisy_dot(const float* C, const double* v, int64_t N, SumNoise& noise, Rng& rng) {
+  noise.reset(0.0);
+  double acc = 0;
+  for (int64_t n = 0; n < N; ++n) {
+    const double term = double(C[n]) * v[n];
+    acc += term;
+    noise.add(acc, term);
+  }
+  return noise.finish(acc, rng);
+}
+
+double round_opt(const std::optional<Format>& f, double v) { return f ? round_value(*f, v) : v; }
+
+// δ for token t of head h ([N2] the softplus budget, [N1] the add).
+double delta_of(const Problem& p, const Emulation& e, Model& m, int64_t t, int64_t h) {
+  const bool bias = p.has_dt_bias() && !e.drop_dt_bias;
+  double v = double(p.dt[p.dt_index(t, h)]);
+  if (bias) v = m.rounded(v + double(p.dt_bias[h]));
+  double d = p.dt_softplus && !e.drop_softplus ? m.softplus(v) : v;
+  d = std::min(std::max(d, double(p.dt_limit_lo)), double(p.dt_limit_hi));
+  return round_opt(e.at(Site::delta), d);
+}
+
+// y's epilogue: + D·x (one rounding), the gate y·z·σ(z) (two roundings and the sigmoid's
+// budget), then the store to the output format.
+double y_epilogue(const Problem& p, const Emulation& e, Model& m, double acc, int64_t t, int64_t h, int64_t pp) {
+  const int64_t xi = p.x_index(t, h, pp);
+  if (p.has_D() && !e.drop_D) acc = m.rounded(acc + double(p.d_value(h, pp)) * double(p.x[xi]));
+  if (p.has_z()) {
+    const double z = double(p.z[xi]);
+    acc = m.rounded(m.rounded(acc * z) * m.sigmoid(z));
+  }
+  if (e.output_truncated) return round_toward_zero(e.output, acc);
+  if (e.stochastic_output && m.on()) return round_stochastically(e.output, acc, m.rng());
+  return round_value(e.output, acc);
+}
+
+// The state as stored in the state format (through state_via first, when set).
+double stored(const Emulation& e, Model& m, double v) {
+  v = round_opt(e.at(Site::state_via), v);
+  if (e.stochastic_state && m.on()) return round_stochastically(e.state, v, m.rng());
+  return round_value(e.state, v);
+}
+
+void initial_state(const Problem& p, int64_t s, int64_t h, std::vector<double>& S) {
+  const int64_t PN = p.shape.P * p.shape.N;
+  S.assign(PN, 0.0);
+  if (!p.has_initial_state()) return;
+  const float* src = &p.initial_state[p.state_index(s, h, 0, 0)];
+  for (int64_t i = 0; i < PN; ++i) S[i] = double(src[i]);
+}
+
+// The sequential family (SSU), token by token: [N4] the update S = a·S + (δB)·x is two
+// roundings at |a·S| and |S_new| (unfused: the deeper of the two forms a contract allows).
+void emulate_sequential(const Problem& p, const Contract& c, const Emulation& e, Model& m, int64_t s, int64_t h,
+                        UnitOutputs& out) {
+  const Shape& sh = p.shape;
+  const int64_t P = sh.P, N = sh.N, g = sh.group_of(h), t0 = sh.cu_seqlens[s], len = sh.seq_len(s);
+  const int64_t K = std::max<int64_t>(1, e.tokens_per_launch);
+  std::vector<double> S, dB(N), Sy;
+  initial_state(p, s, h, S);
+  out.y.assign(len * P, 0.0);
+  SumNoise yn(reduction_of(c, Sum::y).order, m.on());
+  const double A = double(p.A[h]);
+  for (int64_t j = 0; j < len; ++j) {
+    const int64_t t = t0 + j;
+    const double d = delta_of(p, e, m, t, h);
+    const double a = m.exp(m.rounded(d * A));
+    const float* B = &p.B[p.bc_index(t, g, 0)];
+    const float* C = &p.C[p.bc_index(t, g, 0)];
+    for (int64_t n = 0; n < N; ++n) dB[n] = round_opt(e.at(Site::dB), m.rounded(d * double(B[n])));
+    for (int64_t pp = 0; pp < P; ++pp) {
+      const double x = double(p.x[p.x_index(t, h, pp)]);
+      double* row = &S[pp * N];
+      if (m.on()) {
+        Rng& r = m.rng();
+        for (int64_t n = 0; n < N; ++n) {
+          const double as = a * row[n], next = as + dB[n] * x;
+          row[n] = next + kU * (std::fabs(as) * r.sym() + std::fabs(next) * r.sym());
+        }
+      } else {
+        for (int64_t n = 0; n < N; ++n) row[n] = a * row[n] + dB[n] * x;
+      }
+      if (e.at(Site::running_state)) {
+        for (int64_t n = 0; n < N; ++n) row[n] = round_value(*e.at(Site::running_state), row[n]);
+      }
+      const double* src = row;
+      if (e.y_from_stored_state) {
+        Sy.resize(N);
+        for (int64_t n = 0; n < N; ++n) Sy[n] = stored(e, m, row[n]);
+        src = Sy.data();
+      }
+      const double acc = noisy_dot(C, src, N, yn, m.rng());
+      out.y[j * P + pp] = y_epilogue(p, e, m, acc, t, h, pp);
+    }
+    // The store at each launch's end: the next launch reads the stored state.
+    if ((j + 1) % K == 0 || j + 1 == len) {
+      for (double& v : S) v = stored(e, m, v);
+    }
+  }
+  out.state = std::move(S);
+}
+
+// One sequence's share of a chunk: packed tokens [start, start + len) of the chunk that
+// begins at chunk_start (earlier than start only with the global layout, mid-chunk).
+struct Piece {
+  int64_t start, len, chunk_start;
+};
+
+// The chunked family (chunk_scan) piece by piece, in the stages of the chunked SSD
+// algorithm; every value is formed as the kernel forms it (docs/bounds.md §3) so that the
+// declared roundings see the values the kernel rounds.
+void emulate_chunked(const Problem& p, const Contract& c, const Emulation& e, Model& m, int64_t s, int64_t h,
+                     UnitOutputs& out) {
+  const Shape& sh = p.shape;
+  const int64_t P = sh.P, N = sh.N, g = sh.group_of(h);
+  const int64_t begin = sh.cu_seqlens[s], end = sh.cu_seqlens[s + 1], L = c.chunk_size;
+  if (L < 1) throw std::invalid_argument("emulate_unit: a chunked contract needs chunk_size >= 1");
+  std::vector<Piece> pieces;
+  for (int64_t t = begin; t < end;) {
+    const int64_t c0 = c.chunk_layout == ChunkLayout::global ? t / L * L : t;
+    const int64_t stop = std::min(end, c0 + L);
+    pieces.push_back({t, stop - t, c0});
+    t = stop;
+  }
+  const double A = double(p.A[h]);
+  std::vector<double> hs;  // [P, N] the running state, fp32 in the kernel
+  initial_state(p, s, h, hs);
+  out.y.assign((end - begin) * P, 0.0);
+  std::vector<double> dl(L), cs(L), bt(L * N), st(P * N), sv, hin(P * N), w(L), xk(L * P);
+  SumNoise cs_noise(reduction_of(c, Sum::cumsum).order, m.on());
+  SumNoise st_noise(reduction_of(c, Sum::chunk_state).order, m.on());
+  SumNoise cb_noise(reduction_of(c, Sum::cb).order, m.on());
+  SumNoise y_noise(reduction_of(c, Sum::y).order, m.on());
+  const bool mma_state = reduction_of(c, Sum::chunk_state).order == ReductionOrder::mma_m16n8k16;
+  for (size_t pi = 0; pi < pieces.size(); ++pi) {
+    const Piece& pc = pieces[pi];
+    const int64_t t0 = pc.start, len = pc.len;
+    const bool last_piece = pi + 1 == pieces.size();
+    // (a) δ and the cumulative sum from the chunk's first token ([N3], any order: one rounding
+    // of each δ·A and one per step at the running sum).
+    double run = 0, cs_b = 0;
+    cs_noise.reset(0.0);
+    for (int64_t t = pc.chunk_start; t < t0 + len; ++t) {
+      const double d = delta_of(p, e, m, t, h);
+      const double dA = m.rounded(d * A);
+      run = m.rounded(run + dA);
+      run = round_opt(e.at(Site::cumsum), run);
+      if (t == t0 - 1) cs_b = run;
+      if (t >= t0) {
+        dl[t - t0] = d;
+        cs[t - t0] = run;
+      }
+    }
+    const double cs_last = cs[len - 1];
+    for (int64_t k = 0; k < len; ++k) {
+      for (int64_t pp = 0; pp < P; ++pp) xk[k * P + pp] = double(p.x[p.x_index(t0 + k, h, pp)]);
+    }
+    // (b) the chunk state Σ_k x_k[p]·R(B_k[n]·exp(cs_last − cs_k)·δ_k).
+    for (int64_t k = 0; k < len; ++k) {
+      const double scale = m.rounded(m.exp(m.rounded(cs_last - cs[k])) * dl[k]);
+      const float* B = &p.B[p.bc_index(t0 + k, g, 0)];
+      for (int64_t n = 0; n < N; ++n) bt[k * N + n] = round_opt(e.at(Site::dt_scaled_B), m.rounded(double(B[n]) * scale));
+    }
+    std::fill(st.begin(), st.end(), 0.0);
+    if (m.on()) {
+      // The running partial sums' noise, row by row ([N3]).
+      sv.assign(P * N, 0.0);
+      std::vector<double> bias(mma_state ? P * N : 0, 0.0), last(mma_state ? P * N : 0, 0.0);
+      for (int64_t k = 0; k < len; ++k) {
+        const bool step_end = mma_state && ((k + 1) % 16 == 0 || k + 1 == len);
+        for (int64_t pp = 0; pp < P; ++pp) {
+          const double x = xk[k * P + pp];
+          double* srow = &st[pp * N];
+          double* vrow = &sv[pp * N];
+          const double* brow = &bt[k * N];
+          if (!mma_state) {
+            for (int64_t n = 0; n < N; ++n) {
+              const double term = x * brow[n];
+              srow[n] += term;
+              vrow[n] += srow[n] * srow[n] + term * term;
+            }
+          } else {
+            for (int64_t n = 0; n < N; ++n) srow[n] += x * brow[n];
+            if (step_end) {
+              double* bi = &bias[pp * N];
+              double* la = &last[pp * N];
+              for (int64_t n = 0; n < N; ++n) {
+                const double a = std::fabs(srow[n]), mx = std::max(a, std::fabs(la[n]));
+                bi[n] -= std::copysign(kU * a, srow[n]);
+                vrow[n] += a * a / 3.0 + 17.0 * 0x1p-2 * mx * mx / 3.0;  // (2^-25 m)² = u²·m²/4
+                la[n] = srow[n];
+              }
+            }
+          }
+        }
+      }
+      Rng& r = m.rng();
+      for (int64_t i = 0; i < P * N; ++i) {
+        const double sd = mma_state ? kU * std::sqrt(sv[i]) : kU * std::sqrt(sv[i] / 3.0);
+        st[i] += (mma_state ? bias[i] : 0.0) + sd * r.gauss();
+      }
+    } else {
+      for (int64_t k = 0; k < len; ++k) {
+        for (int64_t pp = 0; pp < P; ++pp) {
+          const double x = xk[k * P + pp];
+          double* srow = &st[pp * N];
+          const double* brow = &bt[k * N];
+          for (int64_t n = 0; n < N; ++n) srow[n] += x * brow[n];
+        }
+      }
+    }
+    // (c) the incoming state as y reads it, then the state passing
+    // h = exp(cs_last − cs_b)·h + chunk state ([N5]: two roundings and the exp's budget).
+    for (int64_t i = 0; i < P * N; ++i) hin[i] = round_opt(e.at(Site::incoming_state), hs[i]);
+    const double chunk_decay = m.exp(m.rounded(cs_last - cs_b));
+    const std::optional<Format>& fin = e.at(Site::final_incoming_state);
+    for (int64_t i = 0; i < P * N; ++i) {
+      const double prev = last_piece && fin ? round_value(*fin, hs[i]) : hs[i];
+      hs[i] = m.rounded(m.rounded(chunk_decay * prev) + st[i]);
+    }
+    if (e.at(Site::running_state)) {
+      for (double& v : hs) v = round_value(*e.at(Site::running_state), v);
+    }
+    // (d), (e) y row by row: exp(cs_m − cs_b)·(C_m·h_in), then Σ_{k≤m} R(C_m·B_k·exp(cs_m − cs_k)·δ_k)·x_k.
+    for (int64_t mi = 0; mi < len; ++mi) {
+      const int64_t t = t0 + mi;
+      const float* Cm = &p.C[p.bc_index(t, g, 0)];
+      for (int64_t k = 0; k <= mi; ++k) {
+        const float* Bk = &p.B[p.bc_index(t0 + k, g, 0)];
+        cb_noise.reset(0.0);
+        double acc = 0;
+        for (int64_t n = 0; n < N; ++n) acc += double(Cm[n]) * double(Bk[n]);
+        if (m.on()) {
+          double part = 0;
+          for (int64_t n = 0; n < N; ++n) {
+            const double term = double(Cm[n]) * double(Bk[n]);
+            part += term;
+            cb_noise.add(part, term);
+          }
+          acc = cb_noise.finish(acc, m.rng());
+        }
+        const double decay = m.exp(m.rounded(cs[mi] - cs[k]));
+        w[k] = round_opt(e.at(Site::decayed_CB), m.rounded(m.rounded(acc * decay) * dl[k]));
+      }
+      const double decay_m = m.exp(m.rounded(cs[mi] - cs_b));
+      for (int64_t pp = 0; pp < P; ++pp) {
+        double inter = noisy_dot(Cm, &hin[pp * N], N, y_noise, m.rng());
+        inter = m.rounded(inter * decay_m);
+        inter = round_opt(e.at(Site::inter_term), inter);
+        y_noise.reset(inter);
+        double acc = inter;
+        for (int64_t k = 0; k <= mi; ++k) {
+          const double term = w[k] * xk[k * P + pp];
+          acc += term;
+          y_noise.add(acc, term);
+        }
+        acc = y_noise.finish(acc, m.rng());
+        out.y[(t - begin) * P + pp] = y_epilogue(p, e, m, acc, t, h, pp);
+      }
+    }
+  }
+  for (double& v : hs) v = stored(e, m, v);
+  out.state = std::move(hs);
+}
+
+}  // namespace
+
+void emulate_unit(const Problem& p, const Contract& c, const Emulation& e, const Noise& noise, int64_t sequence,
+                  int64_t head, UnitOutputs& out) {
+  Model m(c, noise, sequence, head);
+  if (c.family == Family::sequential) {
+    emulate_sequential(p, c, e, m, sequence, head, out);
+  } else {
+    emulate_chunked(p, c, e, m, sequence, head, out);
+  }
+}
+
+}  // namespace ssmv::sharp

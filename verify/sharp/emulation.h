@@ -1,0 +1,84 @@
+// The contract's own rounding model, run: the recurrence in double with the roundings a
+// configuration names applied where the kernel would apply them, optionally with Monte Carlo
+// noise standing for every fp32 rounding and transcendental the contract allows. The sharp
+// verdict (sharp_verdict.h) compares a kernel's outputs with these emulations; the method is
+// docs/sharp-verdicts.md.
+//
+// Accuracy: double carries 53 bits, the values it emulates 24 (fp32) or fewer, so the
+// emulation's own error (about 2^-53 per operation, relative to the magnitudes) is 2^-29 of
+// one fp32 rounding and is ignored.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spec/contract.h"
+#include "spec/problem.h"
+
+namespace ssmv::sharp {
+
+// The places a value may be rounded to a coarser format. The contract's declared points
+// (spec/contract.h Point) map onto the first four; the rest are where a buggy kernel rounds
+// (the candidate defects of attribution.h).
+enum class Site : uint8_t {
+  dt_scaled_B,           // chunked: B_k·exp(cs_last − cs_k)·δ_k before the chunk-state product
+  decayed_CB,            // chunked: (C_m·B_k)·exp(cs_m − cs_k)·δ_k before it multiplies x_k
+  incoming_state,        // chunked: the state entering a chunk, before C·h
+  final_incoming_state,  // chunked: the state entering a sequence's last piece, before the final state
+  delta,                 // both: δ after softplus and clamp
+  dB,                    // sequential: δ·B before the update
+  cumsum,                // chunked: the within-chunk cumulative sum of δ·A
+  running_state,         // both: the fp32 running state, after every chunk (chunked) or token (sequential)
+  inter_term,            // chunked: the inter-chunk part of y before the intra-chunk sum is added
+  state_via,             // both: the stored state rounded to this format first (a double rounding)
+};
+inline constexpr size_t kSites = 10;
+std::string_view site_name(Site s);
+
+// One emulation: which sites round (to which format), how the stores round, and what the
+// arithmetic leaves out (the semantic defects of attribution).
+struct Emulation {
+  std::array<std::optional<Format>, kSites> round_at{};
+  Format state = Format::fp32;   // the stored state's format (the dump's)
+  Format output = Format::bf16;  // y's format (the dump's)
+  // A stored value declared stochastic: rounded to nearest in a deterministic emulation (the
+  // mean of the draw), to a random neighbour in a noisy one.
+  bool stochastic_state = false, stochastic_output = false;
+  bool output_truncated = false;     // y stored by truncation (toward zero), not to nearest
+  bool y_from_stored_state = false;  // sequential: y from the state rounded to its format
+  bool drop_D = false, drop_dt_bias = false, drop_softplus = false;
+  // Sequential: tokens of every sequence per launch (the state stored at each launch's end).
+  int64_t tokens_per_launch = 1;
+
+  std::optional<Format>& at(Site s) { return round_at[size_t(s)]; }
+  const std::optional<Format>& at(Site s) const { return round_at[size_t(s)]; }
+};
+
+// The emulation of `c` as declared: its rounding points coarser than its accumulation format,
+// resolved for the problem's formats, and its stores.
+Emulation declared_emulation(const Contract& c, const Formats& f, int64_t tokens_per_launch);
+
+// The noise of one Monte Carlo run: every fp32 rounding the contract allows becomes a
+// random error of its largest magnitude's variance, every transcendental a uniform error
+// within its budget (docs/sharp-verdicts.md, "the noise model").
+struct Noise {
+  bool on = false;
+  uint64_t seed = 0;  // with (sequence, head): each unit's stream, the same for any thread count
+};
+
+// One (sequence, head)'s outputs, as the kernel would store them (values of the dump's formats).
+struct UnitOutputs {
+  std::vector<double> y;      // [len, P]: the sequence's tokens in order
+  std::vector<double> state;  // [P, N]: its final state
+};
+
+// Runs one (sequence, head) of `p` under `e` (with `c`'s budgets and reductions for the
+// noise): sequential for Family::sequential, chunked (c.chunk_size, c.chunk_layout)
+// otherwise. `out` is resized; reusing it across calls keeps the inner loops allocation-free.
+void emulate_unit(const Problem& p, const Contract& c, const Emulation& e, const Noise& noise, int64_t sequence,
+                  int64_t head, UnitOutputs& out);
+
+}  // namespace ssmv::sharp

@@ -1,0 +1,49 @@
+// The sharp verdict: beside the rigorous verdicts (sound, worst case), a calibrated test of
+// whether a tensor's error is larger than the contract's own rounding model produces, and
+// which extra rounding would explain it. Never mixed with VIOLATION: a VIOLATION is a proof,
+// SUSPICIOUS is evidence with its odds. Method, assumptions, false-alarm probability:
+// docs/sharp-verdicts.md.
+//
+// Per tensor (y, final_state), every element i with a finite computed value and a positive
+// bound β_i, in units of its bound:
+//   residual of configuration X   R_X = Σ_i ((computed_i − emu_X,i) / β_i)²
+//   null statistic of run m       Q_m = Σ_i ((emu_m,i − emu_D,i) / β_i)²
+// where emu_X is the deterministic emulation of X (emulation.h), D the contract as declared
+// and emu_m a Monte Carlo run of D (every fp32 rounding and transcendental randomized within
+// what the contract allows). The best allowed configuration A minimizes R_X; a slice (the
+// whole tensor, or one head) is SUSPICIOUS when R_A > κ·mean(Q) and Cantelli's bound
+// 1/(1 + z²), z = (R_A − mean(Q)) / (c_M·sd(Q)), times the number of slices is at most α.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "spec/problem.h"
+#include "verify/judge/check_result.h"
+#include "verify/judge/external_check.h"
+
+namespace ssmv::sharp {
+
+struct SharpOptions {
+  int runs = 8;                // Monte Carlo runs of the declared contract (>= 3)
+  double margin = 4.0;         // κ: the unexplained error energy must exceed κ × the null's mean
+  double false_alarm = 1e-3;   // α: flagged with at most this probability when the kernel is a
+                               // draw of the contract's rounding model (docs/sharp-verdicts.md)
+  uint64_t seed = 20261203;    // the runs' root seed: the same dump gives the same report
+  int threads = 0;             // 0: every core; results identical for any count
+  bool attribute = true;       // rank the candidate defects for SUSPICIOUS and VIOLATION tensors
+};
+
+// Throws std::invalid_argument naming the option: runs < 3, margin <= 1, false_alarm outside (0, 1).
+void validate(const SharpOptions& o);
+
+// Fills kc.tensors[i].sharp for y and final_state of an external kernel's check `kc` (made
+// with ElementDetail::elements: the bounds per element). A hand-off, a block-scaled state or
+// a tensor without per-element bounds is marked not evaluated, with the reason.
+void sharp_verdicts(const Problem& p, const verify::ExternalKernel& k, verify::KernelCheck& kc,
+                    const std::vector<float>& y, const std::vector<float>& final_states, const SharpOptions& o);
+
+// True when some tensor of kc is SUSPICIOUS.
+bool any_suspicious(const verify::KernelCheck& kc);
+
+}  // namespace ssmv::sharp

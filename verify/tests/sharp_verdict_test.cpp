@@ -1,0 +1,204 @@
+// The sharp verdict (verify/sharp/sharp_verdict.h): the bundled twins — correct kernels of
+// their contracts — are never SUSPICIOUS; outputs with one extra rounding are, with that
+// rounding named first; the verdict is deterministic and thread-count invariant; options and
+// inapplicable dumps are refused or marked as the header says.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "fast/chunk_scan/chunk_scan.h"
+#include "fast/chunk_scan/contract.h"
+#include "fast/ssu/contract.h"
+#include "fast/ssu/ssu.h"
+#include "spec/format.h"
+#include "spec/realistic_problem.h"
+#include "verify/judge/external_check.h"
+#include "verify/sharp/candidates.h"
+#include "verify/sharp/emulation.h"
+#include "verify/sharp/sharp_verdict.h"
+
+namespace ssmv::sharp {
+namespace {
+
+using verify::ExternalKernel;
+using verify::KernelCheck;
+
+std::vector<float> decoded(Format f, const std::vector<Bits>& bits) {
+  std::vector<float> out(bits.size());
+  for (size_t i = 0; i < bits.size(); ++i) out[i] = float(decode(f, bits[i]));
+  return out;
+}
+
+struct Dump {
+  Problem problem;
+  ExternalKernel kernel;
+  std::vector<float> y, final_states;
+};
+
+// chunk_scan's twin on 1 × 768 tokens (three chunks of 256), H = 2, P = 32, N = 64.
+Dump chunk_scan_dump(chunk_scan::ContractKind kind, uint64_t seed = 11) {
+  Dump d;
+  d.problem = realistic_problem(Shape{{0, 768}, 2, 32, 64, 1}, Formats{}, seed);
+  chunk_scan::Config cfg;
+  cfg.contract = kind;
+  cfg.chunk_size = 256;
+  const chunk_scan::Result r = chunk_scan::run(d.problem, Device::twin, cfg);
+  d.kernel.family = "chunk_scan";
+  d.kernel.contract = chunk_scan::contract(kind, 256);
+  d.y = r.y;
+  d.final_states = r.final_state;
+  return d;
+}
+
+// SSU's twin: 16 requests of 16 tokens (one launch), H = 2, P = 32, N = 64.
+Dump ssu_dump(Format state, uint64_t seed = 12) {
+  Dump d;
+  Shape s{{0}, 2, 32, 64, 1};
+  for (int r = 0; r < 16; ++r) s.cu_seqlens.push_back(s.cu_seqlens.back() + 16);
+  d.problem = realistic_problem(s, Formats{Format::bf16, state, Format::bf16}, seed);
+  const ssu::Result r = ssu::run(one_slot_per_sequence(d.problem), Device::twin);
+  d.kernel.family = "ssu";
+  d.kernel.contract = ssu::contract();
+  d.kernel.tokens_per_launch = 16;
+  d.y = decoded(d.problem.formats.output, r.y);
+  d.final_states = decoded(d.problem.formats.state, r.state_pool);
+  return d;
+}
+
+KernelCheck judged(const Dump& d, const SharpOptions& o = {}) {
+  KernelCheck kc = verify::check_external(d.problem, d.kernel, d.y, d.final_states, verify::ElementDetail::elements);
+  sharp_verdicts(d.problem, d.kernel, kc, d.y, d.final_states, o);
+  return kc;
+}
+
+// The outputs the emulation gives under `e`: a kernel with exactly that arithmetic.
+void emulate_into(Dump& d, const Emulation& e) {
+  const Shape& sh = d.problem.shape;
+  UnitOutputs out;
+  for (int64_t s = 0; s < sh.num_sequences(); ++s) {
+    for (int64_t h = 0; h < sh.H; ++h) {
+      emulate_unit(d.problem, d.kernel.contract, e, Noise{}, s, h, out);
+      for (int64_t j = 0; j < sh.seq_len(s); ++j) {
+        for (int64_t p = 0; p < sh.P; ++p) {
+          d.y[d.problem.x_index(sh.cu_seqlens[s] + j, h, p)] = float(out.y[j * sh.P + p]);
+        }
+      }
+      for (int64_t i = 0; i < sh.P * sh.N; ++i) d.final_states[d.problem.state_index(s, h, 0, 0) + i] = float(out.state[i]);
+    }
+  }
+}
+
+const verify::SharpResult& sharp_of(const KernelCheck& kc, const std::string& tensor) {
+  for (const verify::TensorReport& t : kc.tensors) {
+    if (t.name == tensor) return t.sharp;
+  }
+  throw std::runtime_error("no tensor " + tensor);
+}
+
+void expect_not_suspicious(const KernelCheck& kc, const std::string& what) {
+  for (const std::string tensor : {"y", "final_state"}) {
+    const verify::SharpResult& s = sharp_of(kc, tensor);
+    ASSERT_TRUE(s.evaluated) << what << " " << tensor << ": " << s.why_not;
+    EXPECT_FALSE(s.suspicious) << what << " " << tensor << ": " << s.text();
+    EXPECT_GT(s.whole.null_mean, 0) << what << " " << tensor << ": the noise moved nothing (a vacuous null)";
+    EXPECT_GT(s.whole.elements, 0) << what << " " << tensor;
+  }
+}
+
+TEST(SharpVerdict, ChunkScanTwinIsNotSuspiciousUnderBothContracts) {
+  for (auto kind : {chunk_scan::ContractKind::production, chunk_scan::ContractKind::fp32}) {
+    const KernelCheck kc = judged(chunk_scan_dump(kind));
+    ASSERT_TRUE(kc.ok());
+    expect_not_suspicious(kc, kc.contract);
+  }
+}
+
+TEST(SharpVerdict, SsuTwinIsNotSuspiciousForEveryStateFormat) {
+  for (Format f : {Format::fp32, Format::bf16, Format::fp16}) {
+    const KernelCheck kc = judged(ssu_dump(f));
+    ASSERT_TRUE(kc.ok()) << format_name(f);
+    expect_not_suspicious(kc, std::string("ssu, state ") + std::string(format_name(f)));
+  }
+}
+
+// A kernel that rounds its running inter-chunk state to bf16 once per chunk — the bug that
+// stays WITHIN_CONTRACT at production sizes — is SUSPICIOUS, and attribution names it.
+TEST(SharpVerdict, RunningStateRoundedPerChunkIsSuspiciousAndNamed) {
+  Dump d = chunk_scan_dump(chunk_scan::ContractKind::production);
+  Emulation e = declared_emulation(d.kernel.contract, d.problem.formats, 1);
+  e.at(Site::running_state) = Format::bf16;
+  emulate_into(d, e);
+  const KernelCheck kc = judged(d);
+  const verify::SharpResult& s = sharp_of(kc, "final_state");
+  ASSERT_TRUE(s.evaluated);
+  EXPECT_TRUE(s.suspicious) << s.text();
+  ASSERT_FALSE(s.attribution.empty());
+  EXPECT_EQ(s.attribution[0].name, "running_state rounded to bf16") << s.text();
+  EXPECT_TRUE(s.attribution[0].consistent) << s.text();
+}
+
+// Outputs of the declared emulation itself (a kernel of exactly the contract's model) and
+// of the emulation without the optional roundings (a kernel rounding less than declared).
+TEST(SharpVerdict, AllowedConfigurationsAreNotSuspicious) {
+  Dump d = chunk_scan_dump(chunk_scan::ContractKind::production);
+  for (const Configuration& c : allowed_configurations(d.kernel.contract, d.problem, 1)) {
+    emulate_into(d, c.emulation);
+    const KernelCheck kc = judged(d);
+    for (const std::string tensor : {"y", "final_state"}) {
+      const verify::SharpResult& s = sharp_of(kc, tensor);
+      EXPECT_FALSE(s.suspicious) << c.name << " " << tensor << ": " << s.text();
+    }
+  }
+}
+
+TEST(SharpVerdict, SsuStateRoundedEveryTokenIsSuspicious) {
+  Dump d = ssu_dump(Format::fp32);
+  Emulation e = declared_emulation(d.kernel.contract, d.problem.formats, d.kernel.tokens_per_launch);
+  e.at(Site::running_state) = Format::bf16;
+  emulate_into(d, e);
+  const KernelCheck kc = judged(d);
+  const verify::SharpResult& s = sharp_of(kc, "final_state");
+  EXPECT_TRUE(s.suspicious || kc.tensors[1].count(verify::Verdict::violation) > 0) << s.text();
+  ASSERT_FALSE(s.attribution.empty());
+  EXPECT_EQ(s.attribution[0].name, "running_state rounded to bf16") << s.text();
+}
+
+TEST(SharpVerdict, SameFiguresForAnyThreadCountAndRun) {
+  const Dump d = chunk_scan_dump(chunk_scan::ContractKind::production);
+  SharpOptions one, two;
+  one.threads = 1;
+  two.threads = 2;
+  const KernelCheck a = judged(d, one), b = judged(d, two), c = judged(d, two);
+  for (const std::string tensor : {"y", "final_state"}) {
+    EXPECT_EQ(sharp_of(a, tensor).whole.observed, sharp_of(b, tensor).whole.observed);
+    EXPECT_EQ(sharp_of(a, tensor).whole.null_mean, sharp_of(b, tensor).whole.null_mean);
+    EXPECT_EQ(sharp_of(b, tensor).whole.null_sd, sharp_of(c, tensor).whole.null_sd);
+  }
+}
+
+TEST(SharpVerdict, OptionsAreValidated) {
+  SharpOptions o;
+  o.runs = 2;
+  EXPECT_THROW(validate(o), std::invalid_argument);
+  o = {};
+  o.margin = 1.0;
+  EXPECT_THROW(validate(o), std::invalid_argument);
+  o = {};
+  o.false_alarm = 1.0;
+  EXPECT_THROW(validate(o), std::invalid_argument);
+  EXPECT_NO_THROW(validate(SharpOptions{}));
+}
+
+TEST(SharpVerdict, WithoutPerElementBoundsTheTensorIsNotEvaluated) {
+  const Dump d = chunk_scan_dump(chunk_scan::ContractKind::production);
+  KernelCheck kc = verify::check_external(d.problem, d.kernel, d.y, d.final_states, verify::ElementDetail::summary);
+  sharp_verdicts(d.problem, d.kernel, kc, d.y, d.final_states, SharpOptions{});
+  for (const verify::TensorReport& t : kc.tensors) {
+    EXPECT_FALSE(t.sharp.evaluated);
+    EXPECT_NE(t.sharp.why_not.find("per-element bounds"), std::string::npos) << t.sharp.why_not;
+  }
+}
+
+}  // namespace
+}  // namespace ssmv::sharp
