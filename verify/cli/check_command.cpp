@@ -132,7 +132,8 @@ int check_command(const std::vector<std::string>& args) {
   // The sharp verdict reads every element's bound; without it the table needs none.
   verify::KernelCheck kc = verify::check_external(
       dump.problem, dump.kernel, dump.outputs.y, dump.outputs.final_states,
-      stochastic || sharp ? verify::ElementDetail::elements : verify::ElementDetail::summary);
+      stochastic ? verify::ElementDetail::elements
+                 : (sharp ? verify::ElementDetail::bounds : verify::ElementDetail::summary));
   if (sharp) {
     sharp_options.threads = ref::default_threads();
     sharp::sharp_verdicts(dump.problem, dump.kernel, kc, dump.outputs.y, dump.outputs.final_states, sharp_options);

@@ -78,7 +78,8 @@ struct TensorJudge::Partial {
 
 TensorJudge::TensorJudge(std::string name, Format format, int64_t elements, const Problem& problem, CoordFn coords,
                          std::vector<std::string> coord_names, ElementDetail detail)
-    : problem_(problem), coords_(coords), keep_(detail == ElementDetail::elements), serial_(next_serial()) {
+    : problem_(problem), coords_(coords), keep_(detail == ElementDetail::elements),
+      keep_bounds_(detail != ElementDetail::summary), serial_(next_serial()) {
   report_.name = std::move(name);
   report_.format = format;
   report_.coord_names = std::move(coord_names);
@@ -86,9 +87,9 @@ TensorJudge::TensorJudge(std::string name, Format format, int64_t elements, cons
   if (keep_) {
     report_.computed.assign(size_t(elements), 0);
     report_.exact_nearest.assign(size_t(elements), 0.0);
-    report_.bounds.assign(size_t(elements), 0.0);
     report_.scales.assign(size_t(elements), 0.0);
   }
+  if (keep_bounds_) report_.bounds.assign(size_t(elements), 0.0);
 }
 
 TensorJudge::~TensorJudge() = default;
@@ -146,9 +147,9 @@ void TensorJudge::add(int64_t i, Bits computed, Bits exact_rounded, double exact
   if (keep_) {
     report_.computed[size_t(i)] = computed;
     report_.exact_nearest[size_t(i)] = exact_nearest;
-    report_.bounds[size_t(i)] = bound;
     report_.scales[size_t(i)] = magnitude;
   }
+  if (keep_bounds_) report_.bounds[size_t(i)] = bound;
 }
 
 TensorReport TensorJudge::finish() {

@@ -143,60 +143,97 @@ class Model {
   const TranscendentalBudget *exp_ = nullptr, *softplus_ = nullptr, *sigmoid_ = nullptr;
 };
 
-// [N3] The noise of one sum, fed its partial sums in order. Associative and FMA orders:
-// each term one rounding at the running magnitude plus one of its product (sequential is the
-// deepest order a contract allows; its variance bounds the others'), u²(s_j² + t_j²)/3.
-// Tensor-core steps of 16 (mma_m16n8k16): each step's result rounded toward zero, an error
-// of mean −u·|s|·sign(s) and variance u²s²/3 (uniform over [0, 2u|s|) toward zero), plus
-// the 17 truncations below 2^-25 of the step's largest addend (variance 17·(2^-25·m)²/3, m
-// taken as the larger of the step's partial sums at its ends).
-class SumNoise {
+// [N3] The noise of n sums evaluated side by side (a row of y, a row of C·Bᵀ, a chunk
+// state), fed their terms in order. Associative and FMA orders: each term one rounding at the
+// running magnitude plus one of its product (sequential is the deepest order a contract allows;
+// its variance bounds the others'), variance u²(s_j² + t_j²)/3. Tensor-core steps of 16
+// (mma_m16n8k16): each step's result rounded toward zero, an error of mean −u·|s|·sign(s) and
+// variance u²s²/3 (uniform over [0, 2u|s|) toward zero), plus the 17 truncations below 2^-25
+// of the step's largest addend (variance 17·(2^-25·m)²/3, m taken as the larger of the step's
+// partial sums at its ends). Without noise only the sums are formed. The loops run over the n
+// sums, so they vectorise (the terms of one sum stay in order).
+class ParallelSums {
  public:
-  SumNoise(ReductionOrder order, bool on) : mma_(order == ReductionOrder::mma_m16n8k16), on_(on) {}
-  void reset(double acc0) {
-    bias_ = var_ = 0;
+  ParallelSums(ReductionOrder order, bool noise) : mma_(order == ReductionOrder::mma_m16n8k16), on_(noise) {}
+  // n sums starting from acc0 (null: zeros).
+  void reset(int64_t n, const double* acc0 = nullptr) {
+    n_ = n;
     steps_ = 0;
-    last_ = acc0;
-  }
-  void add(double partial, double term) {
+    acc_.resize(n);
+    if (!acc0) {
+      std::fill(acc_.begin(), acc_.end(), 0.0);
+    } else if (acc0 != acc_.data()) {
+      std::copy(acc0, acc0 + n, acc_.begin());
+    }
     if (!on_) return;
-    if (!mma_) {
-      var_ += partial * partial + term * term;
+    var_.assign(n, 0.0);
+    if (mma_) {
+      bias_.assign(n, 0.0);
+      last_.assign(acc_.begin(), acc_.end());
+    }
+  }
+  // acc[i] += a·v[i] for every sum i.
+  void add(double a, const double* __restrict v) {
+    double* __restrict acc = acc_.data();
+    if (!on_) {
+      for (int64_t i = 0; i < n_; ++i) acc[i] += a * v[i];
       return;
     }
-    if (++steps_ % 16 == 0) step(partial);
+    double* __restrict var = var_.data();
+    if (!mma_) {
+      for (int64_t i = 0; i < n_; ++i) {
+        const double t = a * v[i];
+        acc[i] += t;
+        var[i] += acc[i] * acc[i] + t * t;
+      }
+      return;
+    }
+    for (int64_t i = 0; i < n_; ++i) acc[i] += a * v[i];
+    if (++steps_ % 16 == 0) step();
   }
-  // The sum's noisy value, its terms done: `value` is the exact (double) sum.
-  double finish(double value, Rng& rng) {
-    if (!on_) return value;
-    if (!mma_) return value + std::sqrt(var_ * kU * kU / 3.0) * rng.gauss();
-    if (steps_ % 16 != 0) step(value);
-    return value + bias_ + std::sqrt(var_) * rng.gauss();
+  // The P·N sums of an outer product, acc[p·N + n] += a[p]·v[n]: one term each.
+  void add_outer(const double* a, const double* __restrict v, int64_t P, int64_t N) {
+    for (int64_t pp = 0; pp < P; ++pp) {
+      double* __restrict acc = &acc_[pp * N];
+      const double x = a[pp];
+      if (!on_ || mma_) {
+        for (int64_t n = 0; n < N; ++n) acc[n] += x * v[n];
+        continue;
+      }
+      double* __restrict var = &var_[pp * N];
+      for (int64_t n = 0; n < N; ++n) {
+        const double t = x * v[n];
+        acc[n] += t;
+        var[n] += acc[n] * acc[n] + t * t;
+      }
+    }
+    if (on_ && mma_ && ++steps_ % 16 == 0) step();
+  }
+  // The sums with their noise (Rng: one Gaussian per sum).
+  double* finish(Rng& rng) {
+    if (on_) {
+      if (mma_ && steps_ % 16 != 0) step();
+      for (int64_t i = 0; i < n_; ++i) {
+        const double sd = mma_ ? kU * std::sqrt(var_[i]) : kU * std::sqrt(var_[i] / 3.0);
+        acc_[i] += (mma_ ? bias_[i] : 0.0) + sd * rng.gauss();
+      }
+    }
+    return acc_.data();
   }
 
  private:
-  void step(double s) {
-    const double a = std::fabs(s), m = std::max(a, std::fabs(last_));
-    bias_ -= std::copysign(kU * a, s);
-    var_ += kU * kU * a * a / 3.0 + 17.0 * (0x1p-25 * m) * (0x1p-25 * m) / 3.0;
-    last_ = s;
+  void step() {
+    for (int64_t i = 0; i < n_; ++i) {
+      const double s = acc_[i], a = std::fabs(s), m = std::max(a, std::fabs(last_[i]));
+      bias_[i] -= std::copysign(kU * a, s);
+      var_[i] += a * a / 3.0 + 17.0 * 0.25 * m * m / 3.0;  // in units of u²: (2^-25·m)² = u²·m²/4
+      last_[i] = s;
+    }
   }
   bool mma_, on_;
-  double bias_ = 0, var_ = 0, last_ = 0;
-  int64_t steps_ = 0;
+  int64_t n_ = 0, steps_ = 0;
+  std::vector<double> acc_, var_, bias_, last_;
 };
-
-// Σ_n C[n]·v[n] from an accumulator of 0, with its noise ([N3]): y's sum over the state.
-double noisy_dot(const float* C, const double* v, int64_t N, SumNoise& noise, Rng& rng) {
-  noise.reset(0.0);
-  double acc = 0;
-  for (int64_t n = 0; n < N; ++n) {
-    const double term = double(C[n]) * v[n];
-    acc += term;
-    noise.add(acc, term);
-  }
-  return noise.finish(acc, rng);
-}
 
 double round_opt(const std::optional<Format>& f, double v) { return f ? round_value(*f, v) : v; }
 
@@ -241,15 +278,19 @@ void initial_state(const Problem& p, int64_t s, int64_t h, std::vector<double>& 
 
 // The sequential family (SSU), token by token: [N4] the update S = a·S + (δB)·x is two
 // roundings at |a·S| and |S_new| (unfused: the deeper of the two forms a contract allows).
+// The state is held transposed, [N, P], so that y's P sums over n run side by side.
 void emulate_sequential(const Problem& p, const Contract& c, const Emulation& e, Model& m, int64_t s, int64_t h,
                         UnitOutputs& out) {
   const Shape& sh = p.shape;
   const int64_t P = sh.P, N = sh.N, g = sh.group_of(h), t0 = sh.cu_seqlens[s], len = sh.seq_len(s);
   const int64_t K = std::max<int64_t>(1, e.tokens_per_launch);
-  std::vector<double> S, dB(N), Sy;
-  initial_state(p, s, h, S);
+  std::vector<double> S0, S(N * P), dB(N), x(P), Sy;
+  initial_state(p, s, h, S0);
+  for (int64_t pp = 0; pp < P; ++pp) {
+    for (int64_t n = 0; n < N; ++n) S[n * P + pp] = S0[pp * N + n];
+  }
   out.y.assign(len * P, 0.0);
-  SumNoise yn(reduction_of(c, Sum::y).order, m.on());
+  ParallelSums ysum(reduction_of(c, Sum::y).order, m.on());
   const double A = double(p.A[h]);
   for (int64_t j = 0; j < len; ++j) {
     const int64_t t = t0 + j;
@@ -258,36 +299,42 @@ void emulate_sequential(const Problem& p, const Contract& c, const Emulation& e,
     const float* B = &p.B[p.bc_index(t, g, 0)];
     const float* C = &p.C[p.bc_index(t, g, 0)];
     for (int64_t n = 0; n < N; ++n) dB[n] = round_opt(e.at(Site::dB), m.rounded(d * double(B[n])));
-    for (int64_t pp = 0; pp < P; ++pp) {
-      const double x = double(p.x[p.x_index(t, h, pp)]);
-      double* row = &S[pp * N];
+    for (int64_t pp = 0; pp < P; ++pp) x[pp] = double(p.x[p.x_index(t, h, pp)]);
+    for (int64_t n = 0; n < N; ++n) {
+      double* __restrict row = &S[n * P];
+      const double b = dB[n];
       if (m.on()) {
         Rng& r = m.rng();
-        for (int64_t n = 0; n < N; ++n) {
-          const double as = a * row[n], next = as + dB[n] * x;
-          row[n] = next + kU * (std::fabs(as) * r.sym() + std::fabs(next) * r.sym());
+        for (int64_t pp = 0; pp < P; ++pp) {
+          const double as = a * row[pp], next = as + b * x[pp];
+          row[pp] = next + kU * (std::fabs(as) * r.sym() + std::fabs(next) * r.sym());
         }
       } else {
-        for (int64_t n = 0; n < N; ++n) row[n] = a * row[n] + dB[n] * x;
+        for (int64_t pp = 0; pp < P; ++pp) row[pp] = a * row[pp] + b * x[pp];
       }
-      if (e.at(Site::running_state)) {
-        for (int64_t n = 0; n < N; ++n) row[n] = round_value(*e.at(Site::running_state), row[n]);
-      }
-      const double* src = row;
-      if (e.y_from_stored_state) {
-        Sy.resize(N);
-        for (int64_t n = 0; n < N; ++n) Sy[n] = stored(e, m, row[n]);
-        src = Sy.data();
-      }
-      const double acc = noisy_dot(C, src, N, yn, m.rng());
-      out.y[j * P + pp] = y_epilogue(p, e, m, acc, t, h, pp);
     }
+    if (e.at(Site::running_state)) {
+      for (double& v : S) v = round_value(*e.at(Site::running_state), v);
+    }
+    const double* src = S.data();
+    if (e.y_from_stored_state) {
+      Sy.resize(N * P);
+      for (int64_t i = 0; i < N * P; ++i) Sy[i] = stored(e, m, S[i]);
+      src = Sy.data();
+    }
+    ysum.reset(P);
+    for (int64_t n = 0; n < N; ++n) ysum.add(double(C[n]), &src[n * P]);
+    const double* yv = ysum.finish(m.rng());
+    for (int64_t pp = 0; pp < P; ++pp) out.y[j * P + pp] = y_epilogue(p, e, m, yv[pp], t, h, pp);
     // The store at each launch's end: the next launch reads the stored state.
     if ((j + 1) % K == 0 || j + 1 == len) {
       for (double& v : S) v = stored(e, m, v);
     }
   }
-  out.state = std::move(S);
+  out.state.resize(P * N);
+  for (int64_t pp = 0; pp < P; ++pp) {
+    for (int64_t n = 0; n < N; ++n) out.state[pp * N + n] = S[n * P + pp];
+  }
 }
 
 // One sequence's share of a chunk: packed tokens [start, start + len) of the chunk that
@@ -316,20 +363,19 @@ void emulate_chunked(const Problem& p, const Contract& c, const Emulation& e, Mo
   std::vector<double> hs;  // [P, N] the running state, fp32 in the kernel
   initial_state(p, s, h, hs);
   out.y.assign((end - begin) * P, 0.0);
-  std::vector<double> dl(L), cs(L), bt(L * N), st(P * N), sv, hin(P * N), w(L), xk(L * P);
-  SumNoise cs_noise(reduction_of(c, Sum::cumsum).order, m.on());
-  SumNoise st_noise(reduction_of(c, Sum::chunk_state).order, m.on());
-  SumNoise cb_noise(reduction_of(c, Sum::cb).order, m.on());
-  SumNoise y_noise(reduction_of(c, Sum::y).order, m.on());
-  const bool mma_state = reduction_of(c, Sum::chunk_state).order == ReductionOrder::mma_m16n8k16;
+  // Per piece: δ, cs [len]; x [len, P]; B transposed [N, len]; the dt-scaled B [len, N]; the
+  // incoming state transposed [N, P]; a row's weights [len].
+  std::vector<double> dl(L), cs(L), xk(L * P), Bt(N * L), bt(L * N), hinT(N * P), w(L);
+  ParallelSums state_sum(reduction_of(c, Sum::chunk_state).order, m.on());
+  ParallelSums cb_sum(reduction_of(c, Sum::cb).order, m.on());
+  ParallelSums y_sum(reduction_of(c, Sum::y).order, m.on());
   for (size_t pi = 0; pi < pieces.size(); ++pi) {
     const Piece& pc = pieces[pi];
     const int64_t t0 = pc.start, len = pc.len;
     const bool last_piece = pi + 1 == pieces.size();
-    // (a) δ and the cumulative sum from the chunk's first token ([N3], any order: one rounding
-    // of each δ·A and one per step at the running sum).
+    // (a) δ and the cumulative sum from the chunk's first token ([N1]: one rounding of each
+    // δ·A and one per step at the running sum, whatever order the contract names).
     double run = 0, cs_b = 0;
-    cs_noise.reset(0.0);
     for (int64_t t = pc.chunk_start; t < t0 + len; ++t) {
       const double d = delta_of(p, e, m, t, h);
       const double dA = m.rounded(d * A);
@@ -344,64 +390,24 @@ void emulate_chunked(const Problem& p, const Contract& c, const Emulation& e, Mo
     const double cs_last = cs[len - 1];
     for (int64_t k = 0; k < len; ++k) {
       for (int64_t pp = 0; pp < P; ++pp) xk[k * P + pp] = double(p.x[p.x_index(t0 + k, h, pp)]);
+      const float* B = &p.B[p.bc_index(t0 + k, g, 0)];
+      for (int64_t n = 0; n < N; ++n) Bt[n * len + k] = double(B[n]);
     }
-    // (b) the chunk state Σ_k x_k[p]·R(B_k[n]·exp(cs_last − cs_k)·δ_k).
+    // (b) the chunk state Σ_k x_k[p]·R(B_k[n]·exp(cs_last − cs_k)·δ_k): P·N sums over k.
     for (int64_t k = 0; k < len; ++k) {
       const double scale = m.rounded(m.exp(m.rounded(cs_last - cs[k])) * dl[k]);
-      const float* B = &p.B[p.bc_index(t0 + k, g, 0)];
-      for (int64_t n = 0; n < N; ++n) bt[k * N + n] = round_opt(e.at(Site::dt_scaled_B), m.rounded(double(B[n]) * scale));
-    }
-    std::fill(st.begin(), st.end(), 0.0);
-    if (m.on()) {
-      // The running partial sums' noise, row by row ([N3]).
-      sv.assign(P * N, 0.0);
-      std::vector<double> bias(mma_state ? P * N : 0, 0.0), last(mma_state ? P * N : 0, 0.0);
-      for (int64_t k = 0; k < len; ++k) {
-        const bool step_end = mma_state && ((k + 1) % 16 == 0 || k + 1 == len);
-        for (int64_t pp = 0; pp < P; ++pp) {
-          const double x = xk[k * P + pp];
-          double* srow = &st[pp * N];
-          double* vrow = &sv[pp * N];
-          const double* brow = &bt[k * N];
-          if (!mma_state) {
-            for (int64_t n = 0; n < N; ++n) {
-              const double term = x * brow[n];
-              srow[n] += term;
-              vrow[n] += srow[n] * srow[n] + term * term;
-            }
-          } else {
-            for (int64_t n = 0; n < N; ++n) srow[n] += x * brow[n];
-            if (step_end) {
-              double* bi = &bias[pp * N];
-              double* la = &last[pp * N];
-              for (int64_t n = 0; n < N; ++n) {
-                const double a = std::fabs(srow[n]), mx = std::max(a, std::fabs(la[n]));
-                bi[n] -= std::copysign(kU * a, srow[n]);
-                vrow[n] += a * a / 3.0 + 17.0 * 0x1p-2 * mx * mx / 3.0;  // (2^-25 m)² = u²·m²/4
-                la[n] = srow[n];
-              }
-            }
-          }
-        }
-      }
-      Rng& r = m.rng();
-      for (int64_t i = 0; i < P * N; ++i) {
-        const double sd = mma_state ? kU * std::sqrt(sv[i]) : kU * std::sqrt(sv[i] / 3.0);
-        st[i] += (mma_state ? bias[i] : 0.0) + sd * r.gauss();
-      }
-    } else {
-      for (int64_t k = 0; k < len; ++k) {
-        for (int64_t pp = 0; pp < P; ++pp) {
-          const double x = xk[k * P + pp];
-          double* srow = &st[pp * N];
-          const double* brow = &bt[k * N];
-          for (int64_t n = 0; n < N; ++n) srow[n] += x * brow[n];
-        }
+      for (int64_t n = 0; n < N; ++n) {
+        bt[k * N + n] = round_opt(e.at(Site::dt_scaled_B), m.rounded(Bt[n * len + k] * scale));
       }
     }
+    state_sum.reset(P * N);
+    for (int64_t k = 0; k < len; ++k) state_sum.add_outer(&xk[k * P], &bt[k * N], P, N);
+    const double* st = state_sum.finish(m.rng());
     // (c) the incoming state as y reads it, then the state passing
-    // h = exp(cs_last − cs_b)·h + chunk state ([N5]: two roundings and the exp's budget).
-    for (int64_t i = 0; i < P * N; ++i) hin[i] = round_opt(e.at(Site::incoming_state), hs[i]);
+    // h = exp(cs_last − cs_b)·h + chunk state ([N1]: two roundings; [N2] the exp).
+    for (int64_t pp = 0; pp < P; ++pp) {
+      for (int64_t n = 0; n < N; ++n) hinT[n * P + pp] = round_opt(e.at(Site::incoming_state), hs[pp * N + n]);
+    }
     const double chunk_decay = m.exp(m.rounded(cs_last - cs_b));
     const std::optional<Format>& fin = e.at(Site::final_incoming_state);
     for (int64_t i = 0; i < P * N; ++i) {
@@ -415,38 +421,22 @@ void emulate_chunked(const Problem& p, const Contract& c, const Emulation& e, Mo
     for (int64_t mi = 0; mi < len; ++mi) {
       const int64_t t = t0 + mi;
       const float* Cm = &p.C[p.bc_index(t, g, 0)];
+      cb_sum.reset(mi + 1);
+      for (int64_t n = 0; n < N; ++n) cb_sum.add(double(Cm[n]), &Bt[n * len]);
+      const double* cb = cb_sum.finish(m.rng());
       for (int64_t k = 0; k <= mi; ++k) {
-        const float* Bk = &p.B[p.bc_index(t0 + k, g, 0)];
-        cb_noise.reset(0.0);
-        double acc = 0;
-        for (int64_t n = 0; n < N; ++n) acc += double(Cm[n]) * double(Bk[n]);
-        if (m.on()) {
-          double part = 0;
-          for (int64_t n = 0; n < N; ++n) {
-            const double term = double(Cm[n]) * double(Bk[n]);
-            part += term;
-            cb_noise.add(part, term);
-          }
-          acc = cb_noise.finish(acc, m.rng());
-        }
         const double decay = m.exp(m.rounded(cs[mi] - cs[k]));
-        w[k] = round_opt(e.at(Site::decayed_CB), m.rounded(m.rounded(acc * decay) * dl[k]));
+        w[k] = round_opt(e.at(Site::decayed_CB), m.rounded(m.rounded(cb[k] * decay) * dl[k]));
       }
       const double decay_m = m.exp(m.rounded(cs[mi] - cs_b));
-      for (int64_t pp = 0; pp < P; ++pp) {
-        double inter = noisy_dot(Cm, &hin[pp * N], N, y_noise, m.rng());
-        inter = m.rounded(inter * decay_m);
-        inter = round_opt(e.at(Site::inter_term), inter);
-        y_noise.reset(inter);
-        double acc = inter;
-        for (int64_t k = 0; k <= mi; ++k) {
-          const double term = w[k] * xk[k * P + pp];
-          acc += term;
-          y_noise.add(acc, term);
-        }
-        acc = y_noise.finish(acc, m.rng());
-        out.y[(t - begin) * P + pp] = y_epilogue(p, e, m, acc, t, h, pp);
-      }
+      y_sum.reset(P);
+      for (int64_t n = 0; n < N; ++n) y_sum.add(double(Cm[n]), &hinT[n * P]);
+      double* inter = y_sum.finish(m.rng());
+      for (int64_t pp = 0; pp < P; ++pp) inter[pp] = round_opt(e.at(Site::inter_term), m.rounded(inter[pp] * decay_m));
+      y_sum.reset(P, inter);
+      for (int64_t k = 0; k <= mi; ++k) y_sum.add(w[k], &xk[k * P]);
+      const double* yv = y_sum.finish(m.rng());
+      for (int64_t pp = 0; pp < P; ++pp) out.y[(t - begin) * P + pp] = y_epilogue(p, e, m, yv[pp], t, h, pp);
     }
   }
   for (double& v : hs) v = stored(e, m, v);

@@ -66,8 +66,9 @@ Dump ssu_dump(Format state, uint64_t seed = 12) {
   return d;
 }
 
+// As ssmv check judges a dump: the check keeps only the bounds per element.
 KernelCheck judged(const Dump& d, const SharpOptions& o = {}) {
-  KernelCheck kc = verify::check_external(d.problem, d.kernel, d.y, d.final_states, verify::ElementDetail::elements);
+  KernelCheck kc = verify::check_external(d.problem, d.kernel, d.y, d.final_states, verify::ElementDetail::bounds);
   sharp_verdicts(d.problem, d.kernel, kc, d.y, d.final_states, o);
   return kc;
 }
