@@ -61,6 +61,9 @@ def main():
     ap.add_argument("--heads", type=int, default=32)
     ap.add_argument("--plant", choices=sorted(PLANTS), help="run mamba_ssm with this precision bug planted")
     ap.add_argument("--varlen", action="store_true", help="also write the varlen fp16 dump")
+    ap.add_argument("--varlen-lengths", default="1000,700,1300,1096", help="its sequence lengths")
+    ap.add_argument("--varlen-heads", type=int, default=8, help="its heads (groups: 2, or 1 for one head)")
+    ap.add_argument("--varlen-name", default="chunk_scan_varlen_fp16", help="its file name (without .npz)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     src = planted_copy(args.mamba_src, args.plant) if args.plant else args.mamba_src
@@ -93,17 +96,18 @@ def main():
     print(f"{path2}: {size2} bytes, {shapes2}", flush=True)
 
     if args.varlen:
-        lengths = [1000, 700, 1300, 1096]
+        lengths = [int(n) for n in args.varlen_lengths.split(",")]
         itype16 = mf.torch.float16
         limit = (0.0, 0.1)
-        v = mf.make_problem(gen, sum(lengths), 8, P, N, 2, itype16, z=True, D="hp")
+        Hv = args.varlen_heads
+        v = mf.make_problem(gen, sum(lengths), Hv, P, N, 2 if Hv % 2 == 0 else 1, itype16, z=True, D="hp")
         yv, states = mf.run_chunk_varlen(K, v, lengths, 128, True, limit)
         meta3 = mf.metadata("chunk_scan", itype16, itype16, True, limit, "triton.chunk_scan.varlen", source,
                             chunk=128, layout="global")
         cu = [0]
         for n in lengths:
             cu.append(cu[-1] + n)
-        path3, shapes3, size3 = mf.dump(args.out, f"chunk_scan_varlen_fp16{suffix}", v, cu, yv, states, None, meta3)
+        path3, shapes3, size3 = mf.dump(args.out, f"{args.varlen_name}{suffix}", v, cu, yv, states, None, meta3)
         print(f"{path3}: {size3} bytes, {shapes3}", flush=True)
 
 

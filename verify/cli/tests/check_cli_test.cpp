@@ -3,7 +3,8 @@
 // self-describing dump needs no flags; contradicting flags, non-fp32 dt limits, prefill
 // tokens on a decode dump, a prefix longer than a sequence, a compare of two problems and an
 // unwritable report path are usage errors (exit 2) naming the field and value; so are a
-// FlashInfer int16_scaled dump's missing, misshapen, negative or non-finite scales.
+// FlashInfer int16_scaled dump's missing, misshapen, negative or non-finite scales. An error
+// under the bound but beyond what rounding gives is SUSPICIOUS (exit 3).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,7 +14,11 @@
 #include <map>
 #include <string>
 
+#include "fast/chunk_scan/chunk_scan.h"
+#include "fast/chunk_scan/contract.h"
 #include "spec/realistic_problem.h"
+#include "verify/judge/external_check.h"
+#include "verify/json/json.h"
 #include "verify/cli/tests/run_ssmv.h"
 #include "verify/tensor_file/dump_metadata.h"
 #include "verify/tensor_file/problem_file.h"
@@ -205,6 +210,48 @@ TEST_F(CheckCli, ScaledInt16DumpsAreJudgedAndBadScalesRefused) {
     m["final_states_scale"] = tensor_file::make_tensor("final_states_scale", tensor_file::DType::f32, {2, 2, 64}, scales);
     bad("value.npz", m, "tensor 'final_states_scale': values: element 7 = ");
   }
+}
+
+// A chunk_scan dump whose final states err by 0.45 of their bound, every element the same way:
+// each element WITHIN_CONTRACT, the whole far more error than the contract's rounding gives.
+// ssmv check exits 3 (SUSPICIOUS, no VIOLATION), its JSON says why; --no-sharp exits 0.
+TEST_F(CheckCli, AnErrorUnderTheBoundButBeyondRoundingIsSuspicious) {
+  const Problem p = problem();
+  chunk_scan::Config cfg;
+  cfg.chunk_size = 64;
+  const chunk_scan::Result r = chunk_scan::run(p, Device::twin, cfg);
+  verify::ExternalKernel k;
+  k.family = "chunk_scan";
+  k.contract = chunk_scan::contract(chunk_scan::ContractKind::production, 64);
+  const verify::KernelCheck honest =
+      verify::check_external(p, k, r.y, r.final_state, verify::ElementDetail::bounds);
+  ASSERT_TRUE(honest.ok());
+  std::vector<float> states = r.final_state;
+  const std::vector<double>& bounds = honest.tensors.at(1).bounds;
+  ASSERT_EQ(bounds.size(), states.size());
+  for (size_t i = 0; i < states.size(); ++i) states[i] = float(double(states[i]) + 0.45 * bounds[i]);
+  tensor_file::TensorMap m = tensor_file::problem_tensors(p);
+  for (auto& [name, t] : tensor_file::output_tensors({r.y, states}, p)) m[name] = t;
+  const std::string f = (dir_ / "suspicious.npz").string(), json = (dir_ / "r.json").string();
+  tensor_file::save_npz(f, m, tensor_file::metadata_from_dump_options(described("chunk_scan")));
+
+  const testing::Outcome o = run_ssmv("check " + f + " --json " + json);
+  EXPECT_EQ(o.code, 3) << o.output;
+  EXPECT_NE(o.output.find("final_state: SUSPICIOUS"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("no VIOLATION, no INVALID"), std::string::npos) << o.output;
+  std::ifstream in(json);
+  const json::Value report = json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
+  const json::Value& tensors = report["entries"][0]["tensors"];
+  ASSERT_EQ(tensors.size(), 2u);
+  EXPECT_EQ(tensors[0]["sharp"]["verdict"], "NOT_SUSPICIOUS");
+  EXPECT_EQ(tensors[1]["sharp"]["verdict"], "SUSPICIOUS");
+  EXPECT_EQ(tensors[1]["verdict"], "WITHIN_CONTRACT");
+  EXPECT_EQ(tensors[1]["sharp"]["calibration"]["runs"], 8);
+
+  EXPECT_EQ(run_ssmv("check " + f + " --no-sharp").code, 0);
+  const testing::Outcome bad = run_ssmv("check " + f + " --sharp-runs 2");
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--sharp-runs"), std::string::npos) << bad.output;
 }
 
 }  // namespace
