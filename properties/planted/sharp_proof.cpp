@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <span>
 #include <string>
 #include <vector>
@@ -74,14 +75,35 @@ json::Value judge(const std::string& label, const Problem& p, const verify::Exte
     const bool is_y = r.name == "y";
     tensors.push_back(tensor_json(r, allclose_failures(r.format, is_y ? y : fs, is_y ? ref.y : ref.final_state)));
   }
-  return {{"label", label}, {"contract", k.contract.name}, {"tensors", tensors}};
+  // FNV-1a of the outputs' bits: a bug whose outputs equal the bundled twin's on this problem
+  // is not exercised by it (sharp_summary.py compares with the control's).
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (const std::vector<float>* v : {&y, &fs}) {
+    for (float x : *v) {
+      uint32_t b;
+      std::memcpy(&b, &x, sizeof b);
+      for (int i = 0; i < 4; ++i) hash = (hash ^ ((b >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+    }
+  }
+  char hex[20];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return {{"label", label}, {"contract", k.contract.name}, {"outputs_hash", hex}, {"tensors", tensors}};
+}
+
+// δ clamped to [2^-9, 2^-3.5] (fp32 values): realistic δ (1e-3 to 0.1) reaches both ends.
+void clamp_dt(Problem& p) {
+  p.dt_limit_lo = 0x1p-9f;
+  p.dt_limit_hi = 0x1.6a09e6p-4f;
 }
 
 json::Value ssu_case(Format state) {
   Shape s{{0}, 4, 64, 128, 2};
   const int64_t requests = 64, tokens = 64;
   for (int64_t r = 0; r < requests; ++r) s.cu_seqlens.push_back(s.cu_seqlens.back() + tokens);
-  const Problem p = realistic_problem(s, Formats{Format::bf16, state, Format::bf16}, 301 + uint64_t(state));
+  RealisticOptions ro;
+  ro.d_mode = state == Format::bf16 ? DMode::per_head_dim : DMode::per_head;
+  Problem p = realistic_problem(s, Formats{Format::bf16, state, Format::bf16}, 301 + uint64_t(state), ro);
+  clamp_dt(p);
   const DecodeProblem d = one_slot_per_sequence(p);
   ssu::Config cfg;
   cfg.threads = ref::default_threads();
@@ -92,13 +114,18 @@ json::Value ssu_case(Format state) {
   k.tokens_per_launch = tokens;  // one launch: the twin keeps the state in fp32 across a request's tokens
   const verify::Fp32Reference ref = verify::fp32_reference(p);
   return judge(std::to_string(requests) + " requests x " + std::to_string(tokens) + " tokens, " +
-                   std::string(format_name(state)) + " state",
+                   std::string(format_name(state)) + " state" +
+                   (ro.d_mode == DMode::per_head_dim ? ", D per (head, dim)" : ""),
                p, k, decoded(p.formats.output, got.y), decoded(p.formats.state, got.state_pool), ref);
 }
 
-json::Value chunk_scan_case(chunk_scan::ContractKind kind) {
-  const Shape s{{0, 2048}, 4, 64, 128, 1};
-  const Problem p = realistic_problem(s, Formats{Format::bf16, Format::fp32, Format::bf16}, 402);
+// Two sequences (2048 and 304 tokens: a chunk edge inside the second), H = 4 in 2 groups.
+json::Value chunk_scan_case(chunk_scan::ContractKind kind, int64_t P) {
+  const Shape s{{0, 2048, 2352}, 4, P, 128, 2};
+  RealisticOptions ro;
+  ro.d_mode = DMode::per_head_dim;
+  Problem p = realistic_problem(s, Formats{Format::bf16, Format::fp32, Format::bf16}, 402, ro);
+  clamp_dt(p);
   chunk_scan::Config cfg;
   cfg.contract = kind;
   cfg.chunk_size = 256;
@@ -108,7 +135,7 @@ json::Value chunk_scan_case(chunk_scan::ContractKind kind) {
   k.family = "chunk_scan";
   k.contract = chunk_scan::contract(kind, 256);
   const verify::Fp32Reference ref = verify::fp32_reference(p);
-  return judge(std::string("1 x 2048 tokens, chunk 256, ") +
+  return judge("2048 + 304 tokens, P " + std::to_string(P) + ", chunk 256, " +
                    (kind == chunk_scan::ContractKind::fp32 ? "fp32" : "production") + " contract",
                p, k, got.y, got.final_state, ref);
 }
@@ -124,9 +151,10 @@ int sharp_proof(const std::string& kernel, const std::string& path) {
   if (kernel == "ssu") {
     for (Format f : {Format::fp32, Format::bf16}) cases.push_back(ssu_case(f));
   } else {
-    for (auto kind : {chunk_scan::ContractKind::production, chunk_scan::ContractKind::fp32}) {
-      cases.push_back(chunk_scan_case(kind));
-    }
+    // Production widths (P = 64) under both contracts; P = 128 reaches a second 64-row tile.
+    cases.push_back(chunk_scan_case(chunk_scan::ContractKind::production, 64));
+    cases.push_back(chunk_scan_case(chunk_scan::ContractKind::fp32, 64));
+    cases.push_back(chunk_scan_case(chunk_scan::ContractKind::production, 128));
   }
   const json::Value doc = {{"bug", kPlantedBugName}, {"kernel", kernel}, {"cases", cases}};
   const std::string text = doc.dump(1) + "\n";

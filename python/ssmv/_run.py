@@ -73,7 +73,8 @@ def run_json(binary, args, cwd, dump_for_errors=None):
     message = (proc.stderr.strip() or proc.stdout.strip())
     if proc.returncode == 2:
         raise SsmvError(message, command=cmd, dump=dump_for_errors)
-    if proc.returncode not in (0, 1) or not report.exists():
+    # 0 nothing found, 1 VIOLATION/INVALID, 3 SUSPICIOUS (the sharp verdict) without either.
+    if proc.returncode not in (0, 1, 3) or not report.exists():
         raise RuntimeError(f"{' '.join(cmd)} exited with code {proc.returncode} without a report: {message}")
     with open(report, encoding="utf-8") as f:
         return json.load(f), proc.stdout

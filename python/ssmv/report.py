@@ -124,6 +124,28 @@ class WorstElement:
 
 
 @dataclass(frozen=True)
+class SharpVerdict:
+    """The sharp verdict of one tensor (docs/sharp-verdicts.md): SUSPICIOUS when its error is
+    larger than the contract's own rounding model gives; `explanations` the candidate defects,
+    best first, as (name, share of the unexplained error energy explained, consistent)."""
+    suspicious: bool
+    ratio: float                 # error energy / the model's, whole tensor
+    worst_head: Optional[int]
+    worst_ratio: float
+    p_value_bound: float
+    allowed_configuration: str
+    explanations: Tuple[Tuple[str, float, bool], ...]
+
+    @staticmethod
+    def of(j):
+        if not j or not j.get("evaluated"):
+            return None
+        return SharpVerdict(j["verdict"] == "SUSPICIOUS", _ratio(j["whole"]["ratio"]), j["worst_slice"]["head"],
+                            _ratio(j["worst_slice"]["ratio"]), _ratio(j["p_value_bound"]), j["allowed_configuration"],
+                            tuple((a["name"], _ratio(a["explained"]), a["consistent"]) for a in j["attribution"]))
+
+
+@dataclass(frozen=True)
 class TensorResult:
     """One judged tensor (y, final_state, ...) of one kernel check."""
     name: str
@@ -141,6 +163,11 @@ class TensorResult:
     max_ulps_at_scale: Optional[Difference]
     worst: Optional[WorstElement]
     worst_bound_sources: Tuple[BoundSource, ...]
+    sharp: Optional[SharpVerdict] = None     # None: not run or not applicable
+
+    @property
+    def suspicious(self) -> bool:
+        return self.sharp is not None and self.sharp.suspicious
 
     @property
     def ok(self) -> bool:
@@ -159,7 +186,8 @@ class TensorResult:
             Difference.of(j["max_abs_difference"]), Difference.of(j["max_rel_difference"]),
             Difference.of(j["max_err_over_scale"]), Difference.of(j["max_ulps_at_scale"]),
             WorstElement.of(j["worst"]),
-            tuple(BoundSource(b["source"], b["label"], float(b["share"])) for b in j["worst_bound_sources"]))
+            tuple(BoundSource(b["source"], b["label"], float(b["share"])) for b in j["worst_bound_sources"]),
+            SharpVerdict.of(j.get("sharp")))
 
     # --- text, as verify/reports/report_text.cpp prints it --------------------------------------
 

@@ -59,6 +59,10 @@ def test_bf16_fixture_arrays_get_the_cli_verdict(name, tmp_path, ssmv_binary):
     assert f"input_format bf16: inferred from the dtype of x, dt, B, C{', z' if 'z' in tensors else ''} " \
            "(int16 (bf16 bit patterns))" in r.notes
     assert r["y"].format == "bf16" and r["y"].worst.computed.bits.startswith("0x")
+    # The sharp verdict (docs/sharp-verdicts.md) ran on one kernel's dump and found nothing.
+    if meta["ssmv.kernel"] != "handoff":
+        assert all(t.sharp is not None and not t.suspicious for t in r.entry.tensors)
+        assert all(t.sharp.ratio < 4 for t in r.entry.tensors)
 
 
 def test_triton_decode_under_the_bundled_ssu_contract_fails_like_the_cli(tmp_path, ssmv_binary):
