@@ -1,5 +1,5 @@
 // The recurrence in double with a configuration's roundings (emulation.h); the noise model
-// is derived in docs/sharp-verdicts.md ("the noise model"), numbered [N1]–[N6] below.
+// is derived in docs/sharp-verdicts.md ("the noise model"), numbered [N1]–[N4] below.
 #include "verify/sharp/emulation.h"
 
 #include <algorithm>
@@ -104,7 +104,7 @@ double round_stochastically(Format f, double v, Rng& rng) {
   return rng.uniform() < (v - lo) / (hi - lo) ? hi : lo;
 }
 
-// The noise of one run and the contract's budgets it draws from ([N1]–[N6]).
+// The noise of one run and the contract's budgets it draws from ([N1]–[N2]).
 class Model {
  public:
   Model(const Contract& c, const Noise& n, int64_t sequence, int64_t head)
@@ -290,8 +290,8 @@ void initial_state(const Problem& p, int64_t s, int64_t h, std::vector<double>& 
   for (int64_t i = 0; i < PN; ++i) S[i] = double(src[i]);
 }
 
-// The sequential family (SSU), token by token: [N4] the update S = a·S + (δB)·x is two
-// roundings at |a·S| and |S_new| (unfused: the deeper of the two forms a contract allows).
+// The sequential family (SSU), token by token: the update S = a·S + (δB)·x is two
+// roundings ([N1]) at |a·S| and |S_new| (unfused: the deeper of the two forms a contract allows).
 // The state is held transposed, [N, P], so that y's P sums over n run side by side.
 void emulate_sequential(const Problem& p, const Contract& c, const Emulation& e, Model& m, int64_t s, int64_t h,
                         UnitOutputs& out) {
