@@ -158,4 +158,15 @@ Format resolve(FormatRef ref, Format input, Format state, Format output) {
   return Format::fp32;
 }
 
+std::vector<ChunkPiece> chunk_pieces(int64_t begin, int64_t end, int64_t chunk_size, ChunkLayout layout) {
+  std::vector<ChunkPiece> out;
+  for (int64_t t = begin; t < end;) {
+    const int64_t c0 = layout == ChunkLayout::global ? t / chunk_size * chunk_size : t;
+    const int64_t stop = std::min(end, c0 + chunk_size);
+    out.push_back({t, stop - t, c0});
+    t = stop;
+  }
+  return out;
+}
+
 }  // namespace ssmv

@@ -105,6 +105,16 @@ enum class ChunkLayout : uint8_t {
              // of the next; the cumulative sum runs from the chunk's first token
 };
 
+// One sequence's share of a chunk: packed tokens [start, start + len) of the chunk that
+// begins at chunk_start (= start unless the layout is global and the sequence starts
+// mid-chunk: then chunk_start = start rounded down to a multiple of the chunk size).
+struct ChunkPiece {
+  int64_t start, len, chunk_start;
+};
+// The pieces of the packed tokens [begin, end) (one sequence) in chunks of `chunk_size` laid
+// out by `layout`, in order. What the chunked bound and the sharp verdict's emulation walk.
+std::vector<ChunkPiece> chunk_pieces(int64_t begin, int64_t end, int64_t chunk_size, ChunkLayout layout);
+
 struct Contract {
   std::string name;      // "ssu", "chunk_scan.production", "chunk_scan.fp32", ...
   std::string kernel;    // "ssu", "chunk_scan", or an external kernel's name

@@ -98,23 +98,6 @@ class ChainModel {
   double u_, eta_;
 };
 
-// One sequence's share of a chunk: packed tokens [start, start + len) of the chunk that
-// begins at chunk_start (= start unless the layout is global and the sequence starts
-// mid-chunk: then chunk_start = start rounded down to a multiple of the chunk size).
-struct Piece {
-  int64_t start, len, chunk_start;
-};
-std::vector<Piece> pieces(int64_t begin, int64_t end, int64_t L, ChunkLayout layout) {
-  std::vector<Piece> out;
-  for (int64_t t = begin; t < end;) {
-    const int64_t c0 = layout == ChunkLayout::global ? t / L * L : t;
-    const int64_t stop = std::min(end, c0 + L);
-    out.push_back({t, stop - t, c0});
-    t = stop;
-  }
-  return out;
-}
-
 // y[i] += a·x[i] for i < n: the rows of the stages' products (distinct arrays, so the
 // double case vectorises).
 inline void add_scaled(int64_t n, double a, const double* __restrict x, double* __restrict y) {
@@ -250,10 +233,10 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
     return int(std::clamp(work / double(std::max<int64_t>(1, in.work_per_thread)), 1.0, double(threads)));
   };
 
-  std::vector<std::vector<Piece>> seq_pieces(S);
+  std::vector<std::vector<ChunkPiece>> seq_pieces(S);
   int64_t chunks_total = 0;
   for (int64_t seq = 0; seq < S; ++seq) {
-    seq_pieces[seq] = pieces(s.cu_seqlens[seq], s.cu_seqlens[seq + 1], L, c.chunk_layout);
+    seq_pieces[seq] = chunk_pieces(s.cu_seqlens[seq], s.cu_seqlens[seq + 1], L, c.chunk_layout);
     chunks_total += int64_t(seq_pieces[seq].size());
   }
   if (out != nullptr) {
@@ -276,7 +259,7 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
   std::vector<double> C_rows, B_t, absB_t;  // one group's piece: C [Lc, N], B and |B| [N, Lc]
   int64_t chunk_index = 0;
   for (int64_t seq = 0; seq < S; ++seq) {
-    const std::vector<Piece>& seq_chunks = seq_pieces[seq];
+    const std::vector<ChunkPiece>& seq_chunks = seq_pieces[seq];
     const int64_t n_pieces = int64_t(seq_chunks.size());
     std::vector<int64_t> hs;  // the heads evaluated, ascending
     for (int64_t h = 0; h < H; ++h) {
@@ -605,7 +588,7 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
       }
     }
     if (out != nullptr) {
-      for (const Piece& pc : seq_chunks) out->boundary_positions.push_back(pc.start + pc.len);
+      for (const ChunkPiece& pc : seq_chunks) out->boundary_positions.push_back(pc.start + pc.len);
     }
     chunk_index += n_pieces;
   }
@@ -644,7 +627,7 @@ Tagged chunked_bound_parts(const ChunkedInput& in, BoundOf which, int64_t index,
     const int64_t piece = index / (s.H * s.P * s.N);
     int64_t before = 0;
     for (int64_t q = 0; q < s.num_sequences() && f.sequence < 0; ++q) {
-      const int64_t n = int64_t(pieces(s.cu_seqlens[q], s.cu_seqlens[q + 1], in.contract->chunk_size,
+      const int64_t n = int64_t(chunk_pieces(s.cu_seqlens[q], s.cu_seqlens[q + 1], in.contract->chunk_size,
                                        in.contract->chunk_layout).size());
       if (piece < before + n) f.sequence = q;
       before += n;

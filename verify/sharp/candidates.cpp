@@ -12,15 +12,11 @@ std::string fmt(Format f) { return std::string(format_name(f)); }
 constexpr Site kOptionalSites[] = {Site::dt_scaled_B, Site::decayed_CB, Site::incoming_state,
                                    Site::final_incoming_state};
 
-// The coarse formats a buggy kernel rounds an fp32 intermediate to: the 16-bit formats,
-// the problem's input format first when it is one of them.
+// The coarse formats a buggy kernel rounds an fp32 intermediate to: the 16-bit formats, the
+// problem's input format first when it is fp16.
 std::vector<Format> coarse_formats(const Problem& p) {
-  std::vector<Format> out;
-  if (p.formats.input == Format::bf16 || p.formats.input == Format::fp16) out.push_back(p.formats.input);
-  for (Format f : {Format::bf16, Format::fp16}) {
-    if (out.empty() || out[0] != f) out.push_back(f);
-  }
-  return out;
+  if (p.formats.input == Format::fp16) return {Format::fp16, Format::bf16};
+  return {Format::bf16, Format::fp16};
 }
 
 }  // namespace

@@ -351,12 +351,6 @@ void emulate_sequential(const Problem& p, const Contract& c, const Emulation& e,
   }
 }
 
-// One sequence's share of a chunk: packed tokens [start, start + len) of the chunk that
-// begins at chunk_start (earlier than start only with the global layout, mid-chunk).
-struct Piece {
-  int64_t start, len, chunk_start;
-};
-
 // The chunked family (chunk_scan) piece by piece, in the stages of the chunked SSD
 // algorithm; every value is formed as the kernel forms it (docs/bounds.md §3) so that the
 // declared roundings see the values the kernel rounds.
@@ -366,13 +360,7 @@ void emulate_chunked(const Problem& p, const Contract& c, const Emulation& e, Mo
   const int64_t P = sh.P, N = sh.N, g = sh.group_of(h);
   const int64_t begin = sh.cu_seqlens[s], end = sh.cu_seqlens[s + 1], L = c.chunk_size;
   if (L < 1) throw std::invalid_argument("emulate_unit: a chunked contract needs chunk_size >= 1");
-  std::vector<Piece> pieces;
-  for (int64_t t = begin; t < end;) {
-    const int64_t c0 = c.chunk_layout == ChunkLayout::global ? t / L * L : t;
-    const int64_t stop = std::min(end, c0 + L);
-    pieces.push_back({t, stop - t, c0});
-    t = stop;
-  }
+  const std::vector<ChunkPiece> pieces = chunk_pieces(begin, end, L, c.chunk_layout);
   const double A = double(p.A[h]);
   std::vector<double> hs;  // [P, N] the running state, fp32 in the kernel
   initial_state(p, s, h, hs);
@@ -384,7 +372,7 @@ void emulate_chunked(const Problem& p, const Contract& c, const Emulation& e, Mo
   ParallelSums cb_sum(reduction_of(c, Sum::cb).order, m.on());
   ParallelSums y_sum(reduction_of(c, Sum::y).order, m.on());
   for (size_t pi = 0; pi < pieces.size(); ++pi) {
-    const Piece& pc = pieces[pi];
+    const ChunkPiece& pc = pieces[pi];
     const int64_t t0 = pc.start, len = pc.len;
     const bool last_piece = pi + 1 == pieces.size();
     // (a) δ and the cumulative sum from the chunk's first token ([N1] for each δ·A). [N4] The
