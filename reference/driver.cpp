@@ -20,6 +20,7 @@
 #include "reference/mpfr_bound.h"
 #include "reference/round.h"
 #include "reference/tiered.h"
+#include "spec/progress.h"
 
 namespace ssmv::ref::detail {
 namespace {
@@ -459,10 +460,33 @@ int checked_check_precision(const Problem& pr, const Options& o) {
   return check;
 }
 
+namespace {
+
+// Counts each token handed over as P·N state updates done (spec/progress.h): every token of
+// every pair reaches the sink once, from whichever tier settled it.
+class CountingSink : public Sink {
+ public:
+  CountingSink(Sink& inner, int64_t per_token) : inner_(inner), per_token_(per_token) {}
+  void token(const TokenOutputs& out) override {
+    progress::advance(per_token_);
+    inner_.token(out);
+  }
+  void state(const StateOutputs& out) override { inner_.state(out); }
+
+ private:
+  Sink& inner_;
+  int64_t per_token_;
+};
+
+}  // namespace
+
 TierCounts run(const Problem& pr, const InitialStates& init, const Options& o, Sink& sink) {
+  const Shape& s = pr.shape;
+  const progress::Phase phase("reference", s.num_tokens() * s.H * s.P * s.N, "state updates");
+  CountingSink counting(sink, s.P * s.N);
   switch (o.arithmetic) {
-    case Arithmetic::raw_mpfr: return run_with<RawMpfr>(pr, init, o, sink);
-    case Arithmetic::boost_mpfr: return run_with<BoostMpfr>(pr, init, o, sink);
+    case Arithmetic::raw_mpfr: return run_with<RawMpfr>(pr, init, o, counting);
+    case Arithmetic::boost_mpfr: return run_with<BoostMpfr>(pr, init, o, counting);
   }
   bad_option("option 'arithmetic' = " + std::to_string(int(o.arithmetic)) + ": unknown");
   return {};

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "reference/arithmetic.h"
 #include "reference/double_double.h"
@@ -14,6 +15,7 @@
 #include "reference/magnitude.h"
 #include "reference/mpfr_bound.h"
 #include "spec/format.h"
+#include "spec/vector_clones.h"
 
 namespace ssmv::ref::detail {
 namespace {
@@ -73,7 +75,7 @@ bool decides(const DD& v, double err, bool formats) {
 // (0 + 1) + (2 + 3) (a fixed tree: the bits do not depend on the machine). Compiled for
 // x86-64-v3 (AVX2, FMA) and generic x86-64, chosen at load time; std::fma rounds once in
 // both, so both give the same bits.
-__attribute__((target_clones("arch=x86-64-v3", "default")))
+SSMV_VECTOR_FMA_CLONES
 DD update_row(double* sh, double* sl, const double* uh, const double* ul, const double* c, DD decay,
               double x, int64_t N, double* abs_cs) {
   for (int64_t n = 0; n < N; ++n) {
@@ -111,7 +113,7 @@ struct FastPairRunner::Impl {
         y_vals(size_t(P), check_bits), state_vals(size_t(P * N), check_bits), y_ptr(size_t(P)),
         state_ptr(size_t(P * N)), y_nearest(size_t(P)), y_err(size_t(P)), ungated_nearest(size_t(P)),
         sum_abs_cs(size_t(P)), state_nearest(size_t(P * N)), state_err(size_t(P * N)),
-        check_bound(check_bits, N), gates(check_bits) {
+        err(size_t(P * N)), check_bound(check_bits, N), gates(check_bits) {
     mpfr_init2(tmp, check_bits);
     cert_factor = std::ldexp(1.0, -certified_bits);
     for (int64_t p = 0; p < P; ++p) y_ptr[p] = y_vals[p].get();
@@ -129,6 +131,7 @@ struct FastPairRunner::Impl {
     const int64_t pn = P * N;
     gamma = 0;
     zeta_sum = 0;
+    std::fill(err.begin(), err.end(), 0.0);
     check_bound.start(0);
     if (init.exact) {
       const int64_t base = (s * pr.shape.H + h) * pn;
@@ -142,6 +145,8 @@ struct FastPairRunner::Impl {
       }
       gamma = 1.01 * kU2;  // to_dd
       zeta_sum = 0x1p-1074;  // a lo that underflowed
+      // The same per element, E_0 = Γ_0·Ŝ_0 + Z_0 rounded up [3].
+      for (int64_t i = 0; i < pn; ++i) err[i] = (gamma * init.exact->magnitude[base + i] + zeta_sum) * kUp;
       check_bound.start(um * kUp);  // the check run rounds the value to its precision (|v| <= magnitude)
     } else if (const float* f = init.floats[s]) {
       mag.load(f + h * pn);
@@ -189,6 +194,18 @@ struct FastPairRunner::Impl {
     gamma = (gamma + theta + gamma * theta) * kUp8;
     zeta_sum = (a_hat * (1 + theta) * zeta_sum + kZeta) * kUp8;
     if (!std::isfinite(zeta_sum) || !(gamma <= 0x1p-70)) return false;
+    // [3] The per-element bound E_t = â(1+θ)E_{t−1} + θ·Ŝ_t + ζ (rounded up by 1 + 8u: five
+    // operations on non-negative terms). It stays near θ·Ŝ/(1 − a) while Γ_t·Ŝ grows with t:
+    // at 65,536 tokens the scalar bound was 2^16 times larger and left y elements near zero
+    // undecided, sending whole pairs to the MPFR tier.
+    const double* sabs = mag.state();
+    const double e_decay = a_hat * (1 + theta);
+    bool err_finite = true;
+    for (int64_t i = 0; i < P * N; ++i) {
+      err[i] = (e_decay * err[i] + theta * sabs[i] + kZeta) * kUp8;
+      err_finite &= err[i] <= std::numeric_limits<double>::max();
+    }
+    if (!err_finite) return false;
 
     const int64_t g = pr.shape.group_of(h);
     double sum_c = 0;
@@ -212,9 +229,13 @@ struct FastPairRunner::Impl {
       // D·x is exact in double (24 × 24 significant bits).
       const DD yu = has_d ? dd::add(acc, double(pr.d_value(h, p)) * x) : acc;
       const double Mu = mag.y_ungated()[p];
-      const double e_yu =
-          (gamma * Mu + zeta_sum * sum_c + kappa * (Mu * (1 + gamma) + zeta_sum * sum_c) +
-           double(N + 2) * kZeta) * kUp;
+      // Σ_n |C_n|·E_n: the state's error carried into the row (at most 2N + 1 operations on
+      // non-negative terms, rounded up by K) [4].
+      double ce = 0;
+      const double* er = &err[size_t(p * N)];
+      for (int64_t n = 0; n < N; ++n) ce += std::fabs(c[n]) * er[n];
+      ce *= kUp;
+      const double e_yu = (ce + kappa * (Mu + ce) + double(N + 2) * kZeta) * kUp;
       const double em_yu = check_bound.y_ungated(Mu);
       if (!decides(yu, e_yu + em_yu, false)) return false;  // nearest only: never rounded to a format
       ungated_nearest[p] = yu.hi;
@@ -253,7 +274,7 @@ struct FastPairRunner::Impl {
     const int64_t pn = P * N;
     const double* sabs = mag.state();
     for (int64_t i = 0; i < pn; ++i) {
-      const double e = (gamma * sabs[i] + zeta_sum) * kUp;
+      const double e = err[i] * kUp;
       const double em = check_bound.state(sabs[i]);
       const DD v{sh[i], sl[i]};
       const double cert = (e + 2 * um * std::fabs(v.hi)) * kUp;
@@ -315,7 +336,9 @@ struct FastPairRunner::Impl {
   std::vector<mpfr_srcptr> y_ptr, state_ptr;
   std::vector<double> y_nearest, y_err, ungated_nearest, sum_abs_cs;  // [P]
   std::vector<double> state_nearest, state_err;                       // [P, N]
-  // Running bounds [3]: |S - S_dd| <= gamma·Sabs + zeta_sum; the check run's, mpfr_bound.h.
+  // Running bounds [3]: |S - S_dd| <= err per element, and <= gamma·Sabs + zeta_sum (the
+  // scalar form, kept as the guard Γ <= 2^-70); the check run's, mpfr_bound.h.
+  std::vector<double> err;  // [P, N]
   double gamma = 0, zeta_sum = 0;
   MpfrRunBound check_bound;
   mpfr_t tmp;

@@ -8,12 +8,6 @@
 namespace ssmv {
 namespace {
 
-constexpr FormatInfo kFp32{"fp32", 32, 24, 8, 127, -126, 0x1p-24, 0x1.fffffep127, 0x1p-149};
-constexpr FormatInfo kBf16{"bf16", 16, 8, 8, 127, -126, 0x1p-8, 0x1.fep127, 0x1p-133};
-constexpr FormatInfo kFp16{"fp16", 16, 11, 5, 15, -14, 0x1p-11, 65504.0, 0x1p-24};
-// Decoded values are fp32 values: fp32's fields, plus the code range.
-constexpr FormatInfo kInt16Scaled{"int16_scaled", 32, 24, 8, 127, -126, 0x1p-24, 0x1.fffffep127, 0x1p-149, 32767};
-
 Bits sign_mask(const FormatInfo& fi) { return Bits{1} << (fi.total_bits - 1); }
 Bits mantissa_bits(const FormatInfo& fi) { return fi.precision - 1; }
 Bits mantissa_mask(const FormatInfo& fi) { return (Bits{1} << mantissa_bits(fi)) - 1; }
@@ -33,10 +27,10 @@ double pow2(int k) {
 
 const FormatInfo& format_info(Format f) {
   switch (f) {
-    case Format::fp32: return kFp32;
-    case Format::bf16: return kBf16;
-    case Format::fp16: return kFp16;
-    case Format::int16_scaled: return kInt16Scaled;
+    case Format::fp32:
+    case Format::bf16:
+    case Format::fp16:
+    case Format::int16_scaled: return kFormatInfos[static_cast<int>(f)];
   }
   throw std::invalid_argument("format_info: unknown format");
 }
@@ -109,7 +103,7 @@ Bits round_nearest_even(Format f, double v) {
   return mag >= inf_bits(fi) ? sign | inf_bits(fi) : sign | Bits(mag);
 }
 
-double round_value(Format f, double v) { return decode(f, round_nearest_even(f, v)); }
+double round_value_general(Format f, double v) { return decode(f, round_nearest_even(f, v)); }
 
 bool representable(Format f, double v) {
   if (std::isnan(v)) return false;

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -41,6 +42,17 @@ struct FormatInfo {
   int32_t scaled_code_max = 0;
 };
 
+// The formats' facts, indexed by Format (one table: format.cpp's format_info reads it too).
+inline constexpr FormatInfo kFormatInfos[4] = {
+    {"fp32", 32, 24, 8, 127, -126, 0x1p-24, 0x1.fffffep127, 0x1p-149},
+    {"bf16", 16, 8, 8, 127, -126, 0x1p-8, 0x1.fep127, 0x1p-133},
+    {"fp16", 16, 11, 5, 15, -14, 0x1p-11, 65504.0, 0x1p-24},
+    // Decoded values are fp32 values: fp32's fields, plus the code range.
+    {"int16_scaled", 32, 24, 8, 127, -126, 0x1p-24, 0x1.fffffep127, 0x1p-149, 32767},
+};
+static_assert(static_cast<int>(Format::fp32) == 0 && static_cast<int>(Format::bf16) == 1 &&
+              static_cast<int>(Format::fp16) == 2 && static_cast<int>(Format::int16_scaled) == 3);
+
 const FormatInfo& format_info(Format f);
 std::string_view format_name(Format f);
 // Parses "fp32"/"float32"/"f32", "bf16"/"bfloat16", "fp16"/"float16"/"f16", "int16_scaled".
@@ -66,10 +78,49 @@ double decode(Format f, Bits bits);
 Bits round_nearest_even(Format f, double v);
 
 // The double nearest to round_nearest_even(f, v): decode(f, round_nearest_even(f, v)).
-double round_value(Format f, double v);
+// Inline, with a fast path for the common case, since the sharp verdict's emulation rounds
+// every state element of every token (tens of millions of calls per check): a normal double
+// whose binade is one of the format's normal binades is rounded in its own bits — add half
+// the dropped quantum minus one plus the kept lowest bit (ties to even), clear the dropped
+// bits; a carry into the exponent field is the next binade, and past emax it is ±Inf, as
+// round_nearest_even gives at and above max_finite + ulp/2. Integer arithmetic only, so the
+// dynamic rounding mode does not matter. Everything else (zero, subnormal results, NaN, Inf)
+// takes round_value_general.
+double round_value_general(Format f, double v);
+inline double round_value(Format f, double v) {
+  const FormatInfo& fi = kFormatInfos[static_cast<int>(f)];
+  uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  const int e = int((b >> 52) & 0x7ff) - 1023;
+  if (e < fi.emin || e > fi.emax) return round_value_general(f, v);
+  const int drop = 53 - fi.precision;  // 29 (fp32), 45 (bf16), 42 (fp16)
+  b += ((uint64_t{1} << (drop - 1)) - 1) + ((b >> drop) & 1);
+  b &= ~((uint64_t{1} << drop) - 1);
+  if (int((b >> 52) & 0x7ff) - 1023 > fi.emax) return (b >> 63) ? -std::numeric_limits<double>::infinity()
+                                                                 : std::numeric_limits<double>::infinity();
+  double r;
+  std::memcpy(&r, &b, sizeof r);
+  return r;
+}
 
 // True when v is a value of the format (finite or infinite; NaN is not).
 bool representable(Format f, double v);
+// The same for a float, inline: validating a dump's tensors (67 M state elements in a
+// 256-request decode step) asks it of every element. Every float is an fp32 value (and an
+// int16_scaled element is its decoded fp32 value); a float is a bf16 value exactly when its
+// low 16 bits are zero (bf16 is fp32's top half: same exponent range, subnormals included).
+inline bool representable(Format f, float v) {
+  if (v != v) return false;
+  uint32_t b;
+  std::memcpy(&b, &v, sizeof b);
+  switch (f) {
+    case Format::fp32:
+    case Format::int16_scaled: return true;
+    case Format::bf16: return (b & 0xffffu) == 0;
+    case Format::fp16: break;
+  }
+  return representable(f, double(v));
+}
 
 // Bits of a value that must be representable; throws std::invalid_argument otherwise.
 Bits encode_exact(Format f, double v);

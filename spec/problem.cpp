@@ -28,7 +28,7 @@ void check_size(const char* field, const std::vector<float>& t, int64_t expected
 // Every value finite and exact in `f`.
 void check_values(const char* field, const std::vector<float>& t, Format f) {
   for (size_t i = 0; i < t.size(); ++i) {
-    const double v = t[i];
+    const float v = t[i];
     if (!std::isfinite(v)) {
       fail(std::string("problem field '") + field + "'[" + std::to_string(i) + "] = " + num(v) +
            ": inputs must be finite");

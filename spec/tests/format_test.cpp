@@ -439,6 +439,80 @@ TEST(FormatRoundFp32, AgreesWithFloatCastOnAMillionDoubles) {
   EXPECT_GT(ties_up, 50000);
 }
 
+// round_value's inline fast path (a normal binade of the format, rounded in the double's own
+// bits) against the general path decode(round_nearest_even): bit for bit, the sign of zero
+// and ±Inf included, for every format, on 400,000 random doubles with exponents over and
+// beyond each format's range, the ties (midpoints of two neighbours) and the doubles next to
+// them, and the edges: the smallest normal's binade, max_finite and its overflow threshold.
+TEST(FormatRoundValue, FastPathAgreesWithTheGeneralPath) {
+  std::mt19937_64 rng(kSeed + 7);
+  auto same = [](Format f, double d) {
+    const double got = round_value(f, d), want = decode(f, round_nearest_even(f, d));
+    uint64_t g, w;
+    std::memcpy(&g, &got, 8);
+    std::memcpy(&w, &want, 8);
+    return g == w || (std::isnan(got) && std::isnan(want))
+               ? ::testing::AssertionSuccess()
+               : ::testing::AssertionFailure() << format_name(f) << ": round_value(" << hexd(d) << ") = "
+                                               << hexd(got) << ", general path " << hexd(want);
+  };
+  for (Format f : {Format::fp32, Format::bf16, Format::fp16, Format::int16_scaled}) {
+    const FormatInfo& fi = format_info(f);
+    for (int i = 0; i < 100000; ++i) {
+      const uint64_t mant = rng() & ((uint64_t{1} << 52) - 1);
+      const int exp = fi.emin - 30 + static_cast<int>(rng() % uint64_t(fi.emax - fi.emin + 60));
+      double d = std::ldexp(1.0 + std::ldexp(static_cast<double>(mant), -52), exp);
+      if (rng() & 1) d = -d;
+      ASSERT_TRUE(same(f, d));
+      // A tie: the midpoint of d's rounded value and its upper neighbour, and its neighbours.
+      const Bits b = round_nearest_even(f, std::fabs(d));
+      if (is_inf(f, b) || is_inf(f, next_up(f, b))) continue;
+      const double mid = (decode(f, b) + decode(f, next_up(f, b))) / 2;
+      ASSERT_TRUE(same(f, mid));
+      ASSERT_TRUE(same(f, -mid));
+      ASSERT_TRUE(same(f, std::nextafter(mid, 0.0)));
+      ASSERT_TRUE(same(f, std::nextafter(mid, 1e300)));
+    }
+    const double edges[] = {std::ldexp(1.0, fi.emin), std::nextafter(std::ldexp(1.0, fi.emin), 0.0),
+                            fi.max_finite, fi.max_finite + std::ldexp(1.0, fi.emax - fi.precision),  // + ulp/2: Inf
+                            std::nextafter(fi.max_finite + std::ldexp(1.0, fi.emax - fi.precision), 0.0),
+                            std::ldexp(1.0, fi.emax + 1), 0.0, -0.0,
+                            std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()};
+    for (double d : edges) {
+      ASSERT_TRUE(same(f, d));
+      ASSERT_TRUE(same(f, -d));
+    }
+  }
+}
+
+// representable(Format, float), inline with a bit test for bf16, against the double path: every
+// 251st float pattern (every exponent and mantissa bit varies), every bf16 pattern widened
+// to a float and its float neighbours, and ±0, ±Inf, NaN.
+TEST(FormatRepresentable, FloatOverloadAgreesWithTheDoublePath) {
+  int bf16_exact = 0;
+  auto same = [&](Format f, float v) {
+    const bool got = representable(f, v), want = representable(f, double(v));
+    bf16_exact += f == Format::bf16 && got;
+    return got == want ? ::testing::AssertionSuccess()
+                       : ::testing::AssertionFailure() << format_name(f) << ": representable(" << hexd(v)
+                                                       << "f) = " << got << ", double path " << want;
+  };
+  for (Format f : {Format::fp32, Format::bf16, Format::fp16, Format::int16_scaled}) {
+    for (uint64_t b = 0; b < (uint64_t{1} << 32); b += 251) ASSERT_TRUE(same(f, bits_float(Bits(b))));
+    for (Bits b = 0; b < 0x10000u; ++b) {
+      const float v = bits_float(b << 16);
+      ASSERT_TRUE(same(f, v));
+      ASSERT_TRUE(same(f, std::nextafter(v, 0.0f)));
+      ASSERT_TRUE(same(f, std::nextafter(v, 1e30f)));
+    }
+    for (float v : {0.0f, -0.0f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                    std::numeric_limits<float>::quiet_NaN()}) {
+      ASSERT_TRUE(same(f, v));
+    }
+  }
+  EXPECT_GT(bf16_exact, 65000);  // not vacuous: the widened bf16 patterns are exact
+}
+
 // int16_scaled: elements are the decoded fp32 value fl(q·d) (spec/format.h), so its element
 // functions are fp32's; the codes' range is ±32767.
 TEST(Int16Scaled, IsABlockScaledStateFormatWithAnFp32Carrier) {

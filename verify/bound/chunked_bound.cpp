@@ -9,6 +9,7 @@
 
 #include "verify/bound/error_model.h"
 #include "spec/parallel.h"
+#include "spec/progress.h"
 #include "verify/bound/terms.h"
 
 namespace ssmv::bound {
@@ -573,6 +574,7 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
           emit(BoundOf::boundary_state, &ChunkedBounds::boundary_state, ((chunk_index + cj) * H + h) * P * N + i,
                hst.E[i] + tag.at(BS::stored_state, stored(out_ub + total(hst.E[i]))));
         }
+        progress::advance(Lc * P * N);
       });
     }
     for (int64_t h : hs) {
@@ -597,6 +599,8 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
 }  // namespace
 
 ChunkedBounds chunked_bounds(const ChunkedInput& in) {
+  const Shape& s = in.problem->shape;
+  const progress::Phase phase("bounds", s.num_tokens() * s.H * s.P * s.N, "state updates");
   ChunkedBounds out;
   run<double>(in, Tagger<double>(in.weights), nullptr, -1, nullptr, &out);
   return out;

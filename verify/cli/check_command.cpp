@@ -1,11 +1,15 @@
 #include "verify/cli/check_command.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "reference/reference.h"
+#include "spec/progress.h"
 #include "verify/cli/command_line.h"
 #include "verify/cli/dump_options.h"
 #include "verify/cli/verdict_table.h"
@@ -26,6 +30,19 @@ double parse_real(const std::string& flag, const std::string& v, double lo, doub
   return x;
 }
 
+// "timings: reading the dump 1.21 s, δ and decay 0.32 s, ..." (spec/progress.h phases).
+void print_timings(std::FILE* out) {
+  std::string text;
+  double sum = 0;
+  for (const progress::PhaseTime& t : progress::timings()) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " %.2f s", t.seconds);
+    text += (text.empty() ? "" : ", ") + t.name + buf;
+    sum += t.seconds;
+  }
+  std::fprintf(out, "timings: %s (phases %.2f s)\n", text.c_str(), sum);
+}
+
 }  // namespace
 
 void check_usage() {
@@ -38,6 +55,7 @@ void check_usage() {
       "                  [--dt-softplus | --no-dt-softplus] [--dt-limit LO,HI] [--round-dt-limit]\n"
       "                  [--no-sharp] [--sharp-runs M] [--sharp-margin K] [--sharp-false-alarm P]\n"
       "                  [--sharp-seed S] [--threads N] [--json FILE] [--markdown FILE]\n"
+      "                  [--quiet] [--timings]\n"
       "  Verifies a kernel written elsewhere from a dump of its inputs and outputs (.npz, .npy\n"
       "  or .safetensors; names and layouts in docs/tensor-files.md): every element of y (and of\n"
       "  final_states, when present) against the certified MPFR reference and the per-element\n"
@@ -86,7 +104,11 @@ void check_usage() {
       "  --sharp-false-alarm P  and a false-alarm bound of at most P (default 1e-3)\n"
       "  --sharp-seed S     the runs' root seed (default 20261203)\n"
       "  --threads N        reference worker threads (default 0: every core; results identical)\n"
-      "  --json / --markdown FILE  also write the report (atomically)\n");
+      "  --json / --markdown FILE  also write the report (atomically)\n"
+      "  --quiet            no progress line on stderr (shown for a check that takes over 2 s:\n"
+      "                     the phase, units done, rate and ETA; rewritten in place on a terminal,\n"
+      "                     a plain line every 5 s otherwise)\n"
+      "  --timings          print each phase's wall time on stderr at the end\n");
 }
 
 int check_command(const std::vector<std::string>& args) {
@@ -114,6 +136,9 @@ int check_command(const std::vector<std::string>& args) {
     sharp_options.false_alarm = parse_real("--sharp-false-alarm", v, 0.0, 1.0, "a probability in (0, 1)");
   });
   line.u64("--sharp-seed", [&sharp_options](uint64_t s) { sharp_options.seed = s; });
+  bool quiet = false, timings = false;
+  line.flag("--quiet", [&quiet] { quiet = true; });
+  line.flag("--timings", [&timings] { timings = true; });
   if (!line.parse(args, check_usage, 1)) return 0;
   // FILE is the problem file; one beside --problem is not an option.
   if (!line.positionals().empty()) {
@@ -124,7 +149,12 @@ int check_command(const std::vector<std::string>& args) {
   check_writable("--json", json_path);
   check_writable("--markdown", markdown_path);
 
-  const ResolvedDump dump = resolve_dump(problem_path, outputs_path, declared);
+  std::optional<progress::Display> display;
+  if (!quiet) display.emplace(stderr, "ssmv check", isatty(fileno(stderr)) != 0);
+  const ResolvedDump dump = [&] {
+    const progress::Phase reading("reading the dump", 0, "");
+    return resolve_dump(problem_path, outputs_path, declared);
+  }();
   const Contract& contract = dump.kernel.family == "handoff" ? dump.kernel.decode_contract : dump.kernel.contract;
   const bool stochastic = verify::stores_stochastically(contract, "y", dump.problem.formats) ||
                           verify::stores_stochastically(contract, "final_state", dump.problem.formats);
@@ -139,6 +169,8 @@ int check_command(const std::vector<std::string>& args) {
     sharp::sharp_verdicts(dump.problem, dump.kernel, kc, dump.outputs.y, dump.outputs.final_states, sharp_options);
   }
   const bool suspicious = sharp::any_suspicious(kc);
+  display.reset();  // the progress line is cleared before the report is printed
+  if (timings) print_timings(stderr);
   VerdictTable table("ssmv check");
   table.add(verify::report_entry(problem_path, kc, dump.problem));
   table.print(stdout);

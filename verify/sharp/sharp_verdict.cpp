@@ -9,6 +9,7 @@
 #include <string>
 
 #include "spec/parallel.h"
+#include "spec/progress.h"
 #include "verify/sharp/candidates.h"
 #include "verify/sharp/emulation.h"
 
@@ -127,10 +128,12 @@ struct Pass {
 // `base`, against the declared emulation's. The sums per head go in unit order, so the figures
 // are the same for any thread count.
 template <class Run>
-HeadEnergies run_pass(const Pass& ps, int64_t items, const std::vector<UnitBase>* base, std::vector<UnitBase>* keep,
-                      Run run) {
+HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, const std::vector<UnitBase>* base,
+                      std::vector<UnitBase>* keep, Run run) {
   const Shape& sh = ps.p.shape;
   const int64_t H = sh.H, units = sh.num_sequences() * H;
+  const progress::Phase phase("sharp verdict: " + what, items * sh.num_tokens() * H * sh.P * sh.N,
+                              "emulated updates");
   std::vector<double> ey(items * units, 0.0), es(items * units, 0.0);
   std::vector<int64_t> ny(units, 0), ns(units, 0);
   std::vector<UnitOutputs> bufs(size_t(ps.workers));
@@ -147,6 +150,7 @@ HeadEnergies run_pass(const Pass& ps, int64_t items, const std::vector<UnitBase>
       (*keep)[size_t(u)].y.assign(out.y.begin(), out.y.end());
       (*keep)[size_t(u)].state.assign(out.state.begin(), out.state.end());
     }
+    progress::advance(sh.seq_len(s) * sh.P * sh.N);
   });
   HeadEnergies he;
   he.y.assign(items, std::vector<double>(H, 0.0));
@@ -166,16 +170,16 @@ HeadEnergies run_pass(const Pass& ps, int64_t items, const std::vector<UnitBase>
   return he;
 }
 
-HeadEnergies run_configurations(const Pass& ps, const std::vector<Configuration>& configs,
+HeadEnergies run_configurations(const Pass& ps, const std::string& what, const std::vector<Configuration>& configs,
                                 std::vector<UnitBase>* keep = nullptr) {
-  return run_pass(ps, int64_t(configs.size()), nullptr, keep, [&](int64_t i, int64_t s, int64_t h, UnitOutputs& out) {
+  return run_pass(ps, what, int64_t(configs.size()), nullptr, keep, [&](int64_t i, int64_t s, int64_t h, UnitOutputs& out) {
     emulate_unit(ps.p, ps.c, configs[size_t(i)].emulation, Noise{}, s, h, out);
   });
 }
 
 HeadEnergies run_monte_carlo(const Pass& ps, const Emulation& declared, const std::vector<UnitBase>& base,
                              const SharpOptions& o) {
-  return run_pass(ps, o.runs, &base, nullptr, [&](int64_t m, int64_t s, int64_t h, UnitOutputs& out) {
+  return run_pass(ps, std::to_string(o.runs) + " Monte Carlo runs", o.runs, &base, nullptr, [&](int64_t m, int64_t s, int64_t h, UnitOutputs& out) {
     emulate_unit(ps.p, ps.c, declared, Noise{true, o.seed + uint64_t(m) * 0x9e3779b97f4a7c15ull}, s, h, out);
   });
 }
@@ -263,7 +267,7 @@ void sharp_verdicts(const Problem& p, const verify::ExternalKernel& k, KernelChe
   const std::vector<Configuration> allowed = allowed_configurations(c, p, k.tokens_per_launch);
   // The declared emulation (kept for the runs) and the Monte Carlo runs around it.
   std::vector<UnitBase> base(size_t(sh.num_sequences() * sh.H));
-  HeadEnergies he = run_configurations(ps, {allowed[0]}, &base);
+  HeadEnergies he = run_configurations(ps, "the contract's emulation", {allowed[0]}, &base);
   const HeadEnergies null = run_monte_carlo(ps, allowed[0].emulation, base, o);
   base.clear();
   auto decide_all = [&](const std::vector<Configuration>& configs) {
@@ -277,7 +281,7 @@ void sharp_verdicts(const Problem& p, const verify::ExternalKernel& k, KernelChe
   auto flagged = [](const Target& t) { return t.report && t.report->sharp.suspicious; };
   if (allowed.size() > 1 && (flagged(ty) || flagged(ts))) {
     const std::vector<Configuration> others(allowed.begin() + 1, allowed.end());
-    const HeadEnergies more = run_configurations(ps, others);
+    const HeadEnergies more = run_configurations(ps, "the other allowed configurations", others);
     he.y.insert(he.y.end(), more.y.begin(), more.y.end());
     he.state.insert(he.state.end(), more.state.begin(), more.state.end());
     decide_all(allowed);
@@ -291,7 +295,7 @@ void sharp_verdicts(const Problem& p, const verify::ExternalKernel& k, KernelChe
   const std::vector<Configuration> defects = candidate_defects(c, p, k.tokens_per_launch);
   if (defects.empty()) return;
   const Pass pd{p, c, wants(ty) ? &ty : nullptr, wants(ts) ? &ts : nullptr, ps.workers};
-  const HeadEnergies de = run_configurations(pd, defects);
+  const HeadEnergies de = run_configurations(pd, "attribution", defects);
   for (const Target* t : {&ty, &ts}) {
     if (!wants(*t)) continue;
     SharpResult& r = t->report->sharp;

@@ -82,6 +82,22 @@ TEST_F(CheckCli, SelfDescribingHandoffDumpNeedsNoFlags) {
   EXPECT_NE(o.output.find("no VIOLATION, no INVALID"), std::string::npos) << o.output;
 }
 
+// --timings names every phase of the check with its wall time (after the work, on stderr);
+// a check under 2 s shows no progress line, and --quiet never does.
+TEST_F(CheckCli, TimingsNameThePhasesAndAShortCheckShowsNoProgress) {
+  const std::string f = dump("handoff.npz", problem(), {70, 45}, described("handoff"), /*prefill_tensor=*/true);
+  const testing::Outcome o = run_ssmv("check " + f + " --timings");
+  EXPECT_EQ(o.code, 0) << o.output;
+  for (const char* phase : {"timings: reading the dump ", "reference "}) {
+    EXPECT_NE(o.output.find(phase), std::string::npos) << phase << "\n" << o.output;
+  }
+  EXPECT_EQ(o.output.find("ssmv check: reference"), std::string::npos) << o.output;
+  const testing::Outcome q = run_ssmv("check " + f + " --quiet");
+  EXPECT_EQ(q.code, 0) << q.output;
+  EXPECT_EQ(q.output.find("ssmv check:"), std::string::npos) << q.output;
+  EXPECT_EQ(q.output.find("timings:"), std::string::npos) << q.output;
+}
+
 TEST_F(CheckCli, SafetensorsMetadataAndAUniformPrefixWork) {
   DumpOptions meta = described("handoff");
   meta.prefill_tokens = 60;
