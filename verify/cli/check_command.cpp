@@ -159,11 +159,13 @@ int check_command(const std::vector<std::string>& args) {
   const bool stochastic = verify::stores_stochastically(contract, "y", dump.problem.formats) ||
                           verify::stores_stochastically(contract, "final_state", dump.problem.formats);
   // The table prints no per-element vectors; the bias test of a stochastic rounding reads them.
-  // The sharp verdict reads every element's bound; without it the table needs none.
+  // The sharp verdict reads every element's bound (it judges one kernel per dump, not a
+  // hand-off); without it the table needs none.
+  const bool sharp_reads_bounds = sharp && dump.kernel.family != "handoff";
   verify::KernelCheck kc = verify::check_external(
       dump.problem, dump.kernel, dump.outputs.y, dump.outputs.final_states,
       stochastic ? verify::ElementDetail::elements
-                 : (sharp ? verify::ElementDetail::bounds : verify::ElementDetail::summary));
+                 : (sharp_reads_bounds ? verify::ElementDetail::bounds : verify::ElementDetail::summary));
   if (sharp) {
     sharp_options.threads = ref::default_threads();
     sharp::sharp_verdicts(dump.problem, dump.kernel, kc, dump.outputs.y, dump.outputs.final_states, sharp_options);

@@ -43,18 +43,6 @@ void check_output_sizes(const Problem& p, const std::vector<float>& y, const std
   }
 }
 
-KernelCheck judge_outputs(const Problem& p, KernelCheck kc, const ref::ExactResult& exact, const std::vector<float>& y,
-                          const std::vector<double>& y_bound, const std::vector<float>& final_states,
-                          const std::vector<double>& state_bound) {
-  kc.tensors.push_back(judge_tensor("y", p.formats.output, format_bits(p.formats.output, y), exact.y, y_bound, p,
-                                    y_coords, kYCoordNames));
-  if (!final_states.empty()) {
-    kc.tensors.push_back(judge_tensor("final_state", p.formats.state, format_bits(p.formats.state, final_states),
-                                      exact.final_state, state_bound, p, state_coords, kStateCoordNames));
-  }
-  return kc;
-}
-
 // The judges of a streamed check: y, and the final states when the dump has them.
 struct StreamJudges {
   std::unique_ptr<TensorJudge> y, state;
@@ -100,53 +88,33 @@ struct StreamJudges {
   }
 };
 
-// Judges the reference's outputs as they arrive from the worker threads (y of each token,
-// then the final state of each pair) against the kernel's values, with each element's
-// bound computed in the stream: one bound::SequentialPairBound per pair in progress, which
-// reads the y the reference hands over (the bound's y terms, docs/bounds.md [2.7], [2.8]).
-// The pairs in progress are at most the reference's worker threads; a finished pair's
-// stepper serves the next one.
-class JudgingSink : public ref::Sink {
+// One bound::SequentialPairBound per (sequence, head) pair in progress of a streamed check,
+// with its outputs' buffers: taken (and started from the input's initial state and error) at
+// the pair's first output, given back after its final state. The pairs in progress are at
+// most the reference's worker threads; a finished pair's stepper serves the next one.
+class StepperPool {
  public:
-  JudgingSink(const Problem& p, const bound::SequentialInput& in, const std::vector<float>& y, StreamJudges& judges,
-              const std::vector<float>& final_states)
-      : p_(p), in_(in), y_(y), judges_(judges), final_states_(final_states) {}
-
-  void token(const ref::TokenOutputs& o) override {
-    PairWork& w = pair(o.sequence, o.head);
-    w.bound.step(o.token, o.y_nearest, o.y_certified_error, o.y_ungated, w.y_bound);
-    judges_.add_y(p_, o, y_, [&](size_t k, size_t) { return w.y_bound[k]; });
-  }
-
-  void state(const ref::StateOutputs& o) override {
-    if (!o.final) return;
-    PairWork& w = pair(o.sequence, o.head);
-    w.bound.finish(w.state, w.stored_state);
-    judges_.add_final_state(p_, o, final_states_, w.stored_state.data());
-    release(o.sequence, o.head);
-  }
-
- private:
-  // One pair's stepper and its outputs' buffers.
-  struct PairWork {
+  struct Work {
     bound::SequentialPairBound bound;
     std::vector<double> y_bound, state, stored_state;  // [P], [P, N], [P, N]
-    PairWork(const bound::SequentialInput& in, const Shape& s)
+    Work(const bound::SequentialInput& in, const Shape& s)
         : bound(in), y_bound(size_t(s.P)), state(size_t(s.P * s.N)), stored_state(size_t(s.P * s.N)) {}
   };
 
-  // Pair (seq, h)'s work, started at its first output. Called by the pair's worker only.
-  PairWork& pair(int64_t seq, int64_t h) {
-    const int64_t key = seq * p_.shape.H + h;
+  explicit StepperPool(const bound::SequentialInput& in) : in_(in) {}
+
+  // Pair (seq, h) of the input's problem. Called by the pair's worker only.
+  Work& get(int64_t seq, int64_t h) {
+    const int64_t key = seq * in_.problem->shape.H + h;
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = active_.find(key);
     if (it != active_.end()) return *it->second;
-    std::unique_ptr<PairWork> w;
+    std::unique_ptr<Work> w;
     if (!idle_.empty()) {
       w = std::move(idle_.back());
       idle_.pop_back();
     } else {
-      w = std::make_unique<PairWork>(in_, p_.shape);
+      w = std::make_unique<Work>(in_, in_.problem->shape);
     }
     w->bound.start(seq, h);
     return *(active_[key] = std::move(w));
@@ -154,19 +122,105 @@ class JudgingSink : public ref::Sink {
 
   void release(int64_t seq, int64_t h) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = active_.find(seq * p_.shape.H + h);
+    auto it = active_.find(seq * in_.problem->shape.H + h);
     idle_.push_back(std::move(it->second));
     active_.erase(it);
   }
 
-  const Problem& p_;
+ private:
   const bound::SequentialInput& in_;
+  std::mutex mutex_;
+  std::unordered_map<int64_t, std::unique_ptr<Work>> active_;
+  std::vector<std::unique_ptr<Work>> idle_;
+};
+
+// Judges the reference's outputs as they arrive from the worker threads (y of each token,
+// then the final state of each pair) against the kernel's values, with each element's
+// bound computed in the stream by the pair's stepper, which reads the y the reference hands
+// over (the bound's y terms, docs/bounds.md [2.7], [2.8]).
+class JudgingSink : public ref::Sink {
+ public:
+  JudgingSink(const Problem& p, const bound::SequentialInput& in, const std::vector<float>& y, StreamJudges& judges,
+              const std::vector<float>& final_states)
+      : p_(p), pool_(in), y_(y), judges_(judges), final_states_(final_states) {}
+
+  void token(const ref::TokenOutputs& o) override {
+    StepperPool::Work& w = pool_.get(o.sequence, o.head);
+    w.bound.step(o.token, o.y_nearest, o.y_certified_error, o.y_ungated, w.y_bound);
+    judges_.add_y(p_, o, y_, [&](size_t k, size_t) { return w.y_bound[k]; });
+  }
+
+  void state(const ref::StateOutputs& o) override {
+    if (!o.final) return;
+    StepperPool::Work& w = pool_.get(o.sequence, o.head);
+    w.bound.finish(w.state, w.stored_state);
+    judges_.add_final_state(p_, o, final_states_, w.stored_state.data());
+    pool_.release(o.sequence, o.head);
+  }
+
+ private:
+  const Problem& p_;
+  StepperPool pool_;
   const std::vector<float>& y_;
   StreamJudges& judges_;
   const std::vector<float>& final_states_;
-  std::mutex mutex_;
-  std::unordered_map<int64_t, std::unique_ptr<PairWork>> active_;
-  std::vector<std::unique_ptr<PairWork>> idle_;
+};
+
+// The hand-off, streamed (verify/judge/handoff.h HandoffStream): one reference run over the
+// whole problem, the state at each split requested. A prefix token's y is judged with the
+// chunked bound finished from its own y; at the split the exact state the decode starts
+// from is handed to the decode part, whose tokens and final state are judged with the
+// pair's sequential stepper. A sequence without decoded tokens keeps the chunked bound of
+// its stored state.
+class HandoffJudgingSink : public ref::Sink {
+ public:
+  HandoffJudgingSink(const Problem& p, HandoffStream& parts, const std::vector<float>& y, StreamJudges& judges,
+                     const std::vector<float>& final_states)
+      : p_(p), parts_(parts), pool_(parts.decode_input()), y_(y), judges_(judges), final_states_(final_states),
+        handed_(size_t(p.shape.P * p.shape.N)) {}
+
+  void token(const ref::TokenOutputs& o) override {
+    const Problem& pre = parts_.prefix_problem();
+    const int64_t tp = parts_.prefix_token(o.sequence, o.token);
+    if (tp >= 0) {
+      judges_.add_y(p_, o, y_, [&](size_t k, size_t) {
+        const int64_t yi = pre.x_index(tp, o.head, int64_t(k));
+        return parts_.prefix_y(yi, {o.y_nearest[k], o.y_certified_error[k], o.y_ungated[k]});
+      });
+      return;
+    }
+    StepperPool::Work& w = pool_.get(parts_.decode_sequence(o.sequence), o.head);
+    w.bound.step(parts_.decode_token(o.sequence, o.token), o.y_nearest, o.y_certified_error, o.y_ungated, w.y_bound);
+    judges_.add_y(p_, o, y_, [&](size_t k, size_t) { return w.y_bound[k]; });
+  }
+
+  void state(const ref::StateOutputs& o) override {
+    const int64_t r = parts_.decode_sequence(o.sequence);
+    if (!o.final) {  // the state at the split, before the first decoded token
+      if (r >= 0 && o.position == parts_.split(o.sequence)) parts_.set_split_state(o.sequence, o.head, o.nearest);
+      return;
+    }
+    if (r < 0) {  // no decoded tokens: the chunked kernel's stored state
+      const int64_t base = o.head * p_.shape.P * p_.shape.N;
+      std::vector<double> bound(o.nearest.size());
+      for (size_t i = 0; i < bound.size(); ++i) bound[i] = parts_.handed_error(o.sequence, base + int64_t(i));
+      judges_.add_final_state(p_, o, final_states_, bound.data());
+      return;
+    }
+    StepperPool::Work& w = pool_.get(r, o.head);
+    w.bound.finish(w.state, w.stored_state);
+    judges_.add_final_state(p_, o, final_states_, w.stored_state.data());
+    pool_.release(r, o.head);
+  }
+
+ private:
+  const Problem& p_;
+  HandoffStream& parts_;
+  StepperPool pool_;
+  const std::vector<float>& y_;
+  StreamJudges& judges_;
+  const std::vector<float>& final_states_;
+  std::vector<double> handed_;
 };
 
 // The sequential family, streamed over the tokens: δ and the decay first
@@ -268,14 +322,22 @@ KernelCheck check_outputs(const Problem& p, const Contract& contract, const std:
 
 KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
                                   const Contract& decode, const std::string& kernel, const std::vector<float>& y,
-                                  const std::vector<float>& final_states) {
+                                  const std::vector<float>& final_states, ElementDetail detail) {
   validate(p);
   check_output_sizes(p, y, final_states);
-  const ref::ExactResult exact = ref::compute(p, handoff_reference_options(p, prefill));
-  const HandoffBounds b = handoff_bounds(p, prefill, chunked, decode, /*decode_stores_every_token=*/true, exact);
-  KernelCheck kc = judge_outputs(p, KernelCheck{kernel, chunked.name + "+" + decode.name, "external", {}}, exact, y,
-                                 b.y, final_states, b.final_state);
-  attribute_handoff(kc, p, prefill, chunked, decode, true, exact);
+  const ref::Options options = handoff_reference_options(p, prefill);
+  const ref::ExactScalars scalars = ref::compute_scalars(p, options);
+  HandoffStream parts(p, prefill, chunked, decode, /*decode_stores_every_token=*/true, scalars.delta, scalars.decay);
+  const bound::SequentialPairBound budgets_checked(parts.decode_input());  // throws before the reference runs
+  StreamJudges judges(p, !final_states.empty(), detail);
+  HandoffJudgingSink sink(p, parts, y, judges, final_states);
+  ref::compute_streaming(p, sink, options);
+  bound::YElement worst_y;
+  KernelCheck kc{kernel, chunked.name + "+" + decode.name, "external", judges.finish(worst_y)};
+  for (TensorReport& r : kc.tensors) {
+    if (r.worst.index < 0 || r.worst.bound <= 0) continue;
+    keep_shares(r, parts.attribute(r.name == "y", r.worst.index, r.name == "y" ? &worst_y : nullptr));
+  }
   return kc;
 }
 
@@ -353,7 +415,7 @@ KernelCheck check_external(const Problem& p, const ExternalKernel& k, const std:
   const std::string name = k.name.empty() ? k.family : k.name;
   if (k.family == "handoff") {
     if (weights != nullptr) throw std::invalid_argument("check_external: source weights apply to one kernel, not a hand-off");
-    return check_handoff_outputs(p, k.prefill_tokens, k.contract, k.decode_contract, name, y, final_states);
+    return check_handoff_outputs(p, k.prefill_tokens, k.contract, k.decode_contract, name, y, final_states, detail);
   }
   return check_outputs(p, k.contract, name, y, final_states, detail, k.tokens_per_launch, weights);
 }

@@ -200,6 +200,104 @@ class HandoffParts {
 
 }  // namespace
 
+
+HandoffStream::HandoffStream(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
+                             const Contract& decode, bool decode_stores_every_token, const std::vector<double>& delta,
+                             const std::vector<double>& decay)
+    : p_(p), prefill_(prefill) {
+  validate_prefill(p, prefill);
+  const Shape& s = p.shape;
+  const int64_t S = s.num_sequences(), H = s.H;
+  per_ = H * s.P * s.N;
+  const std::vector<int64_t> zero(S, 0);
+  std::vector<int64_t> len(S);
+  for (int64_t q = 0; q < S; ++q) len[q] = s.seq_len(q);
+  handed_error_.assign(S * per_, 0.0);
+  pre_rank_.assign(S, -1);
+  dec_rank_.assign(S, -1);
+  pre_start_.assign(S, 0);
+  dec_start_.assign(S, 0);
+
+  // Prefill [0, prefill[q]): the chunked bound of the prefix problem, streamed (no y vectors).
+  pre_ = slice_tokens(p, zero, prefill, &pre_kept_);
+  pre_delta_ = slice_values(p, delta, H, zero, prefill);
+  pre_in_.problem = &pre_;
+  pre_in_.contract = &chunked;
+  pre_in_.delta = &pre_delta_;
+  pre_in_.threads = ref::default_threads();
+  if (!pre_kept_.empty()) pre_bounds_ = bound::chunked_bounds(pre_in_);
+  finish_ = std::make_unique<bound::ChunkedYBound>(pre_in_);
+  int64_t start = 0;
+  for (size_t r = 0; r < pre_kept_.size(); ++r) {
+    const int64_t q = pre_kept_[r];
+    pre_rank_[q] = int64_t(r);
+    pre_start_[q] = start;
+    start += prefill[q];
+    std::copy_n(pre_bounds_.final_state.begin() + int64_t(r) * per_, per_, handed_error_.begin() + q * per_);
+  }
+
+  // Decode [prefill[q], len[q]): the sequential bound from the exact state at the split (set
+  // by set_split_state as the reference hands it over), inheriting the prefix's error in the
+  // handed-over state; a sequence without a prefix starts from its initial state.
+  dec_ = slice_tokens(p, prefill, len, &dec_kept_);
+  dec_.initial_state.clear();
+  dec_delta_ = slice_values(p, delta, H, prefill, len);
+  dec_decay_ = slice_values(p, decay, H, prefill, len);
+  dec_in_.problem = &dec_;
+  dec_in_.contract = &decode;
+  dec_in_.tokens_per_launch = decode_stores_every_token ? 1 : 0;
+  dec_in_.delta = &dec_delta_;
+  dec_in_.decay = &dec_decay_;
+  dec_in_.threads = ref::default_threads();
+  dec_in_.initial_state.assign(dec_kept_.size() * per_, 0.0);
+  dec_in_.initial_error.assign(dec_kept_.size() * per_, 0.0);
+  start = 0;
+  for (size_t r = 0; r < dec_kept_.size(); ++r) {
+    const int64_t q = dec_kept_[r];
+    dec_rank_[q] = int64_t(r);
+    dec_start_[q] = start;
+    start += len[q] - prefill[q];
+    std::copy_n(handed_error_.begin() + q * per_, per_, dec_in_.initial_error.begin() + int64_t(r) * per_);
+    if (prefill[q] == 0 && p.has_initial_state()) {
+      for (int64_t i = 0; i < per_; ++i) dec_in_.initial_state[r * per_ + i] = double(p.initial_state[q * per_ + i]);
+    }
+  }
+}
+
+int64_t HandoffStream::prefix_token(int64_t q, int64_t t) const {
+  const int64_t j = t - p_.shape.cu_seqlens[q];
+  return j < prefill_[q] ? pre_start_[q] + j : -1;
+}
+
+int64_t HandoffStream::decode_token(int64_t q, int64_t t) const {
+  const int64_t j = t - p_.shape.cu_seqlens[q];
+  return j >= prefill_[q] ? dec_start_[q] + j - prefill_[q] : -1;
+}
+
+void HandoffStream::set_split_state(int64_t q, int64_t h, std::span<const double> nearest) {
+  const int64_t r = dec_rank_[q], pn = p_.shape.P * p_.shape.N;
+  if (r < 0) return;
+  std::copy(nearest.begin(), nearest.end(), dec_in_.initial_state.begin() + r * per_ + h * pn);
+}
+
+bound::Attribution HandoffStream::attribute(bool is_y, int64_t index, const bound::YElement* y) const {
+  const Shape& s = p_.shape;
+  const int64_t HP = s.H * s.P;
+  if (is_y) {
+    const int64_t t = index / HP;
+    const std::vector<int64_t>& cu = s.cu_seqlens;
+    const int64_t q = int64_t(std::upper_bound(cu.begin(), cu.end(), t) - cu.begin()) - 1;
+    const int64_t tp = prefix_token(q, t);
+    if (tp >= 0) return bound::attribute_chunked(pre_in_, bound::BoundOf::y, tp * HP + index % HP, y);
+    return bound::attribute_sequential(dec_in_, bound::BoundOf::y, decode_token(q, t) * HP + index % HP, y);
+  }
+  const int64_t q = index / per_;
+  if (dec_rank_[q] >= 0) {
+    return bound::attribute_sequential(dec_in_, bound::BoundOf::stored_state, dec_rank_[q] * per_ + index % per_);
+  }
+  return bound::attribute_chunked(pre_in_, bound::BoundOf::final_state, pre_rank_[q] * per_ + index % per_);
+}
+
 HandoffBounds handoff_bounds(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
                              const Contract& decode, bool decode_stores_every_token, const ref::ExactResult& exact) {
   return HandoffParts(p, prefill, chunked, decode, decode_stores_every_token, exact).bounds();

@@ -16,6 +16,7 @@
 #include "verify/bound/chunked_bound.h"
 #include "verify/bound/sequential_bound.h"
 #include "verify/judge/external_check.h"
+#include "verify/judge/handoff.h"
 #include "verify/judge/worst_sources.h"
 #include "verify/judge/problem_slice.h"
 #include "spec/realistic_problem.h"
@@ -207,6 +208,44 @@ TEST_P(CheckOutputs, StreamedChunkedJudgementEqualsJudgingTheKeptResult) {
       ASSERT_EQ(kc.tensors.size(), 2u);
       expect_same_report(kc.tensors[0], ky, d == ElementDetail::elements);
       expect_same_report(kc.tensors[1], ks, d == ElementDetail::elements);
+      EXPECT_GT(kc.tensors[0].count(Verdict::violation), 0);
+    }
+  }
+  ref::set_default_threads(0);
+}
+
+// The streamed hand-off check (verify/judge/handoff.h HandoffStream) gives the reports of
+// bounding and judging the kept result (handoff_bounds over ref::compute), element for
+// element, attribution included, for any thread count: one sequence split mid-chunk, one
+// decoded whole (prefill 0) and one through the chunked kernel alone (prefill = its length).
+TEST_P(CheckOutputs, StreamedHandoffJudgementEqualsJudgingTheKeptResult) {
+  const Shape shape{{0, 70, 110, 150}, 2, 4, 16, 1};
+  const Problem p = realistic_problem(shape, Formats{Format::bf16, GetParam(), Format::fp32}, 83);
+  const std::vector<int64_t> prefill{45, 0, 40};
+  const Contract chunked = contract_preset("chunk_scan.production", 32), decode = contract_preset("ssu", 0);
+  const ref::ExactResult exact = ref::compute(p, handoff_reference_options(p, prefill));
+  const HandoffBounds b = handoff_bounds(p, prefill, chunked, decode, true, exact);
+  std::vector<float> final_state(exact.final_state.size());
+  for (size_t i = 0; i < final_state.size(); ++i) {
+    final_state[i] = float(round_value(GetParam(), exact.final_state.nearest[i])) * (i % 5 == 0 ? 1.0001f : 1.0f);
+  }
+  std::vector<float> y(exact.y.size());
+  for (size_t i = 0; i < y.size(); ++i) y[i] = float(exact.y.nearest[i]) * (i % 7 == 0 ? 1.001f : 1.0f);
+  KernelCheck kept{"handoff", "", "external", {}};
+  kept.tensors.push_back(judge_tensor("y", p.formats.output, format_bits(p.formats.output, y), exact.y, b.y, p,
+                                      y_coords, kYCoordNames));
+  kept.tensors.push_back(judge_tensor("final_state", p.formats.state, format_bits(p.formats.state, final_state),
+                                      exact.final_state, b.final_state, p, state_coords, kStateCoordNames));
+  attribute_handoff(kept, p, prefill, chunked, decode, true, exact);
+  ASSERT_FALSE(kept.tensors[0].worst_bound_sources.empty());
+  ASSERT_FALSE(kept.tensors[1].worst_bound_sources.empty());
+  for (int threads : {1, 3}) {
+    ref::set_default_threads(threads);
+    for (ElementDetail d : {ElementDetail::elements, ElementDetail::summary}) {
+      const KernelCheck kc = check_handoff_outputs(p, prefill, chunked, decode, "handoff", y, final_state, d);
+      ASSERT_EQ(kc.tensors.size(), 2u);
+      expect_same_report(kc.tensors[0], kept.tensors[0], d == ElementDetail::elements);
+      expect_same_report(kc.tensors[1], kept.tensors[1], d == ElementDetail::elements);
       EXPECT_GT(kc.tensors[0].count(Verdict::violation), 0);
     }
   }
