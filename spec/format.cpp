@@ -72,7 +72,7 @@ double decode(Format f, Bits bits) {
   return neg ? -v : v;
 }
 
-Bits round_nearest_even(Format f, double v) {
+Bits round_nearest_even_general(Format f, double v) {
   const FormatInfo& fi = format_info(f);
   uint64_t b;
   std::memcpy(&b, &v, sizeof b);

@@ -75,7 +75,11 @@ double decode(Format f, Bits bits);
 // (at and above max_finite + ulp(max_finite)/2), underflow keeps the sign of zero,
 // NaN gives the canonical quiet NaN (sign 0, top mantissa bit). Correct for every
 // double input (no double rounding: the double is the exact value being rounded).
-Bits round_nearest_even(Format f, double v);
+// Inline, with round_value's fast path below for a double in one of the format's normal
+// binades (the reference's fast tier asks it six times of every value it settles, the judge
+// once per element); everything else takes round_nearest_even_general.
+Bits round_nearest_even_general(Format f, double v);
+inline Bits round_nearest_even(Format f, double v);
 
 // The double nearest to round_nearest_even(f, v): decode(f, round_nearest_even(f, v)).
 // Inline, with a fast path for the common case, since the sharp verdict's emulation rounds
@@ -87,20 +91,38 @@ Bits round_nearest_even(Format f, double v);
 // dynamic rounding mode does not matter. Everything else (zero, subnormal results, NaN, Inf)
 // takes round_value_general.
 double round_value_general(Format f, double v);
-inline double round_value(Format f, double v) {
-  const FormatInfo& fi = kFormatInfos[static_cast<int>(f)];
-  uint64_t b;
+namespace detail {
+// The fast path's rounding: the bits of the rounded double when v's binade is a normal
+// binade of the format, else false. A result past emax has an exponent above it (±Inf).
+inline bool round_in_normal_binade(const FormatInfo& fi, double v, uint64_t& b) {
   std::memcpy(&b, &v, sizeof b);
   const int e = int((b >> 52) & 0x7ff) - 1023;
-  if (e < fi.emin || e > fi.emax) return round_value_general(f, v);
+  if (e < fi.emin || e > fi.emax) return false;
   const int drop = 53 - fi.precision;  // 29 (fp32), 45 (bf16), 42 (fp16)
   b += ((uint64_t{1} << (drop - 1)) - 1) + ((b >> drop) & 1);
   b &= ~((uint64_t{1} << drop) - 1);
+  return true;
+}
+}  // namespace detail
+inline double round_value(Format f, double v) {
+  const FormatInfo& fi = kFormatInfos[static_cast<int>(f)];
+  uint64_t b;
+  if (!detail::round_in_normal_binade(fi, v, b)) return round_value_general(f, v);
   if (int((b >> 52) & 0x7ff) - 1023 > fi.emax) return (b >> 63) ? -std::numeric_limits<double>::infinity()
                                                                  : std::numeric_limits<double>::infinity();
   double r;
   std::memcpy(&r, &b, sizeof r);
   return r;
+}
+inline Bits round_nearest_even(Format f, double v) {
+  const FormatInfo& fi = kFormatInfos[static_cast<int>(f)];
+  uint64_t b;
+  if (!detail::round_in_normal_binade(fi, v, b)) return round_nearest_even_general(f, v);
+  const Bits sign = Bits(b >> 63) << (fi.total_bits - 1);
+  const int e = int((b >> 52) & 0x7ff) - 1023, m = fi.precision - 1;
+  if (e > fi.emax) return sign | (((Bits{1} << fi.exponent_bits) - 1) << m);  // ±Inf
+  const Bits mantissa = Bits(b >> (52 - m)) & ((Bits{1} << m) - 1);
+  return sign | (Bits(e + fi.emax) << m) | mantissa;  // biased exponent: e + emax
 }
 
 // True when v is a value of the format (finite or infinite; NaN is not).

@@ -439,18 +439,23 @@ TEST(FormatRoundFp32, AgreesWithFloatCastOnAMillionDoubles) {
   EXPECT_GT(ties_up, 50000);
 }
 
-// round_value's inline fast path (a normal binade of the format, rounded in the double's own
-// bits) against the general path decode(round_nearest_even): bit for bit, the sign of zero
+// round_value's and round_nearest_even's inline fast path (a normal binade of the format,
+// rounded in the double's own bits) against the general path: bit for bit, the sign of zero
 // and ±Inf included, for every format, on 400,000 random doubles with exponents over and
 // beyond each format's range, the ties (midpoints of two neighbours) and the doubles next to
 // them, and the edges: the smallest normal's binade, max_finite and its overflow threshold.
 TEST(FormatRoundValue, FastPathAgreesWithTheGeneralPath) {
   std::mt19937_64 rng(kSeed + 7);
   auto same = [](Format f, double d) {
-    const double got = round_value(f, d), want = decode(f, round_nearest_even(f, d));
+    const double got = round_value(f, d), want = decode(f, round_nearest_even_general(f, d));
     uint64_t g, w;
     std::memcpy(&g, &got, 8);
     std::memcpy(&w, &want, 8);
+    const Bits bits = round_nearest_even(f, d), want_bits = round_nearest_even_general(f, d);
+    if (bits != want_bits) {
+      return ::testing::AssertionFailure() << format_name(f) << ": round_nearest_even(" << hexd(d) << ") = "
+                                           << hex_bits(f, bits) << ", general path " << hex_bits(f, want_bits);
+    }
     return g == w || (std::isnan(got) && std::isnan(want))
                ? ::testing::AssertionSuccess()
                : ::testing::AssertionFailure() << format_name(f) << ": round_value(" << hexd(d) << ") = "

@@ -137,8 +137,8 @@ KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, in
   return judge_chunk_scan(p, kind, L, exact, chunk_scan::run(p, device, cfg), std::string(device_name(device)));
 }
 
-KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractKind kind, int64_t L,
-                          Device device) {
+HandoffOutputs run_handoff(const Problem& p, int64_t split, chunk_scan::ContractKind kind, int64_t L,
+                           Device device) {
   const Shape& s = p.shape;
   const int64_t S = s.num_sequences(), H = s.H, P = s.P, per = H * P * s.N;
   validate(p);
@@ -148,16 +148,10 @@ KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractK
                          std::to_string(s.seq_len(q)) + "] for sequence " + std::to_string(q));
     }
   }
-  const Contract chunked = chunk_scan::contract(kind, L);
-  const Contract sequential = ssu::contract();
   const std::vector<int64_t> prefill(S, split);
-  const ref::ExactResult exact = ref::compute(p, handoff_reference_options(p, prefill));
-  // SSU decodes each request's tokens in one launch: the state stays fp32 between them.
-  const HandoffBounds bounds = handoff_bounds(p, prefill, chunked, sequential, /*decode_stores_every_token=*/false,
-                                              exact);
-
-  std::vector<Bits> y_bits(exact.y.size(), 0);
-  std::vector<Bits> final_bits(S * per, 0);
+  HandoffOutputs out;
+  out.y.assign(s.num_tokens() * H * P, 0);
+  out.final_state.assign(S * per, 0);
   // Prefill [0, split): chunk_scan.
   std::vector<float> handed(S * per, 0.0f);  // the state each sequence hands over
   if (split > 0) {
@@ -166,13 +160,13 @@ KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractK
     for (int64_t q = 0; q < S; ++q) {
       for (int64_t j = 0; j < split; ++j) {
         for (int64_t i = 0; i < H * P; ++i) {
-          y_bits[(s.cu_seqlens[q] + j) * H * P + i] =
+          out.y[(s.cu_seqlens[q] + j) * H * P + i] =
               round_nearest_even(p.formats.output, got.y[(q * split + j) * H * P + i]);
         }
       }
     }
     handed = got.final_state;
-    for (int64_t i = 0; i < S * per; ++i) final_bits[i] = round_nearest_even(p.formats.state, handed[i]);
+    for (int64_t i = 0; i < S * per; ++i) out.final_state[i] = round_nearest_even(p.formats.state, handed[i]);
   } else if (p.has_initial_state()) {
     handed = p.initial_state;
   }
@@ -192,19 +186,37 @@ KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractK
     int64_t t_dec = 0;
     for (const int64_t q : kept) {
       for (int64_t t = s.cu_seqlens[q] + split; t < s.cu_seqlens[q + 1]; ++t, ++t_dec) {
-        for (int64_t i = 0; i < H * P; ++i) y_bits[t * H * P + i] = got.y[t_dec * H * P + i];
+        for (int64_t i = 0; i < H * P; ++i) out.y[t * H * P + i] = got.y[t_dec * H * P + i];
       }
-      for (int64_t i = 0; i < per; ++i) final_bits[q * per + i] = got.state_pool[q * per + i];
+      for (int64_t i = 0; i < per; ++i) out.final_state[q * per + i] = got.state_pool[q * per + i];
     }
   }
+  return out;
+}
+
+KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractKind kind, int64_t L,
+                          Device device) {
+  // The kernels first: run_handoff validates the problem and the split before anything runs.
+  const HandoffOutputs got = run_handoff(p, split, kind, L, device);
+  const Shape& s = p.shape;
+  const int64_t S = s.num_sequences();
+  const Contract chunked = chunk_scan::contract(kind, L);
+  const Contract sequential = ssu::contract();
+  const std::vector<int64_t> prefill(S, split);
+  const ref::ExactResult exact = ref::compute(p, handoff_reference_options(p, prefill));
+  // SSU decodes each request's tokens in one launch: the state stays fp32 between them.
+  const HandoffBounds bounds = handoff_bounds(p, prefill, chunked, sequential, /*decode_stores_every_token=*/false,
+                                              exact);
+  bool decoded = false;  // some sequence has tokens after the split
+  for (int64_t q = 0; q < S; ++q) decoded = decoded || s.seq_len(q) > split;
 
   // Named by what ran: split 0 is SSU alone (decoding the whole prompt), a split at the end
   // of every sequence chunk_scan alone.
   KernelCheck kc{"chunk_scan+ssu", chunked.name + "+" + sequential.name, std::string(device_name(device)), {}};
   if (split == 0) kc = KernelCheck{"ssu", sequential.name, std::string(device_name(device)), {}};
-  if (kept.empty()) kc = KernelCheck{"chunk_scan", chunked.name, std::string(device_name(device)), {}};
-  kc.tensors.push_back(judge_tensor("y", p.formats.output, y_bits, exact.y, bounds.y, p, y_coords, kYCoordNames));
-  kc.tensors.push_back(judge_tensor("final_state", p.formats.state, final_bits, exact.final_state,
+  if (!decoded) kc = KernelCheck{"chunk_scan", chunked.name, std::string(device_name(device)), {}};
+  kc.tensors.push_back(judge_tensor("y", p.formats.output, got.y, exact.y, bounds.y, p, y_coords, kYCoordNames));
+  kc.tensors.push_back(judge_tensor("final_state", p.formats.state, got.final_state, exact.final_state,
                                     bounds.final_state, p, state_coords, kStateCoordNames));
   attribute_handoff(kc, p, prefill, chunked, sequential, false, exact);
   return kc;

@@ -51,6 +51,22 @@ KernelCheck judge_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, in
 KernelCheck check_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, int64_t chunk_size,
                              Device device, bool boundary_states = false);
 
+// What the hand-off's kernels return (run_handoff): y [T, H, P] in the output format (each
+// sequence's first `split` tokens from chunk_scan, the rest from SSU) and the final states
+// [S, H, P, N] in the state format, after each sequence's last token.
+struct HandoffOutputs {
+  std::vector<Bits> y;
+  std::vector<Bits> final_state;
+};
+
+// The kernels' half of check_handoff below, without the reference or the bound: what it
+// judges, for callers that write the outputs elsewhere (bench/check/make_check_dumps). Split 0
+// is SSU alone from the initial states (one launch, each request's tokens with the state kept
+// in fp32); a split at every sequence's end, chunk_scan alone. Throws ProblemError for an
+// invalid problem or a split outside a sequence, before anything runs.
+HandoffOutputs run_handoff(const Problem& p, int64_t split, chunk_scan::ContractKind kind, int64_t chunk_size,
+                           Device device);
+
 // The disaggregated prefill/decode hand-off: chunk_scan over the first `split` tokens of
 // every sequence, its final states (state format) handed to SSU through a state pool, SSU
 // decoding the remaining tokens one launch per request. Judged against the exact [0, T):
