@@ -76,7 +76,7 @@ for row in "${rows[@]}"; do
   # shellcheck disable=SC2086  # args is a list of options
   "$make_dumps" "$kind" "$dump" $args --threads "$threads" > "$log.make.log"
   "$make_dumps" plain "$dump" > "$log.plain.log"
-  rc=$(timed_check "$dump" "$log.check")
+  rc=$(timed_check "$dump" "$log.check" --timings)
   rc_nosharp=$(timed_check "$dump" "$log.nosharp" --no-sharp)
   work=$(sed -n 's/.*: \([0-9.e+]*\) state updates.*/\1/p' "$log.make.log")
   plain=$(sed -n 's/.* median \([0-9.]*\) s .*/\1/p' "$log.plain.log")
@@ -89,4 +89,13 @@ for row in "${rows[@]}"; do
   echo "done: $name ($(cat "$log.make.log"))" >&2
   rm -f "$dump"  # keep the scratch folder small between rows
 done
+{
+  echo
+  echo "Phases of each check with the sharp verdict (ssmv check --timings):"
+  echo
+  for row in "${rows[@]}"; do
+    IFS='|' read -r name _ _ <<< "$row"
+    echo "* $name: $(grep -h '^timings:' "$out/$name.check.time" | sed 's/^timings: //')"
+  done
+} >> "$table"
 cat "$table"

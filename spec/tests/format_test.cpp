@@ -490,6 +490,38 @@ TEST(FormatRoundValue, FastPathAgreesWithTheGeneralPath) {
   }
 }
 
+// round_values (the vectorised array form) equals round_value element by element, bit for bit,
+// on arrays of ordinary values and on arrays with one special value (zero, a subnormal, NaN,
+// ±Inf, an overflow) among them, which take the second pass.
+TEST(FormatRoundValues, ArrayFormEqualsRoundValue) {
+  std::mt19937_64 rng(kSeed + 11);
+  for (Format f : {Format::fp32, Format::bf16, Format::fp16, Format::int16_scaled}) {
+    const FormatInfo& fi = format_info(f);
+    const double specials[] = {0.0, -0.0, 0x1p-1030, std::numeric_limits<double>::quiet_NaN(),
+                               std::numeric_limits<double>::infinity(), -fi.max_finite * 1.5, fi.min_subnormal * 3,
+                               fi.max_finite + std::ldexp(1.0, fi.emax - fi.precision)};
+    for (int trial = 0; trial < 200; ++trial) {
+      std::vector<double> v(37);
+      for (double& x : v) {
+        x = std::ldexp(1.0 + double(rng() >> 12) * 0x1p-52, fi.emin + int(rng() % uint64_t(fi.emax - fi.emin)));
+        if (rng() & 1) x = -x;
+      }
+      if (trial % 2 == 1) v[rng() % v.size()] = specials[size_t(trial / 2) % std::size(specials)];
+      std::vector<double> got = v;
+      round_values(f, got.data(), int64_t(got.size()));
+      for (size_t i = 0; i < v.size(); ++i) {
+        const double want = round_value(f, v[i]);
+        uint64_t g, w;
+        std::memcpy(&g, &got[i], 8);
+        std::memcpy(&w, &want, 8);
+        ASSERT_TRUE(g == w || (std::isnan(got[i]) && std::isnan(want)))
+            << format_name(f) << ": round_values at " << hexd(v[i]) << " gave " << hexd(got[i]) << ", round_value "
+            << hexd(want);
+      }
+    }
+  }
+}
+
 // representable(Format, float), inline with a bit test for bf16, against the double path: every
 // 251st float pattern (every exponent and mantissa bit varies), every bf16 pattern widened
 // to a float and its float neighbours, and ±0, ±Inf, NaN.

@@ -82,12 +82,6 @@ class Rng {
     const double sum = double((z & 0xffff) + ((z >> 16) & 0xffff) + ((z >> 32) & 0xffff) + (z >> 48)) + 2.0;
     return (sum * 0x1p-16 - 2.0) * 1.7320508075688772;  // (Σ − 2)·√3, uniforms (k + 1/2)/2^16
   }
-  // Two numbers in (−1, 1) from one draw (32 bits each): the update's two roundings ([N1]).
-  void sym2(double& a, double& b) {
-    const uint64_t z = next();
-    a = (double(z & 0xffffffffu) + 0.5) * 0x1p-31 - 1.0;
-    b = (double(z >> 32) + 0.5) * 0x1p-31 - 1.0;
-  }
 
  private:
   uint64_t s_;
@@ -294,6 +288,30 @@ double stored(const Emulation& e, Model& m, double v) {
   if (e.stochastic_state && m.on()) return round_stochastically(e.state, v, m.rng());
   return round_value(e.state, v);
 }
+// The same over a whole state; round-to-nearest stores go through the vectorised round_values.
+void store_all(const Emulation& e, Model& m, std::vector<double>& S) {
+  if (const std::optional<Format>& via = e.at(Site::state_via)) round_values(*via, S.data(), int64_t(S.size()));
+  if (e.stochastic_state && m.on()) {
+    for (double& v : S) v = round_stochastically(e.state, v, m.rng());
+    return;
+  }
+  round_values(e.state, S.data(), int64_t(S.size()));
+}
+
+// Where row j of y is written: the caller's scratch row when it takes rows as they come
+// (UnitOutputs::y_row), else the sequence's y; y_row_done hands a scratch row over.
+void start_y(UnitOutputs& out, int64_t len, int64_t P) {
+  if (out.y_row) {
+    out.y.clear();
+    out.row.resize(size_t(P));
+  } else {
+    out.y.assign(size_t(len * P), 0.0);
+  }
+}
+double* y_row_at(UnitOutputs& out, int64_t j, int64_t P) { return out.y_row ? out.row.data() : &out.y[size_t(j * P)]; }
+void y_row_done(UnitOutputs& out, int64_t j) {
+  if (out.y_row) out.y_row(j, out.row.data());
+}
 
 void initial_state(const Problem& p, int64_t s, int64_t h, std::vector<double>& S) {
   const int64_t PN = p.shape.P * p.shape.N;
@@ -316,8 +334,13 @@ SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, 
   for (int64_t pp = 0; pp < P; ++pp) {
     for (int64_t n = 0; n < N; ++n) S[n * P + pp] = S0[pp * N + n];
   }
-  out.y.assign(len * P, 0.0);
+  start_y(out, len, P);
   ParallelSums ysum(reduction_of(c, Sum::y).order, m.on());
+  std::vector<uint32_t> lanes;  // [N, P] the update's noise streams (nonzero seeds)
+  if (m.on()) {
+    lanes.resize(size_t(N * P));
+    for (uint32_t& v : lanes) v = uint32_t(m.rng().next() >> 32) | 1u;
+  }
   const double A = double(p.A[h]);
   for (int64_t j = 0; j < len; ++j) {
     const int64_t t = t0 + j;
@@ -331,20 +354,28 @@ SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, 
       double* __restrict row = &S[n * P];
       const double b = dB[n];
       if (m.on()) {
-        Rng& r = m.rng();
+        // [N1] for the update's two roundings, drawn from each element's own xorshift32
+        // stream (two 16-bit uniforms per step): a loop of independent 32-bit lanes, so it
+        // vectorises, where one 64-bit generator per draw made the runs 3x slower than the
+        // reference. The streams are seeded from the unit's counter-based stream below, so
+        // they are the same for any thread count.
+        uint32_t* __restrict st = &lanes[size_t(n * P)];
         for (int64_t pp = 0; pp < P; ++pp) {
+          uint32_t v = st[pp];
+          v ^= v << 13;
+          v ^= v >> 17;
+          v ^= v << 5;
+          st[pp] = v;
+          const double e1 = (double(int32_t(v & 0xffffu)) + 0.5) * 0x1p-15 - 1.0;
+          const double e2 = (double(int32_t(v >> 16)) + 0.5) * 0x1p-15 - 1.0;
           const double as = a * row[pp], next = as + b * x[pp];
-          double e1, e2;
-          r.sym2(e1, e2);
           row[pp] = next + kU * (std::fabs(as) * e1 + std::fabs(next) * e2);
         }
       } else {
         for (int64_t pp = 0; pp < P; ++pp) row[pp] = a * row[pp] + b * x[pp];
       }
     }
-    if (e.at(Site::running_state)) {
-      for (double& v : S) v = round_value(*e.at(Site::running_state), v);
-    }
+    if (e.at(Site::running_state)) round_values(*e.at(Site::running_state), S.data(), int64_t(S.size()));
     const double* src = S.data();
     if (e.y_from_stored_state) {
       Sy.resize(N * P);
@@ -354,11 +385,11 @@ SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, 
     ysum.reset(P);
     for (int64_t n = 0; n < N; ++n) ysum.add(double(C[n]), &src[n * P]);
     const double* yv = ysum.finish(m.rng());
-    for (int64_t pp = 0; pp < P; ++pp) out.y[j * P + pp] = y_epilogue(p, e, m, yv[pp], t, h, pp);
+    double* yrow = y_row_at(out, j, P);
+    for (int64_t pp = 0; pp < P; ++pp) yrow[pp] = y_epilogue(p, e, m, yv[pp], t, h, pp);
+    y_row_done(out, j);
     // The store at each launch's end: the next launch reads the stored state.
-    if ((j + 1) % K == 0 || j + 1 == len) {
-      for (double& v : S) v = stored(e, m, v);
-    }
+    if ((j + 1) % K == 0 || j + 1 == len) store_all(e, m, S);
   }
   out.state.resize(P * N);
   for (int64_t pp = 0; pp < P; ++pp) {
@@ -379,7 +410,7 @@ SSMV_VECTOR_CLONES void emulate_chunked(const Problem& p, const Contract& c, con
   const double A = double(p.A[h]);
   std::vector<double> hs;  // [P, N] the running state, fp32 in the kernel
   initial_state(p, s, h, hs);
-  out.y.assign((end - begin) * P, 0.0);
+  start_y(out, end - begin, P);
   // Per piece: δ, cs [len]; x [len, P]; B transposed [N, len]; the dt-scaled B [len, N]; the
   // incoming state transposed [N, P]; a row's weights [len].
   std::vector<double> dl(L), cs(L), xk(L * P), Bt(N * L), bt(L * N), hinT(N * P), w(L);
@@ -437,9 +468,7 @@ SSMV_VECTOR_CLONES void emulate_chunked(const Problem& p, const Contract& c, con
       const double prev = last_piece && fin ? round_value(*fin, hs[i]) : hs[i];
       hs[i] = m.rounded(m.rounded(chunk_decay * prev) + st[i]);
     }
-    if (e.at(Site::running_state)) {
-      for (double& v : hs) v = round_value(*e.at(Site::running_state), v);
-    }
+    if (e.at(Site::running_state)) round_values(*e.at(Site::running_state), hs.data(), int64_t(hs.size()));
     // (d), (e) y row by row: exp(cs_m − cs_b)·(C_m·h_in), then Σ_{k≤m} R(C_m·B_k·exp(cs_m − cs_k)·δ_k)·x_k.
     for (int64_t mi = 0; mi < len; ++mi) {
       const int64_t t = t0 + mi;
@@ -459,10 +488,12 @@ SSMV_VECTOR_CLONES void emulate_chunked(const Problem& p, const Contract& c, con
       y_sum.reset(P, inter);
       for (int64_t k = 0; k <= mi; ++k) y_sum.add(w[k], &xk[k * P]);
       const double* yv = y_sum.finish(m.rng());
-      for (int64_t pp = 0; pp < P; ++pp) out.y[(t - begin) * P + pp] = y_epilogue(p, e, m, yv[pp], t, h, pp);
+      double* yrow = y_row_at(out, t - begin, P);
+      for (int64_t pp = 0; pp < P; ++pp) yrow[pp] = y_epilogue(p, e, m, yv[pp], t, h, pp);
+      y_row_done(out, t - begin);
     }
   }
-  for (double& v : hs) v = stored(e, m, v);
+  store_all(e, m, hs);
   out.state = std::move(hs);
 }
 

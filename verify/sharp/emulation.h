@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,9 +71,14 @@ struct Noise {
 };
 
 // One (sequence, head)'s outputs, as the kernel would store them (values of the dump's formats).
+// With y_row set, each token's row of y is handed to it as it is made (j: the token's place in
+// the sequence; row: P values, valid during the call) and `y` stays empty, so an emulation
+// holds O(P·N), not the sequence's y (the sharp verdict's runs, sharp_verdict.cpp).
 struct UnitOutputs {
-  std::vector<double> y;      // [len, P]: the sequence's tokens in order
+  std::vector<double> y;      // [len, P]: the sequence's tokens in order (without y_row)
   std::vector<double> state;  // [P, N]: its final state
+  std::function<void(int64_t j, const double* row)> y_row;
+  std::vector<double> row;    // [P] scratch for y_row
 };
 
 // Runs one (sequence, head) of `p` under `e` (with `c`'s budgets and reductions for the

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "spec/format.h"
 #include "spec/parallel.h"
 #include "spec/progress.h"
 #include "verify/sharp/candidates.h"
@@ -45,37 +46,81 @@ struct Target {
   bool is_y = true;
 };
 
-// The declared emulation's outputs of one (sequence, head), kept for the Monte Carlo runs'
-// residuals: values of the dump's formats (bf16, fp16 or fp32), exact as floats.
-struct UnitBase {
-  std::vector<float> y, state;
-};
-
-// Σ_i ((reference_i − emulated_i)/bound_i)² over one unit's elements of y (is_y) or of its
-// final state, where the reference is the kernel's value (base null) or the declared
-// emulation's; `count` (optional) receives the number of elements counted.
-double unit_residual(const Problem& p, const Target& t, int64_t s, int64_t h, const std::vector<double>& emu,
-                     const std::vector<float>* base, int64_t* count = nullptr) {
-  const Shape& sh = p.shape;
-  const std::vector<double>& bounds = t.report->bounds;
-  double acc = 0;
-  int64_t n = 0;
-  const int64_t inner = t.is_y ? sh.P : sh.P * sh.N;
-  const int64_t rows = t.is_y ? sh.seq_len(s) : 1;
-  for (int64_t j = 0; j < rows; ++j) {
-    const int64_t flat0 = t.is_y ? ((sh.cu_seqlens[s] + j) * sh.H + h) * sh.P : (s * sh.H + h) * inner;
-    for (int64_t i = 0; i < inner; ++i) {
-      const int64_t flat = flat0 + i;
-      const double c = double((*t.computed)[flat]);
-      const double b = bounds[flat];
-      if (!std::isfinite(c) || !(b > 0) || !std::isfinite(b)) continue;
-      const double ref = base ? double((*base)[j * inner + i]) : c;
-      const double r = (ref - emu[j * inner + i]) / b;
-      acc += r * r;
-      ++n;
+// Values of one format kept at the format's width: a 16-bit format's bits take 2 bytes, any
+// other value a float (every emulated output is a value of its format, so nothing is lost).
+class FormatValues {
+ public:
+  void reset(Format f, size_t n) {
+    f_ = f;
+    narrow_ = format_info(f).total_bits == 16;
+    bits_.assign(narrow_ ? n : 0, 0);
+    wide_.assign(narrow_ ? 0 : n, 0.0f);
+  }
+  void set(size_t i, double v) {
+    if (narrow_) {
+      bits_[i] = uint16_t(round_nearest_even(f_, v));
+    } else {
+      wide_[i] = float(v);
     }
   }
-  if (count) *count = n;
+  double get(size_t i) const { return narrow_ ? decode(f_, bits_[i]) : double(wide_[i]); }
+
+ private:
+  Format f_ = Format::fp32;
+  bool narrow_ = false;
+  std::vector<uint16_t> bits_;
+  std::vector<float> wide_;
+};
+
+// The declared emulation's outputs of one (sequence, head), kept for the Monte Carlo runs'
+// residuals: y [len, P] in the output format, the final state [P, N] in the state format.
+struct UnitBase {
+  FormatValues y, state;
+};
+
+// One element's term ((reference − emulated)/bound)², where the reference is the kernel's
+// value `computed` or, when `base` is set, the declared emulation's value *base; false (no
+// term) for an element the statistic leaves out: a non-finite computed value or a bound that
+// is not a positive finite number.
+bool residual_term(double computed, double bound, double emulated, const double* base, double& term) {
+  if (!std::isfinite(computed) || !(bound > 0) || !std::isfinite(bound)) return false;
+  const double r = ((base ? *base : computed) - emulated) / bound;
+  term = r * r;
+  return true;
+}
+
+// Σ over row j of unit (s, h)'s y of residual_term; `count` (optional) gets the terms.
+double y_row_residual(const Problem& p, const Target& t, int64_t s, int64_t h, int64_t j, const double* emu,
+                      const FormatValues* base, int64_t* count) {
+  const Shape& sh = p.shape;
+  const int64_t flat0 = ((sh.cu_seqlens[s] + j) * sh.H + h) * sh.P;
+  double acc = 0, term;
+  for (int64_t i = 0; i < sh.P; ++i) {
+    const double b = base ? base->get(size_t(j * sh.P + i)) : 0.0;
+    if (!residual_term(double((*t.computed)[flat0 + i]), t.report->bounds[flat0 + i], emu[i], base ? &b : nullptr,
+                       term)) {
+      continue;
+    }
+    acc += term;
+    if (count) ++*count;
+  }
+  return acc;
+}
+
+// The same over unit (s, h)'s final state [P, N].
+double state_residual(const Problem& p, const Target& t, int64_t s, int64_t h, const std::vector<double>& emu,
+                      const FormatValues* base, int64_t* count) {
+  const int64_t inner = p.shape.P * p.shape.N, flat0 = (s * p.shape.H + h) * inner;
+  double acc = 0, term;
+  for (int64_t i = 0; i < inner; ++i) {
+    const double b = base ? base->get(size_t(i)) : 0.0;
+    if (!residual_term(double((*t.computed)[flat0 + i]), t.report->bounds[flat0 + i], emu[size_t(i)],
+                       base ? &b : nullptr, term)) {
+      continue;
+    }
+    acc += term;
+    if (count) ++*count;
+  }
   return acc;
 }
 
@@ -140,15 +185,25 @@ HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, co
   for_each_task(items * units, ps.workers, [&](int64_t task, int64_t worker) {
     const int64_t item = task / units, u = task % units, s = u / H, h = u % H;
     UnitOutputs& out = bufs[size_t(worker)];
-    run(item, s, h, out);
     const UnitBase* b = base ? &(*base)[size_t(u)] : nullptr;
-    if (ps.ty) ey[task] = unit_residual(ps.p, *ps.ty, s, h, out.y, b ? &b->y : nullptr, item == 0 ? &ny[u] : nullptr);
-    if (ps.ts) {
-      es[task] = unit_residual(ps.p, *ps.ts, s, h, out.state, b ? &b->state : nullptr, item == 0 ? &ns[u] : nullptr);
-    }
-    if (keep && item == 0) {
-      (*keep)[size_t(u)].y.assign(out.y.begin(), out.y.end());
-      (*keep)[size_t(u)].state.assign(out.state.begin(), out.state.end());
+    UnitBase* kept = keep && item == 0 ? &(*keep)[size_t(u)] : nullptr;
+    if (kept) kept->y.reset(ps.p.formats.output, size_t(sh.seq_len(s) * sh.P));
+    // y's rows are judged as the emulation makes them: no y of the sequence is held.
+    double y_energy = 0;
+    int64_t y_terms = 0;
+    out.y_row = [&](int64_t j, const double* row) {
+      if (ps.ty) y_energy += y_row_residual(ps.p, *ps.ty, s, h, j, row, b ? &b->y : nullptr, &y_terms);
+      if (kept) {
+        for (int64_t i = 0; i < sh.P; ++i) kept->y.set(size_t(j * sh.P + i), row[i]);
+      }
+    };
+    run(item, s, h, out);
+    ey[task] = y_energy;
+    if (item == 0) ny[u] = y_terms;
+    if (ps.ts) es[task] = state_residual(ps.p, *ps.ts, s, h, out.state, b ? &b->state : nullptr, item == 0 ? &ns[u] : nullptr);
+    if (kept) {
+      kept->state.reset(ps.p.formats.state, out.state.size());
+      for (size_t i = 0; i < out.state.size(); ++i) kept->state.set(i, out.state[i]);
     }
     progress::advance(sh.seq_len(s) * sh.P * sh.N);
   });
