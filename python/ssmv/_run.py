@@ -65,7 +65,10 @@ def run_json(binary, args, cwd, dump_for_errors=None):
     """Runs `ssmv ARGS --json report.json` in `cwd`; returns (report dict, stdout). Exit
     code 2 (bad input) is an SsmvError carrying ssmv's message."""
     report = Path(cwd) / "report.json"
-    cmd = [binary] + list(args) + ["--json", str(report)]
+    # A library's caller reads the report, not a progress line (which would also lead an error
+    # message of a long check).
+    quiet = ["--quiet"] if list(args)[:1] == ["check"] else []
+    cmd = [binary] + list(args) + quiet + ["--json", str(report)]
     try:
         proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     except OSError as e:
