@@ -176,8 +176,7 @@ class HandoffJudgingSink : public ref::Sink {
  public:
   HandoffJudgingSink(const Problem& p, HandoffStream& parts, const std::vector<float>& y, StreamJudges& judges,
                      const std::vector<float>& final_states)
-      : p_(p), parts_(parts), pool_(parts.decode_input()), y_(y), judges_(judges), final_states_(final_states),
-        handed_(size_t(p.shape.P * p.shape.N)) {}
+      : p_(p), parts_(parts), pool_(parts.decode_input()), y_(y), judges_(judges), final_states_(final_states) {}
 
   void token(const ref::TokenOutputs& o) override {
     const Problem& pre = parts_.prefix_problem();
@@ -201,10 +200,7 @@ class HandoffJudgingSink : public ref::Sink {
       return;
     }
     if (r < 0) {  // no decoded tokens: the chunked kernel's stored state
-      const int64_t base = o.head * p_.shape.P * p_.shape.N;
-      std::vector<double> bound(o.nearest.size());
-      for (size_t i = 0; i < bound.size(); ++i) bound[i] = parts_.handed_error(o.sequence, base + int64_t(i));
-      judges_.add_final_state(p_, o, final_states_, bound.data());
+      judges_.add_final_state(p_, o, final_states_, parts_.handed_error(o.sequence, o.head));
       return;
     }
     StepperPool::Work& w = pool_.get(r, o.head);
@@ -220,7 +216,6 @@ class HandoffJudgingSink : public ref::Sink {
   const std::vector<float>& y_;
   StreamJudges& judges_;
   const std::vector<float>& final_states_;
-  std::vector<double> handed_;
 };
 
 // The sequential family, streamed over the tokens: δ and the decay first

@@ -35,7 +35,7 @@ KernelCheck check_outputs(const Problem& p, const Contract& contract, const std:
 // state format. y [T, H, P] of both parts; final_states (may be empty) after the last token.
 // Streamed (HandoffStream, verify/judge/handoff.h): no exact value and no bound is kept per
 // element beyond what `detail` asks for; the verdicts and attribution are those of bounding
-// and judging compute()'s whole result (handoff_check_test).
+// and judging compute()'s whole result (check_outputs_test).
 KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
                                   const Contract& decode, const std::string& kernel, const std::vector<float>& y,
                                   const std::vector<float>& final_states,

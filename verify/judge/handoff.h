@@ -55,7 +55,7 @@ bound::Attribution handoff_attribution(const Problem& p, const std::vector<int64
 // under the sequential contract, for one bound::SequentialPairBound per pair as the
 // reference streams its tokens. No vector over the tokens of y is kept: the memory is the
 // prefix's y_before_dx and state-sized arrays. `delta`, `decay`: ref::compute_scalars(p).
-// The bounds are bit for bit those of handoff_bounds (handoff_check_test).
+// The bounds are bit for bit those of handoff_bounds (check_outputs_test).
 class HandoffStream {
  public:
   HandoffStream(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked, const Contract& decode,
@@ -74,9 +74,11 @@ class HandoffStream {
 
   // The prefix's y bound of element `yi` of the prefix problem's y, from its own y.
   double prefix_y(int64_t yi, const bound::YElement& y) const { return (*finish_)(yi, pre_bounds_.y_before_dx[yi], y); }
-  // The bound on the stored state of a sequence without decoded tokens: the chunked one's
-  // (sequence q, element i of [H, P, N]).
-  double handed_error(int64_t q, int64_t i) const { return handed_error_[q * per_ + i]; }
+  // The bound on the stored state of a sequence without decoded tokens: the chunked one's,
+  // head h of sequence q ([P, N]).
+  const double* handed_error(int64_t q, int64_t h) const {
+    return &handed_error_[size_t(q * per_ + h * p_.shape.P * p_.shape.N)];
+  }
   // Sets the exact state the decode of sequence q starts from (its state at the split, [H,
   // P, N] nearest doubles of head h's P·N elements), before its first decoded token.
   void set_split_state(int64_t q, int64_t h, std::span<const double> nearest);

@@ -282,13 +282,8 @@ double y_epilogue(const Problem& p, const Emulation& e, Model& m, double acc, in
   return round_value(e.output, acc);
 }
 
-// The state as stored in the state format (through state_via first, when set).
-double stored(const Emulation& e, Model& m, double v) {
-  v = round_opt(e.at(Site::state_via), v);
-  if (e.stochastic_state && m.on()) return round_stochastically(e.state, v, m.rng());
-  return round_value(e.state, v);
-}
-// The same over a whole state; round-to-nearest stores go through the vectorised round_values.
+// The state as stored in the state format (through state_via first, when set), in place;
+// round-to-nearest stores go through the vectorised round_values.
 void store_all(const Emulation& e, Model& m, std::vector<double>& S) {
   if (const std::optional<Format>& via = e.at(Site::state_via)) round_values(*via, S.data(), int64_t(S.size()));
   if (e.stochastic_state && m.on()) {
@@ -378,8 +373,8 @@ SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, 
     if (e.at(Site::running_state)) round_values(*e.at(Site::running_state), S.data(), int64_t(S.size()));
     const double* src = S.data();
     if (e.y_from_stored_state) {
-      Sy.resize(N * P);
-      for (int64_t i = 0; i < N * P; ++i) Sy[i] = stored(e, m, S[i]);
+      Sy = S;
+      store_all(e, m, Sy);
       src = Sy.data();
     }
     ysum.reset(P);

@@ -78,47 +78,19 @@ struct UnitBase {
   FormatValues y, state;
 };
 
-// One element's term ((reference − emulated)/bound)², where the reference is the kernel's
-// value `computed` or, when `base` is set, the declared emulation's value *base; false (no
-// term) for an element the statistic leaves out: a non-finite computed value or a bound that
-// is not a positive finite number.
-bool residual_term(double computed, double bound, double emulated, const double* base, double& term) {
-  if (!std::isfinite(computed) || !(bound > 0) || !std::isfinite(bound)) return false;
-  const double r = ((base ? *base : computed) - emulated) / bound;
-  term = r * r;
-  return true;
-}
-
-// Σ over row j of unit (s, h)'s y of residual_term; `count` (optional) gets the terms.
-double y_row_residual(const Problem& p, const Target& t, int64_t s, int64_t h, int64_t j, const double* emu,
-                      const FormatValues* base, int64_t* count) {
-  const Shape& sh = p.shape;
-  const int64_t flat0 = ((sh.cu_seqlens[s] + j) * sh.H + h) * sh.P;
-  double acc = 0, term;
-  for (int64_t i = 0; i < sh.P; ++i) {
-    const double b = base ? base->get(size_t(j * sh.P + i)) : 0.0;
-    if (!residual_term(double((*t.computed)[flat0 + i]), t.report->bounds[flat0 + i], emu[i], base ? &b : nullptr,
-                       term)) {
-      continue;
-    }
-    acc += term;
-    if (count) ++*count;
-  }
-  return acc;
-}
-
-// The same over unit (s, h)'s final state [P, N].
-double state_residual(const Problem& p, const Target& t, int64_t s, int64_t h, const std::vector<double>& emu,
-                      const FormatValues* base, int64_t* count) {
-  const int64_t inner = p.shape.P * p.shape.N, flat0 = (s * p.shape.H + h) * inner;
-  double acc = 0, term;
-  for (int64_t i = 0; i < inner; ++i) {
-    const double b = base ? base->get(size_t(i)) : 0.0;
-    if (!residual_term(double((*t.computed)[flat0 + i]), t.report->bounds[flat0 + i], emu[size_t(i)],
-                       base ? &b : nullptr, term)) {
-      continue;
-    }
-    acc += term;
+// Σ_i ((reference_i − emulated_i)/bound_i)² over the n elements flat0.. of target t (a row of
+// y, or one unit's final state), where the reference is the kernel's value or, with `base`,
+// the declared emulation's from base0 on; elements whose computed value is not finite or
+// whose bound is not a positive finite number are left out. `count` (optional) gets the
+// terms counted.
+double residual(const Target& t, int64_t flat0, int64_t n, const double* emu, const FormatValues* base, size_t base0,
+                int64_t* count) {
+  double acc = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double c = double((*t.computed)[flat0 + i]), b = t.report->bounds[flat0 + i];
+    if (!std::isfinite(c) || !(b > 0) || !std::isfinite(b)) continue;
+    const double r = ((base ? base->get(base0 + size_t(i)) : c) - emu[i]) / b;
+    acc += r * r;
     if (count) ++*count;
   }
   return acc;
@@ -192,7 +164,10 @@ HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, co
     double y_energy = 0;
     int64_t y_terms = 0;
     out.y_row = [&](int64_t j, const double* row) {
-      if (ps.ty) y_energy += y_row_residual(ps.p, *ps.ty, s, h, j, row, b ? &b->y : nullptr, &y_terms);
+      if (ps.ty) {
+        y_energy += residual(*ps.ty, ((sh.cu_seqlens[s] + j) * H + h) * sh.P, sh.P, row, b ? &b->y : nullptr,
+                             size_t(j * sh.P), &y_terms);
+      }
       if (kept) {
         for (int64_t i = 0; i < sh.P; ++i) kept->y.set(size_t(j * sh.P + i), row[i]);
       }
@@ -200,7 +175,10 @@ HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, co
     run(item, s, h, out);
     ey[task] = y_energy;
     if (item == 0) ny[u] = y_terms;
-    if (ps.ts) es[task] = state_residual(ps.p, *ps.ts, s, h, out.state, b ? &b->state : nullptr, item == 0 ? &ns[u] : nullptr);
+    if (ps.ts) {
+      es[task] = residual(*ps.ts, u * sh.P * sh.N, sh.P * sh.N, out.state.data(), b ? &b->state : nullptr, 0,
+                          item == 0 ? &ns[u] : nullptr);
+    }
     if (kept) {
       kept->state.reset(ps.p.formats.state, out.state.size());
       for (size_t i = 0; i < out.state.size(); ++i) kept->state.set(i, out.state[i]);
