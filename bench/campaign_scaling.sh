@@ -5,17 +5,20 @@
 # stripped ssmv-campaign and, where the host has no Open MPI, Debian's Open MPI unpacked
 # (`apt-get download openmpi-bin openmpi-common libopenmpi3 libpmix2 libhwloc15 ...`, then
 # `dpkg -x` each into a prefix, tarred as ompi-prefix.tar.gz) with ompi-env.sh setting
-# OPAL_PREFIX, PMIX_INSTALL_PREFIX, LD_LIBRARY_PATH and PATH for it.
+# OPAL_PREFIX, PMIX_INSTALL_PREFIX, LD_LIBRARY_PATH and PATH for the prefix $P (where this
+# script unpacks it, in its scratch folder).
 # Usage: bash campaign_scaling.sh OUTDIR. Sizes: CPU_CASES (2000), RANKS ("1 2 4 8 16"),
 # GPU_MULT (8), TWIN_MULT (5), TWIN_RANKS (16).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=$1
 mkdir -p "$out"
+scratch=$(mktemp -d)  # the unpacked Open MPI and the campaign folders; removed on exit
+trap 'rm -rf "$scratch"' EXIT
 exec > >(tee -a "$out/device.log") 2>&1
 launcher=mpirun
 if [ -f "$here/ompi-prefix.tar.gz" ]; then
-  P=/tmp/ompi; mkdir -p $P && tar xzf "$here/ompi-prefix.tar.gz" -C $P
+  P=$scratch/ompi; mkdir -p $P && tar xzf "$here/ompi-prefix.tar.gz" -C $P
   source "$here/ompi-env.sh"
   launcher=mpirun.openmpi
 fi
@@ -26,7 +29,7 @@ echo "ssmv-campaign gpus: $($B gpus)"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpi() { $launcher --allow-run-as-root --oversubscribe --bind-to none -n "$@"; }
 elapsed() { awk "BEGIN{print $2 - $1}"; }
-W=/tmp/campaigns; rm -rf $W; mkdir -p $W
+W=$scratch/campaigns; mkdir -p $W
 cpu="--properties SsuContract.StateFp32,ChunkScanContract.Production64,VarlenPacking.Ssu,HandoffContract.Production --cases ${CPU_CASES:-2000} --multiplier 1 --units 32"
 echo "== CPU scaling: $cpu"
 for r in ${RANKS:-1 2 4 8 16}; do

@@ -6,6 +6,11 @@
 set -euo pipefail
 build=$1
 out=$2
+if [ ! -x "$build/planted/ssmv-planted-none" ]; then
+  echo "planted_jobs: no planted binaries in $build/planted: configure with" \
+    "-DSSMV_BUILD_PLANTED=ON (or scripts/build.sh --with-planted) and build" >&2
+  exit 1
+fi
 for bin in "$build"/planted/ssmv-planted-*; do
   name=${bin##*/ssmv-planted-}
   if [ "$name" = none ]; then

@@ -5,7 +5,8 @@
 # both kernels'; then sharp_summary.py checks the promise and writes the table. Usage:
 #   scripts/planted_sharp.sh [BUILD] [OUT_DIR] [MARKDOWN]
 # (defaults: build/release, BUILD/planted/sharp, docs/planted-bugs-sharp.md).
-# The planted binaries are built by `cmake --build --preset release` (all targets).
+# The planted binaries are built when configured with -DSSMV_BUILD_PLANTED=ON
+# (scripts/build.sh --with-planted; CI does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/release}

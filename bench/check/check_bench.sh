@@ -6,7 +6,7 @@
 #
 #   bench/check/check_bench.sh SSMV MAKE_DUMPS OUT [--threads K] [--quick]
 #   e.g. bench/check/check_bench.sh build/release/ssmv \
-#          build/release/bench/check/make_check_dumps /tmp/check_bench --quick
+#          build/release/bench/check/make_check_dumps "$(mktemp -d)" --quick
 #
 # OUT keeps the logs and table.md; the dumps live in a scratch folder removed at the end.
 # K defaults to every core (nproc). --quick: small shapes, about 30 s on two cores.

@@ -4,8 +4,8 @@ outputs computed by this script's float64 recurrence rounded to the dump's forma
 (docs/tensor-files.md; self-describing metadata, so `ssmv check FILE` needs no flags).
 
   /usr/bin/python3 bench/check/make_dump.py --kernel chunk_scan --tokens 2048 --heads 8 \
-      --out /tmp/cs_T2048.npz
-  /usr/bin/time -v build/release/verify/cli/ssmv check /tmp/cs_T2048.npz --threads 1
+      --out "$dir/cs_T2048.npz"             # dir=$(mktemp -d)
+  /usr/bin/time -v build/release/verify/cli/ssmv check "$dir/cs_T2048.npz" --threads 1
 
 bf16 inputs and output, fp32 states, D per head, dt_bias, softplus, no z; chunk_scan:
 chunk 256, contract chunk_scan.production; ssu: contract ssu. Only the shapes and the data's

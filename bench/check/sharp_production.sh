@@ -7,7 +7,8 @@
 set -uo pipefail
 ssmv=$1
 out=$2
-dumps=/tmp/sharp_prod
+dumps=$(mktemp -d)  # the dumps; removed on exit (the JSON reports are copied to OUT)
+trap 'rm -rf "$dumps"' EXIT
 mkdir -p "$dumps" "$out"
 python3 scripts/triton/production_check.py --out "$dumps" --varlen 2>&1 | tail -4
 python3 scripts/triton/production_check.py --out "$dumps" --plant running_state_bf16 2>&1 | tail -3

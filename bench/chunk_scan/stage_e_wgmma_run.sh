@@ -12,6 +12,8 @@
 here=$(cd "$(dirname "$0")" && pwd)
 cd "${1:?usage: stage_e_wgmma_run.sh DIR}" || exit 1
 log=${OUT:-.}/log
+scratch=$(mktemp -d)  # ncu's reports; removed on exit
+trap 'rm -rf "$scratch"' EXIT
 . "$here/device_steps.sh"
 step nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
 step ./chunk_scan_wgmma_gpu_test
@@ -28,8 +30,8 @@ for k in scan_wgmma_kernel scan_async_kernel; do
   step timeout 120 ncu --clock-control none -k "regex:$k" --launch-count 1 --section SpeedOfLight \
     --section ComputeWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats \
     --section SourceCounters --metrics smsp__inst_executed.sum,sm__inst_issued.avg.pct_of_peak_sustained_active \
-    -f -o "/tmp/$k" ./chunk_scan_bench
-  step ncu -i "/tmp/$k.ncu-rep"
-  ncu -i "/tmp/$k.ncu-rep" --page source --csv --print-source sass > "${OUT:-.}/${k}_sass.csv" 2>&1
+    -f -o "$scratch/$k" ./chunk_scan_bench
+  step ncu -i "$scratch/$k.ncu-rep"
+  ncu -i "$scratch/$k.ncu-rep" --page source --csv --print-source sass > "${OUT:-.}/${k}_sass.csv" 2>&1
 done
 exit $status

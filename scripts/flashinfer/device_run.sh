@@ -10,9 +10,11 @@
 set -u -o pipefail
 D=$1
 OUT=$2
+scratch=$(mktemp -d)  # the intermediate files (results are tarred to OUT); removed on exit
+trap 'rm -rf "$scratch"' EXIT
 export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
-R=/tmp/fi_results
-mkdir -p $R/budgets $R/checks /tmp/raw_small /tmp/raw_big /tmp/fixtures /tmp/big
+R=$scratch/fi_results
+mkdir -p $R/budgets $R/checks $scratch/raw_small $scratch/raw_big $scratch/fixtures $scratch/big
 START=$(date +%s)
 log() { echo "== $* ($(( $(date +%s) - START )) s)" | tee -a $R/log.txt; }
 { nvidia-smi --query-gpu=name,driver_version --format=csv; nvcc --version | tail -2; date -u; } 2>&1 | tee -a $R/log.txt
@@ -20,9 +22,9 @@ log budgets
 timeout 240 python3 scripts/flashinfer/measure_budgets.py --lib $D/libfi_fast_math.so --out $R/budgets \
   > $R/budgets/log.txt 2>&1; echo "measure_budgets rc=$?" | tee -a $R/log.txt
 grep -v "^|" $R/budgets/log.txt | tail -40
-$D/ssmv contract show triton.ssu > /tmp/triton.json
-python3 scripts/flashinfer/contract_from_budgets.py /tmp/triton.json $R/budgets/budgets.json $R/flashinfer.ssu.json
-python3 scripts/flashinfer/contract_from_budgets.py /tmp/triton.json $R/budgets/budgets.json $R/flashinfer.ssu.sr.json --stochastic
+$D/ssmv contract show triton.ssu > $scratch/triton.json
+python3 scripts/flashinfer/contract_from_budgets.py $scratch/triton.json $R/budgets/budgets.json $R/flashinfer.ssu.json
+python3 scripts/flashinfer/contract_from_budgets.py $scratch/triton.json $R/budgets/budgets.json $R/flashinfer.ssu.sr.json --stochastic
 SRC="FlashInfer $(cat $D/FLASHINFER_COMMIT), $(nvcc --version | tail -1), $(nvidia-smi --query-gpu=name --format=csv,noheader), $(date -u +%Y-%m-%d)"
 log dumps
 # name state input K algo batch H G T seed z sr
@@ -32,19 +34,19 @@ for c in "stp_simple_fp32state fp32 bf16 1 simple" "stp_vertical_fp32state fp32 
          "stp_vertical_fp16state fp16 bf16 1 vertical" "stp_simple_fp32in_fp32state fp32 fp32 1 simple" \
          "mtp4_fp32state fp32 bf16 4 simple" "mtp4_bf16state bf16 bf16 4 simple" "mtp4_fp32in_fp32state fp32 fp32 4 simple"; do
   set -- $c
-  run_case fi_ssu_nt4 /tmp/raw_small $1 $2 $3 $4 $5 2 2 1 8 11 1 0
-  run_case fi_ssu_nt4 /tmp/raw_big $1 $2 $3 $4 $5 64 32 4 $([ $4 = 1 ] && echo 2 || echo 8) 12 1 0
+  run_case fi_ssu_nt4 $scratch/raw_small $1 $2 $3 $4 $5 2 2 1 8 11 1 0
+  run_case fi_ssu_nt4 $scratch/raw_big $1 $2 $3 $4 $5 64 32 4 $([ $4 = 1 ] && echo 2 || echo 8) 12 1 0
 done
 for c in "stp_vertical_fp16state_sr fp16 bf16 1 vertical" "mtp4_fp16state_sr fp16 bf16 4 simple"; do
   set -- $c
-  run_case fi_ssu_nt4_sr /tmp/raw_small $1 $2 $3 $4 $5 2 2 1 8 11 1 1
-  run_case fi_ssu_nt4_sr /tmp/raw_big $1 $2 $3 $4 $5 64 32 4 $([ $4 = 1 ] && echo 2 || echo 8) 12 1 1
+  run_case fi_ssu_nt4_sr $scratch/raw_small $1 $2 $3 $4 $5 2 2 1 8 11 1 1
+  run_case fi_ssu_nt4_sr $scratch/raw_big $1 $2 $3 $4 $5 64 32 4 $([ $4 = 1 ] && echo 2 || echo 8) 12 1 1
 done
-python3 scripts/flashinfer/pack_dumps.py /tmp/raw_small /tmp/fixtures --source "$SRC" | tee -a $R/log.txt
-python3 scripts/flashinfer/pack_dumps.py /tmp/raw_big /tmp/big --source "$SRC" > /dev/null
-tar -cf $OUT/fixtures.tar -C /tmp/fixtures .
+python3 scripts/flashinfer/pack_dumps.py $scratch/raw_small $scratch/fixtures --source "$SRC" | tee -a $R/log.txt
+python3 scripts/flashinfer/pack_dumps.py $scratch/raw_big $scratch/big --source "$SRC" > /dev/null
+tar -cf $OUT/fixtures.tar -C $scratch/fixtures .
 log checks
-for f in /tmp/big/*.npz; do
+for f in $scratch/big/*.npz; do
   n=$(basename $f .npz)
   case $n in *_sr) C=$R/flashinfer.ssu.sr.json ;; *) C=$R/flashinfer.ssu.json ;; esac
   t0=$(date +%s.%N)
@@ -55,7 +57,7 @@ for f in /tmp/big/*.npz; do
 done
 log old preset
 for n in stp_vertical_fp32state mtp4_fp32state; do
-  timeout 150 $D/ssmv check /tmp/big/$n.npz --contract ssu > $R/checks/${n}_ssu.txt 2>&1
+  timeout 150 $D/ssmv check $scratch/big/$n.npz --contract ssu > $R/checks/${n}_ssu.txt 2>&1
   echo "$n ssu rc=$?" | tee -a $R/log.txt; grep -E "(WITHIN|VIOLATION|EXACT|INVALID)" $R/checks/${n}_ssu.txt | tee -a $R/log.txt
   if [ $(( $(date +%s) - START )) -gt 500 ]; then break; fi
 done

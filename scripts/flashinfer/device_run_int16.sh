@@ -11,9 +11,11 @@
 set -u -o pipefail
 D=$1
 OUT=$2
+scratch=$(mktemp -d)  # the intermediate files (results are tarred to OUT); removed on exit
+trap 'rm -rf "$scratch"' EXIT
 export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
-R=/tmp/fi_results4
-mkdir -p $R /tmp/raw_small /tmp/raw_med /tmp/fixtures /tmp/med
+R=$scratch/fi_results4
+mkdir -p $R $scratch/raw_small $scratch/raw_med $scratch/fixtures $scratch/med
 START=$(date +%s)
 log() { echo "== $* ($(( $(date +%s) - START )) s)" | tee -a $R/log.txt; }
 { nvidia-smi --query-gpu=name,driver_version --format=csv; nvcc --version | tail -2; date -u; } 2>&1 | tee -a $R/log.txt
@@ -28,19 +30,19 @@ for c in "fi_ssu_nt4 stp_simple_int16state int16 bf16 1 simple" "fi_ssu_nt4 stp_
          "fi_ssu_nt8 mtp8_fp32state fp32 bf16 8 simple" "fi_ssu_nt8 mtp8_bf16state bf16 bf16 8 simple" \
          "fi_ssu_nt4 cmp_stp_auto_fp32state fp32 bf16 1 auto" "fi_ssu_nt4 cmp_stp_auto_bf16state bf16 bf16 1 auto"; do
   set -- $c
-  run_case $1 /tmp/raw_small $2 $3 $4 $5 $6 2 2 1 8 11 1 0
-  case $2 in mtp2_*|mtp8_*|stp_simple_fp32in*) ;; *) run_case $1 /tmp/raw_med $2 $3 $4 $5 $6 8 8 2 8 12 1 0 ;; esac
+  run_case $1 $scratch/raw_small $2 $3 $4 $5 $6 2 2 1 8 11 1 0
+  case $2 in mtp2_*|mtp8_*|stp_simple_fp32in*) ;; *) run_case $1 $scratch/raw_med $2 $3 $4 $5 $6 8 8 2 8 12 1 0 ;; esac
 done
-python3 scripts/flashinfer/pack_dumps.py /tmp/raw_small /tmp/fixtures --source "$SRC" | tee -a $R/log.txt
-python3 scripts/flashinfer/pack_dumps.py /tmp/raw_med /tmp/med --source "$SRC" > /dev/null
+python3 scripts/flashinfer/pack_dumps.py $scratch/raw_small $scratch/fixtures --source "$SRC" | tee -a $R/log.txt
+python3 scripts/flashinfer/pack_dumps.py $scratch/raw_med $scratch/med --source "$SRC" > /dev/null
 log triton
-for dir in /tmp/fixtures /tmp/med; do
+for dir in $scratch/fixtures $scratch/med; do
   for s in fp32 bf16; do
     timeout 200 python3 scripts/flashinfer/triton_same_problem.py $dir/cmp_stp_auto_${s}state.npz \
       $dir/cmp_triton_${s}state.npz --mamba-src $D/triton_src 2>&1 | tee -a $R/log.txt
   done
 done
 log done
-tar -cf $OUT/fixtures.tar -C /tmp/fixtures .
-tar -cf $OUT/medium.tar -C /tmp/med .
+tar -cf $OUT/fixtures.tar -C $scratch/fixtures .
+tar -cf $OUT/medium.tar -C $scratch/med .
 cp $R/log.txt $OUT/

@@ -24,7 +24,7 @@ like every other argument: they land in abs_error.
 
 Outputs (in --out): budgets.json (contract-shaped budgets + statistics), budgets.md.
 Device: python3 scripts/flashinfer/measure_budgets.py --lib .dev-flashinfer/libfi_fast_math.so --out $OUT
-Smoke test without a GPU: python3 scripts/flashinfer/measure_budgets.py --cpu --stride 16384 --out /tmp/fb
+Smoke test without a GPU: python3 scripts/flashinfer/measure_budgets.py --cpu --stride 16384 --out "$(mktemp -d)"
 """
 
 import argparse

@@ -22,9 +22,9 @@ Three subcommands:
   VIOLATION / INVALID / refusal with the worst element's bound sources, as Markdown.
 
 Device (see docs/measurements/triton-campaign.md for the command used):
-  python3 scripts/triton/campaign.py gen --mode deterministic --jobs 7 --out /tmp/camp ...
+  python3 scripts/triton/campaign.py gen --mode deterministic --jobs 7 --out "$(mktemp -d)" ...
 Local smoke test (torch stand-ins for the kernels):
-  python3 scripts/triton/campaign.py gen --fake --mode deterministic --jobs 1 --cases 12 --out /tmp/c
+  python3 scripts/triton/campaign.py gen --fake --mode deterministic --jobs 1 --cases 12 --out "$(mktemp -d)"
 """
 
 import argparse

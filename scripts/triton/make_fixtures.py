@@ -18,11 +18,11 @@ gets one fixed config (the cheapest, see mamba_ssm/utils/determinism.py) instead
 timed choice, so the fixtures are reproducible and no time goes to autotuning; the
 configs used are recorded. --autotune keeps mamba_ssm's autotuning.
 
-Run on the device machine (the exact command used, see scripts/triton/README.md):
-  run(command="export PYTHONUNBUFFERED=1; python3 scripts/triton/make_fixtures.py
-      --out /tmp/fix && tar -cf $OUT/fixtures.tar -C /tmp/fix .", carry=[".triton_src"])
+Run on the device machine (the recorded run's command: scripts/triton/README.md):
+  run(command="export PYTHONUNBUFFERED=1; fix=$(mktemp -d); python3 scripts/triton/make_fixtures.py
+      --out $fix && tar -cf $OUT/fixtures.tar -C $fix .", carry=[".triton_src"])
 Local smoke test of everything but the kernels (float32 torch stand-ins):
-  python3 scripts/triton/make_fixtures.py --fake --out /tmp/fix
+  python3 scripts/triton/make_fixtures.py --fake --out "$(mktemp -d)"
 """
 
 import json

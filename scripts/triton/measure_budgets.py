@@ -28,7 +28,7 @@ Run on the device machine (the exact command used, see scripts/triton/README.md)
   run(command="export PYTHONUNBUFFERED=1; python3 scripts/triton/measure_budgets.py
       --out $OUT 2>&1 | tee $OUT/budgets_log.txt", carry=[".triton_src"])
 Local smoke test without a GPU (torch fp32 stand-ins for the Triton expressions, every
-2^14-th pattern):  python3 scripts/triton/measure_budgets.py --cpu --stride 16384 --out /tmp/b
+2^14-th pattern):  python3 scripts/triton/measure_budgets.py --cpu --stride 16384 --out "$(mktemp -d)"
 """
 
 import json

@@ -24,7 +24,7 @@ Run on the device machine (the exact command used, see scripts/triton/README.md)
   run(command="export PYTHONUNBUFFERED=1; python3 scripts/triton/probe_dot.py --out $OUT
       2>&1 | tee $OUT/dot_log.txt")
 Local smoke test of the emulation (no GPU: the "kernel" is the primary model itself):
-  python3 scripts/triton/probe_dot.py --cpu --trials 2 --out /tmp/d
+  python3 scripts/triton/probe_dot.py --cpu --trials 2 --out "$(mktemp -d)"
 """
 
 import json

@@ -16,8 +16,8 @@ packed sequences (seq_idx, cu_seqlens), fp16 inputs, z, D per (head, dim), dt_li
 return_varlen_states, chunk 128 (contract triton.chunk_scan.varlen, layout global).
 
 On the H200 (with carry [".triton_src", "build/release/ssmv"-holding folder]):
-  python3 scripts/triton/production_check.py --out /tmp/prod && \
-  /usr/bin/time -v ./ssmv check /tmp/prod/chunk_scan_T8192.npz --threads 16
+  dir=$(mktemp -d) && python3 scripts/triton/production_check.py --out "$dir" && \
+  /usr/bin/time -v ./ssmv check "$dir"/chunk_scan_T8192.npz --threads 16
 """
 
 import os
