@@ -5,7 +5,8 @@
 # kernel or CUDA — their headers under include/ with the paths the code uses
 # ("verify/reports/gtest_contract.h"), and lib/cmake/ssmv/ (ssmvConfig.cmake, the exported targets
 # ssmvTargets.cmake, FindMPFR). Not installed: ssmv_run, ssmv_ssu, ssmv_chunk_scan
-# (the bundled kernels), the build tree's ssmv_verify (it links ssmv_run), the ssmv command.
+# (the bundled kernels), the build tree's ssmv_verify (it links ssmv_run). The ssmv command is
+# installed to bin/ by its own rule (verify/cli/CMakeLists.txt), outside the exported package.
 # CI checks the package from outside: the cmake_package_consumer test
 # (scripts/cmake_package_consumer.sh, cmake/consumer_test/).
 include(CMakePackageConfigHelpers)

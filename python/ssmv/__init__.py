@@ -6,20 +6,23 @@ reference and per-element error bounds, from a pytest test.
                         kernel="ssu", contract="triton.ssu", dt_softplus=True)
     ssmv.assert_within_contract(...)   # same arguments; AssertionError naming the worst element
     ssmv.compare(a=ssmv.Outputs(y=y1, kernel="chunk_scan", chunk_size=64), b=ssmv.Outputs(y=y2), x=x, ...)
+    x = ssmv.bf16(x_float32)           # NumPy has no bf16: floats rounded to bf16, marked as bf16
 
 Each writes a self-describing dump (docs/tensor-files.md), runs the ssmv program on it
-(SSMV_BINARY, PATH, or the repository's build/release/ssmv) and reads its JSON report
-(docs/report-schema.md).
+(SSMV_BINARY, else `ssmv` on PATH — where `cmake --install` puts it — else the repository's
+build/release/ssmv) and reads its JSON report (docs/report-schema.md). Standard library only:
+NumPy arrays are read when given, NumPy is not required.
 """
 
 from ._api import KERNELS, Outputs, __version__, assert_within_contract, cex_dir, check, compare
+from ._bf16 import BF16Array, bf16
 from ._errors import BinaryNotFoundError, InputError, InputTypeError, SsmvError
 from ._run import find_binary
 from .report import (BoundSource, Comparison, Difference, Entry, FormatValue, Real, Report, TensorComparison,
                      TensorResult, WorstElement)
 
 __all__ = [
-    "check", "assert_within_contract", "compare", "Outputs", "find_binary", "cex_dir", "KERNELS", "__version__",
+    "check", "assert_within_contract", "compare", "Outputs", "bf16", "BF16Array", "find_binary", "cex_dir", "KERNELS", "__version__",
     "Report", "Entry", "TensorResult", "WorstElement", "Difference", "BoundSource", "Real", "FormatValue",
     "Comparison", "TensorComparison", "SsmvError", "InputError", "InputTypeError", "BinaryNotFoundError",
 ]

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-import numpy as np
-
 from . import _arrays
 from ._arrays import hexfloat
+from ._tensor import Tensor, save_npz, to_fp32
 from ._errors import USER_ERRORS, InputError, InputTypeError, SsmvError
 from ._run import find_binary, run_json
 from .report import Report
@@ -58,7 +57,8 @@ def _positive_int(arg, value, minimum):
 
 
 def _flag(arg, value):
-    if not isinstance(value, (bool, np.bool_)):
+    numpy_bool = type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool")
+    if not isinstance(value, bool) and not numpy_bool:
         raise InputTypeError(f"{arg}={value!r}: expected True or False")
     return bool(value)
 
@@ -90,8 +90,7 @@ def _dt_limit(arg, value, round_dt_limit, notes):
     for which, v in zip(("lo", "hi"), pair):
         if math.isnan(v):
             raise InputError(f"{arg}={value!r}: {which} is NaN")
-        with np.errstate(over="ignore"):
-            f = float(np.float32(v))
+        f = to_fp32(v)
         if f != v:
             if not round_dt_limit:
                 raise InputError(
@@ -190,15 +189,17 @@ def _dump_stem(name):
 
 def _save(path, arrays, meta):
     out = dict(arrays)
-    out["__metadata__"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
-    np.savez(path, **out)
+    text = json.dumps(meta, sort_keys=True).encode()
+    out["__metadata__"] = Tensor("uint8", (len(text),), text)
+    save_npz(path, out)
 
 
 def _digest(arrays, meta):
     h = hashlib.sha1(json.dumps(meta, sort_keys=True).encode())
     for k in sorted(arrays):
-        h.update(k.encode() + str(arrays[k].dtype).encode() + str(arrays[k].shape).encode())
-        h.update(np.ascontiguousarray(arrays[k]).tobytes())
+        t = arrays[k]
+        h.update(k.encode() + t.dtype.name.encode() + str(t.shape).encode())
+        h.update(t.data)
     return h.hexdigest()[:10]
 
 
@@ -301,10 +302,12 @@ _CHECK_DOC = """
       [H, P], dt_bias [H], initial_states [S, H, P, N], cu_seqlens [S + 1] (one sequence
       without), prefill_tokens (hand-off: an int for every sequence, or [S]).
     The kernel's outputs: y [T, H, P]; final_states [S, H, P, N] when it returns them.
-    Tensors: NumPy arrays, torch tensors (bf16 handled; GPU tensors are copied to the CPU,
-    with a note), anything with __array__, __dlpack__ or .numpy(); bf16 in NumPy as int16
-    bit patterns. Formats are inferred from the dtypes when they say it (float32, float16,
-    bf16, int16 patterns) and the report's notes say so; float64 needs input_format= etc.
+    Tensors: NumPy arrays, torch tensors (bf16 as they are; GPU tensors are copied to the
+    CPU, with a note), ssmv.bf16(values) (floats rounded to bf16), buffers (array.array,
+    memoryview), nested lists, anything with __array__, __dlpack__ or .numpy(); int16/uint16
+    arrays are bf16 bit patterns. Formats are inferred from the dtypes when they say it
+    (float32, float16, bf16, int16 patterns) and the report's notes say so; float64 needs
+    input_format= etc. NumPy is not needed unless the tensors are NumPy's.
     Options as `ssmv check` takes them (ssmv check --help): kernel 'ssu' | 'chunk_scan' |
     'handoff'; contract / decode_contract: a preset (ssmv contract list, e.g. 'triton.ssu')
     or a contract JSON file; chunk_size, chunk_layout 'sequence' | 'global'; dt_softplus;

@@ -1,15 +1,21 @@
-"""Turning what a kernel author passes (NumPy arrays, PyTorch tensors, anything with
-``__dlpack__`` or ``.numpy()``) into the arrays of a dump, and inferring their formats.
+"""Turning what a kernel author passes into the arrays of a dump (_tensor.Tensor), and inferring
+their formats. Accepted: NumPy arrays, torch tensors (any device; bf16 as it is), ssmv.bf16()
+arrays, buffers (array.array, memoryview), nested lists of numbers, and anything with
+``__array__``, ``__dlpack__`` or ``.numpy()`` (read through NumPy, which such an object's
+owner has). The package itself needs only the standard library: NumPy is imported only to
+read what only NumPy can read.
 
-NumPy has no bf16: bf16 tensors go into the dump as their 16-bit patterns (int16), the
-convention of docs/tensor-files.md ("bf16 without a NumPy dtype").
+bf16 goes into the dump as its 16-bit patterns (<u2), the convention of docs/tensor-files.md
+("bf16 without a NumPy dtype"); so do int16/uint16 arrays, read as bf16 bit patterns.
 """
 
+import ctypes
+import math
+import numbers
 import sys
 
-import numpy as np
-
 from ._errors import InputError, InputTypeError
+from ._tensor import DTYPES, Tensor, bf16_bits_as_fp32, byteswapped, to_fp32
 
 FORMATS = ("fp32", "bf16", "fp16")
 _FORMAT_ALIASES = {
@@ -65,90 +71,200 @@ def format_name(name, value):
 
 
 class Converted:
-    """One tensor as it goes into the dump: the array, the format its dtype says (or None
-    when the dtype does not say: float64), and a note when something was done to it."""
+    """One tensor as it goes into the dump: the Tensor, the format its dtype says (or None when
+    the dtype does not say: float64), and a note when something was done to it."""
 
     def __init__(self, array, dtype_format, described, note=None, bf16_dtype=False):
         self.array = array
-        self.bf16_dtype = bf16_dtype      # a real bf16 dtype (torch, ml_dtypes), not int16 patterns
-        self.dtype_format = dtype_format  # 'fp32', 'bf16' (int16 patterns), 'fp16', 'fp64', 'int'
+        self.bf16_dtype = bf16_dtype      # real bf16 values (torch, ml_dtypes, ssmv.bf16), not int16 patterns
+        self.dtype_format = dtype_format  # 'fp32', 'bf16' (bit patterns), 'fp16', 'fp64', 'int'
         self.described = described        # e.g. "torch.bfloat16", "int16 (bf16 bit patterns)"
         self.note = note
+
+
+_UNSUPPORTED = "ssmv reads fp32, bf16 and fp16 values (and integers for cu_seqlens, prefill_tokens)"
+_ALTERNATIVES = ("a torch tensor, an ssmv.bf16() array, a buffer (array.array, memoryview) or nested lists "
+                 "of numbers")
+
+
+def _dtype_format(dtype):
+    """The format a dtype name says: 'fp32', 'fp16', 'fp64' (says none), 'bf16' (16-bit integer
+    patterns), 'int'."""
+    if dtype in ("int16", "uint16"):
+        return "bf16"
+    return {"float32": "fp32", "float16": "fp16", "float64": "fp64"}.get(dtype, "int")
+
+
+def _plain(tensor, described=None):
+    d = tensor.dtype.name
+    if described is None:
+        described = d + (" (bf16 bit patterns)" if d in ("int16", "uint16") else "")
+    return Converted(tensor, _dtype_format(d), described)
+
+
+def _bf16(shape, bits, described, note=None):
+    return Converted(Tensor("uint16", shape, bits), "bf16", described, note, bf16_dtype=True)
+
+
+# torch dtypes with a NumPy-named equivalent (torch.bfloat16 is handled on its own).
+_TORCH_DTYPES = {f"torch.{n}": n for n in DTYPES}
 
 
 def _from_torch(name, t):
     torch = sys.modules["torch"]
     note = None
     t = t.detach()
+    if t.layout != torch.strided:
+        raise InputTypeError(f"{name} is a {t.layout} tensor: pass a dense one (.to_dense())")
     if t.device.type != "cpu":
         note = f"{name}: copied from {t.device} to the CPU"
         t = t.cpu()
     if t.is_conj():
         t = t.resolve_conj()
+    if getattr(t, "is_neg", lambda: False)():
+        t = t.resolve_neg()
     t = t.contiguous()
+    nbytes = t.numel() * t.element_size()
+    # The bytes of a contiguous CPU tensor, without NumPy (torch need not have it).
+    data = ctypes.string_at(t.data_ptr(), nbytes) if nbytes else b""
+    if sys.byteorder == "big":
+        data = byteswapped(data, t.element_size())
     if t.dtype == torch.bfloat16:
-        return Converted(t.view(torch.int16).numpy().copy(), "bf16", "torch.bfloat16", note, True)
-    if t.is_complex() or t.dtype == torch.bool or "float8" in str(t.dtype):
-        raise InputTypeError(f"{name} has dtype {t.dtype}: ssmv reads fp32, bf16 and fp16 values "
-                             "(and integers for cu_seqlens, prefill_tokens)")
-    arr = t.numpy().copy()
-    return Converted(arr, _dtype_format(arr.dtype), str(t.dtype), note)
+        return _bf16(t.shape, data, "torch.bfloat16", note)
+    dtype = _TORCH_DTYPES.get(str(t.dtype))
+    if dtype is None:
+        raise InputTypeError(f"{name} has dtype {t.dtype}: {_UNSUPPORTED}")
+    c = _plain(Tensor(dtype, t.shape, data), str(t.dtype))
+    c.note = note
+    return c
 
 
-def _dtype_format(dt):
-    if dt == np.float32:
-        return "fp32"
-    if dt == np.float16:
-        return "fp16"
-    if dt == np.float64:
-        return "fp64"
-    if dt in (np.int16, np.uint16):
-        return "bf16"
-    if dt.kind in "iu":
-        return "int"
-    return None
+def _from_numpy(name, arr):
+    np = sys.modules["numpy"]
+    if arr.dtype.name == "bfloat16":  # ml_dtypes (JAX): the same bits, viewable as uint16
+        return _bf16(arr.shape, np.ascontiguousarray(arr).view(np.uint16).astype("<u2").tobytes(), "bfloat16")
+    if arr.dtype.kind not in "fiu" or arr.dtype.kind == "f" and arr.dtype.itemsize > 8:
+        raise InputTypeError(f"{name} has dtype {arr.dtype}: ssmv reads fp32, bf16 (as int16 bit patterns) and "
+                             "fp16 values, and integers for cu_seqlens, prefill_tokens")
+    little = arr.dtype.newbyteorder("<")
+    return _plain(Tensor(little.name, arr.shape, np.ascontiguousarray(arr, dtype=little).tobytes()))
+
+
+# Buffer formats (struct codes) by kind; the integer width is the buffer's itemsize.
+_BUFFER_FLOATS = {"f": "float32", "d": "float64", "e": "float16"}
+_BUFFER_INTS = set("bhilqn")
+
+
+def _from_buffer(name, obj, m):
+    fmt = m.format
+    code = fmt.lstrip("@=<>!")
+    if len(code) != 1 or not (code in _BUFFER_FLOATS or code.lower() in _BUFFER_INTS):
+        raise InputTypeError(f"{name} is a {type(obj).__name__} holding {fmt!r} items: {_UNSUPPORTED}")
+    if code in _BUFFER_FLOATS:
+        dtype = _BUFFER_FLOATS[code]
+    else:
+        dtype = f"{'int' if code in _BUFFER_INTS else 'uint'}{8 * m.itemsize}"
+    data = m.tobytes()  # C order
+    order = fmt[0] if fmt[0] in "@=<>!" else "@"
+    if order in ">!" or order in "@=" and sys.byteorder == "big":
+        data = byteswapped(data, m.itemsize)
+    return _plain(Tensor(dtype, m.shape, data))
+
+
+def nested(name, obj, floats=False):
+    """Nested lists/tuples of numbers as a Tensor: float64 when any is a float (or `floats`),
+    else int64, as NumPy reads them."""
+    shape = []
+    probe = obj
+    while isinstance(probe, (list, tuple)):
+        shape.append(len(probe))
+        if not probe:
+            break
+        probe = probe[0]
+    flat = []
+
+    def walk(o, depth, where):
+        if depth == len(shape):
+            if isinstance(o, (list, tuple)) or isinstance(o, bool) or not isinstance(o, numbers.Real):
+                what = "a list" if isinstance(o, (list, tuple)) else f"{type(o).__name__} {o!r}"
+                raise InputTypeError(f"{name}{where} is {what}: expected a number (a nested list of "
+                                     f"shape {list(shape)})")
+            flat.append(o)
+            return
+        if not isinstance(o, (list, tuple)) or len(o) != shape[depth]:
+            got = f"has length {len(o)}" if isinstance(o, (list, tuple)) else f"is {type(o).__name__} {o!r}"
+            raise InputError(f"{name}{where} {got}: a nested list must be rectangular (expected length "
+                             f"{shape[depth]}, from the first element at each depth)")
+        for i, e in enumerate(o):
+            walk(e, depth + 1, f"{where[:-1]}, {i}]" if where else f"[{i}]")
+
+    walk(obj, 0, "")
+    if floats or not flat or any(not isinstance(v, numbers.Integral) for v in flat):
+        return Tensor.of_values("float64", shape, [float(v) for v in flat])
+    try:
+        return Tensor.of_values("int64", shape, [int(v) for v in flat])
+    except OverflowError:
+        raise InputError(f"{name}: an integer does not fit int64") from None
+
+
+def _numpy(name, obj):
+    try:
+        import numpy
+        return numpy
+    except ImportError:
+        raise InputTypeError(f"{name} is a {type(obj).__name__}: reading it needs NumPy, which is not installed "
+                             f"(pip install numpy); or pass {_ALTERNATIVES}") from None
+
+
+def read(name, obj):
+    """A Converted from any accepted object (no rank check)."""
+    from ._bf16 import BF16Array
+    if isinstance(obj, BF16Array):
+        return _bf16(obj.shape, obj.tobytes(), "ssmv.bf16")
+    mod = type(obj).__module__ or ""
+    if mod.split(".")[0] == "torch" and hasattr(obj, "device") and hasattr(obj, "dtype"):
+        return _from_torch(name, obj)
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(obj, np.ndarray):
+        return _from_numpy(name, obj)
+    if isinstance(obj, (str, bytes, bytearray)):
+        raise InputTypeError(f"{name} is a {type(obj).__name__}: expected a NumPy array or a tensor (torch, or "
+                             "anything with __dlpack__ or .numpy()), an ssmv.bf16() array, a buffer or nested lists")
+    if isinstance(obj, (list, tuple, int, float)):
+        return _plain(nested(name, obj))
+    if hasattr(obj, "__array__"):
+        np = _numpy(name, obj)
+        try:
+            arr = np.asarray(obj)
+        except Exception as e:  # e.g. a CuPy array: no implicit device-to-host copy
+            raise InputTypeError(f"{name}: cannot read it as a host array ({e}); copy it to the "
+                                 "CPU first (torch: .cpu(), CuPy: .get(), JAX: jax.device_get)") from None
+        return _from_numpy(name, arr)
+    try:
+        m = memoryview(obj)
+    except TypeError:
+        m = None
+    if m is not None:
+        return _from_buffer(name, obj, m)
+    if hasattr(obj, "__dlpack__"):
+        np = _numpy(name, obj)
+        try:
+            arr = np.from_dlpack(obj)
+        except Exception as e:
+            raise InputTypeError(f"{name}: cannot read it through __dlpack__ ({e}); pass a CPU "
+                                 "NumPy array or torch tensor (bf16 is handled for torch tensors)") from None
+        return _from_numpy(name, arr)
+    if hasattr(obj, "numpy"):
+        return _from_numpy(name, _numpy(name, obj).asarray(obj.numpy()))
+    raise InputTypeError(f"{name} is a {type(obj).__name__}: expected a NumPy array or a tensor (torch, or "
+                         "anything with __dlpack__ or .numpy()), an ssmv.bf16() array, a buffer or nested lists")
 
 
 def to_array(name, obj):
-    """A C-ordered NumPy array from a NumPy array, a torch tensor, or anything exposing
-    ``__array__``, ``__dlpack__`` or ``.numpy()``; bf16 as int16 bit patterns."""
+    """The Converted tensor of a problem or output argument, its rank checked; None for None."""
     if obj is None:
         return None
-    mod = type(obj).__module__ or ""
-    if mod.split(".")[0] == "torch" and hasattr(obj, "device") and hasattr(obj, "dtype"):
-        conv = _from_torch(name, obj)
-    else:
-        arr = None
-        if isinstance(obj, np.ndarray):
-            arr = obj
-        elif hasattr(obj, "__array__") or isinstance(obj, (list, tuple, int, float)):
-            try:
-                arr = np.asarray(obj)
-            except Exception as e:  # e.g. a CuPy array: no implicit device-to-host copy
-                raise InputTypeError(f"{name}: cannot read it as a host array ({e}); copy it to the "
-                                     "CPU first (torch: .cpu(), CuPy: .get(), JAX: jax.device_get)") from None
-        elif hasattr(obj, "__dlpack__"):
-            try:
-                arr = np.from_dlpack(obj)
-            except Exception as e:
-                raise InputTypeError(f"{name}: cannot read it through __dlpack__ ({e}); pass a CPU "
-                                     "NumPy array or torch tensor (bf16 is handled for torch tensors)") from None
-        elif hasattr(obj, "numpy"):
-            arr = np.asarray(obj.numpy())
-        else:
-            raise InputTypeError(f"{name} is a {type(obj).__name__}: expected a NumPy array or a tensor "
-                                 "(torch, or anything with __dlpack__ or .numpy())")
-        if arr.dtype.name == "bfloat16":  # ml_dtypes (JAX): same bits, NumPy-viewable as uint16
-            conv = Converted(np.ascontiguousarray(arr).view(np.uint16), "bf16", "bfloat16", bf16_dtype=True)
-        else:
-            if arr.dtype.kind not in "fiu" or arr.dtype.kind == "f" and arr.dtype.itemsize > 8:
-                raise InputTypeError(f"{name} has dtype {arr.dtype}: ssmv reads fp32, bf16 (as int16 bit "
-                                     "patterns) and fp16 values, and integers for cu_seqlens, prefill_tokens")
-            arr = np.ascontiguousarray(arr)
-            if arr.dtype.byteorder == ">":
-                arr = arr.astype(arr.dtype.newbyteorder("<"))
-            described = str(arr.dtype) + (" (bf16 bit patterns)" if arr.dtype in (np.int16, np.uint16) else "")
-            conv = Converted(arr, _dtype_format(arr.dtype), described)
+    conv = read(name, obj)
     _check_rank(name, conv.array)
     return conv
 
@@ -164,39 +280,60 @@ def _check_rank(name, arr):
         raise InputError(f"{name} has shape {list(arr.shape)}: expected {layout}{hint}")
 
 
+def _where(name, t, flat):
+    return f"{name}[{', '.join(map(str, t.coords(flat)))}]"
+
+
 def check_integer(name, conv):
     if conv is None:
         return
-    if conv.array.dtype.kind not in "iu":
+    t = conv.array
+    if t.dtype.kind not in "iu":
         raise InputTypeError(f"{name} has dtype {conv.described}: expected integers (int32 or int64)")
-    conv.array = conv.array.astype(np.int64)
+    if t.dtype.name != "int64":
+        try:
+            conv.array = Tensor.of_values("int64", t.shape, t.values())
+        except OverflowError:
+            raise InputError(f"{name}: a value does not fit int64") from None
+
+
+# fp16: the exponent (bits 14..10) is in the high byte; all ones is Inf or NaN.
+_FP16_NONFINITE = bytes(int(b & 0x7C == 0x7C) for b in range(256))
 
 
 def check_finite(name, conv):
     """Inputs must be finite (outputs may hold NaN/Inf: ssmv judges them INVALID)."""
-    a = conv.array
-    if conv.dtype_format == "bf16":
-        bad = (a.view(np.uint16) & 0x7F80) == 0x7F80
-    elif a.dtype.kind == "f":
-        bad = ~np.isfinite(a)
+    t = conv.array
+    if conv.dtype_format == "fp16":
+        marks = t.data[1::2].translate(_FP16_NONFINITE)
+        first, bad = marks.find(1), marks.count(1)
+        if first < 0:
+            return
+        shown = repr(t.values()[first])
+    elif conv.dtype_format in ("fp32", "fp64", "bf16"):
+        values = t.values() if conv.dtype_format != "bf16" else Tensor("float32", t.shape,
+                                                                       bf16_bits_as_fp32(t.data)).values()
+        if all(map(math.isfinite, values)):
+            return
+        first = next(i for i, v in enumerate(values) if not math.isfinite(v))
+        bad = sum(1 for v in values if not math.isfinite(v))
+        if conv.dtype_format == "bf16":
+            bits = t.values()[first] & 0xFFFF
+            shown = f"bits 0x{bits:04x} (bf16 {'NaN' if bits & 0x7F else 'Inf'})"
+        else:
+            shown = repr(float(values[first]))
     else:
         return
-    if bad.any():
-        idx = tuple(int(i) for i in np.argwhere(bad)[0])
-        v = a[idx]
-        shown = f"bits 0x{int(v) & 0xFFFF:04x} (bf16 {'NaN' if int(v) & 0x7F else 'Inf'})" \
-            if conv.dtype_format == "bf16" else repr(float(v))
-        raise InputError(f"{name}[{', '.join(map(str, idx))}] = {shown}: inputs must be finite "
-                         f"({int(bad.sum())} non-finite values in {name}; outputs may hold NaN/Inf, "
-                         "which are judged INVALID)")
+    raise InputError(f"{_where(name, t, first)} = {shown}: inputs must be finite ({bad} non-finite values in "
+                     f"{name}; outputs may hold NaN/Inf, which are judged INVALID)")
 
 
 def check_fp32_values(name, conv):
     """A, D and dt_bias are fp32 values; wider dtypes must hold exact fp32 values."""
-    a = conv.array
+    t = conv.array
     if conv.dtype_format == "bf16" and conv.bf16_dtype:
-        # A bf16 tensor: its values are exact fp32 values.
-        conv.array = (a.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
+        # bf16 values: exact fp32 values.
+        conv.array = Tensor("float32", t.shape, bf16_bits_as_fp32(t.data))
         conv.dtype_format = "fp32"
         return
     if conv.dtype_format == "bf16":
@@ -205,17 +342,15 @@ def check_fp32_values(name, conv):
     if conv.dtype_format == "int":
         raise InputTypeError(f"{name} has dtype {conv.described}: {name} holds fp32 values (float32)")
     if conv.dtype_format == "fp16":
-        conv.array = a.astype(np.float32)
+        conv.array = Tensor.of_values("float32", t.shape, t.values())
     elif conv.dtype_format == "fp64":
-        f = a.astype(np.float32)
-        with np.errstate(invalid="ignore"):
-            inexact = (f.astype(np.float64) != a) & np.isfinite(a)
-        if inexact.any():
-            idx = tuple(int(i) for i in np.argwhere(inexact)[0])
-            raise InputError(f"{name}[{', '.join(map(str, idx))}] = {float(a[idx])!r} is not an fp32 value "
-                             f"(the nearest is {hexfloat(f[idx])} = {float(f[idx])!r}): pass the float32 "
-                             "values the kernel got")
-        conv.array = f
+        values = t.values()
+        for i, v in enumerate(values):
+            f = to_fp32(v)
+            if f != v and math.isfinite(v):
+                raise InputError(f"{_where(name, t, i)} = {v!r} is not an fp32 value (the nearest is {hexfloat(f)} = "
+                                 f"{f!r}): pass the float32 values the kernel got")
+        conv.array = Tensor.of_values("float32", t.shape, values)
     conv.dtype_format = "fp32"
 
 

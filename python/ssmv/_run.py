@@ -8,8 +8,9 @@ from pathlib import Path
 
 from ._errors import BinaryNotFoundError, SsmvError
 
-HOW_TO_BUILD = ("set SSMV_BINARY=/path/to/ssmv, put ssmv on PATH, or build it in the repository with "
-                "./scripts/build.sh (it is then build/release/ssmv)")
+HOW_TO_BUILD = ("install it (cmake --install build/release --prefix DIR puts it in DIR/bin: put that on PATH), "
+                "set SSMV_BINARY=/path/to/ssmv, or build it in the repository with ./scripts/build.sh (it is then "
+                "build/release/ssmv)")
 
 
 def _executable(p):
@@ -17,9 +18,10 @@ def _executable(p):
 
 
 def find_binary(binary=None):
-    """The ssmv program: `binary`, else $SSMV_BINARY, else `ssmv` on PATH, else the build
-    tree (build/release, build/cpu, build/debug) of the repository this package sits in or
-    was installed from."""
+    """The ssmv program: `binary`, else $SSMV_BINARY (an override), else `ssmv` on PATH (where
+    `cmake --install` puts it), else the build tree (build/release, build/cpu, build/debug) of
+    the repository this package sits in or was installed from. BinaryNotFoundError naming every
+    place tried when none has it."""
     if binary is not None:
         p = Path(binary)
         if not _executable(p):
@@ -33,21 +35,26 @@ def find_binary(binary=None):
     on_path = shutil.which("ssmv")
     if on_path:
         return on_path
-    searched = []
+    tried = []
     for repo in _repositories():
         for build in ("release", "cpu", "debug"):
             p = repo / "build" / build / "ssmv"
             if _executable(p):
                 return str(p)
-        searched.append(str(repo / "build" / "release"))
-    where = f", not in {' or '.join(searched)}" if searched else ""
-    raise BinaryNotFoundError(f"the ssmv program was not found (not in SSMV_BINARY, not on PATH{where}): "
-                              f"{HOW_TO_BUILD}")
+            tried.append(str(p))
+    path = os.environ.get("PATH", "")
+    where = [
+        "SSMV_BINARY (not set)",
+        f"`ssmv` on PATH ({path})" if path else "`ssmv` on PATH (PATH is empty)",
+    ]
+    where += tried or ["no ssmv repository's build tree (this package is neither in one nor installed from one)"]
+    raise BinaryNotFoundError("the ssmv program was not found; tried:\n" + "\n".join(f"  {w}" for w in where) +
+                              f"\n{HOW_TO_BUILD[0].upper()}{HOW_TO_BUILD[1:]}")
 
 
 def _repositories():
     """The ssmv repository this package sits in (python/ssmv/), and the one it was installed
-    from (recorded by setup.py), when they are one."""
+    from (recorded by the build backend, python/_backend), when they are one."""
     found = []
     candidates = [Path(__file__).resolve().parent.parent.parent]
     try:
