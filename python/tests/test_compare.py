@@ -16,7 +16,8 @@ B_DUMP = FIXTURES / "example_ssu_T300_fp32state.npz"
 def expect_the_worked_example(r):
     assert r.ok and r.comparison.explained_all
     assert [(e.kernel, e.contract, e.verdict) for e in r.entries] == [
-        ("a: chunk_scan", "triton.chunk_scan", "WITHIN_CONTRACT"), ("b: ssu", "triton.ssu", "WITHIN_CONTRACT")]
+        ("chunk_scan", "triton.chunk_scan", "WITHIN_CONTRACT"), ("ssu", "triton.ssu", "WITHIN_CONTRACT")]
+    assert [e.name[:3] for e in r.entries] == ["a: ", "b: "]  # the side is in the case's name
     y, fs = r.comparison["y"], r.comparison["final_states"]
     assert (y.elements, y.identical, y.explained, y.unexplained) == (76800, 54418, 22382, 0)
     assert (fs.elements, fs.identical, fs.explained, fs.unexplained) == (16384, 0, 16384, 0)

@@ -79,41 +79,6 @@ void write_text(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-void bounds_usage() {
-  std::printf(
-      "usage: ssmv bounds [--contract NAME|FILE.json[,...]] [--quick] [--lengths T,...] [--state-dims N,...]\n"
-      "                   [--chunk-sizes L,...] [--base-length T0] [--base-state-dim N0] [--base-chunk-size L0]\n"
-      "                   [--heads H] [--head-dim P] [--groups G] [--input-formats F,...]\n"
-      "                   [--state-formats F,...] [--output-formats F,...] [--seed S] [--threads N]\n"
-      "                   [--out-md FILE] [--out-json FILE] [--plots PREFIX]\n"
-      "  The rigorous per-element error bound of each contract (verify/bound/) over a grid of\n"
-      "  Mamba2-realistic problems (one sequence of T tokens), beside the certified exact values:\n"
-      "  bound / |exact| and bound / scale at p50/p99/max, in ULPs, which sources make it up, how it\n"
-      "  grows with T, N and the chunk size; the measured error of the bundled host twin where one\n"
-      "  implements the contract (usage = error / bound); the smallest allclose (rtol, atol) against\n"
-      "  an fp32 reference. docs/error-bounds.md is its output for the bundled and Triton contracts.\n"
-      "  The shapes are three sweeps through (T0, N0, L0): T over --lengths, N over --state-dims,\n"
-      "  L over --chunk-sizes (chunked contracts); times every input x state x output format.\n"
-      "  --contract       presets (ssmv contract list) or contract JSON files, comma-separated\n"
-      "                   (default: ssu,triton.ssu,chunk_scan.production,chunk_scan.fp32,triton.chunk_scan);\n"
-      "                   a chunked file runs at its own chunk size\n"
-      "  --quick          a grid of seconds: T 32,160; N 16,32; L 64; H 2, P 8, G 1 (options below\n"
-      "                   override it)\n"
-      "  --lengths        T values (default 64,256,1024,4096,8192); --base-length T0 (default 1024,\n"
-      "                   or the listed value nearest it)\n"
-      "  --state-dims     N values (default 16,64,128,256); --base-state-dim N0 (default 128)\n"
-      "  --chunk-sizes    L values (default 64,128,256); --base-chunk-size L0 (default 256)\n"
-      "  --heads, --head-dim, --groups   H, P, G (default 4, 64, 2)\n"
-      "  --input-formats, --state-formats, --output-formats  fp32, bf16, fp16 (default bf16; fp32;\n"
-      "                   bf16,fp32). A contract that does not describe an input format skips it.\n"
-      "  --seed S         the problems' seed (default 1)\n"
-      "  --threads N      worker threads of the reference, bounds and twins (default 0: every core)\n"
-      "  --out-md FILE, --out-json FILE  write the page / the data (atomically)\n"
-      "  --plots PREFIX   the page links PREFIXbounds-vs-T.svg and PREFIXbounds-vs-N.svg (made from\n"
-      "                   the JSON by scripts/plot_bounds.py)\n"
-      "  Exit code 1 when a twin's element exceeds its bound (a finding), 2 on bad usage.\n");
-}
-
 int bounds_command(const std::vector<std::string>& args) {
   bool quick = false;
   std::optional<std::vector<std::string>> contracts;
@@ -122,29 +87,53 @@ int bounds_command(const std::vector<std::string>& args) {
   std::optional<std::vector<Format>> input_formats, state_formats, output_formats;
   std::optional<uint64_t> seed;
   std::string md_path, json_path, plots;
-  CommandLine line("ssmv bounds");
-  line.flag("--quick", [&] { quick = true; });
-  line.text("--contract", [&](const std::string& v) { contracts = items("--contract", v); });
-  line.text("--lengths", [&](const std::string& v) { lengths = integers("--lengths", v, 1, 1 << 20); });
-  line.text("--state-dims", [&](const std::string& v) { state_dims = integers("--state-dims", v, 1, 1024); });
-  line.text("--chunk-sizes", [&](const std::string& v) { chunk_sizes = integers("--chunk-sizes", v, 1, 1 << 16); });
-  line.integer("--base-length", 1, 1 << 20, [&](int64_t v) { base_length = v; });
-  line.integer("--base-state-dim", 1, 1024, [&](int64_t v) { base_state_dim = v; });
-  line.integer("--base-chunk-size", 1, 1 << 16, [&](int64_t v) { base_chunk_size = v; });
-  line.integer("--heads", 1, 1024, [&](int64_t v) { heads = v; });
-  line.integer("--head-dim", 1, 1024, [&](int64_t v) { head_dim = v; });
-  line.integer("--groups", 1, 1024, [&](int64_t v) { groups = v; });
-  line.text("--input-formats", [&](const std::string& v) { input_formats = formats("--input-formats", v); });
-  line.text("--state-formats", [&](const std::string& v) { state_formats = formats("--state-formats", v); });
-  line.text("--output-formats", [&](const std::string& v) { output_formats = formats("--output-formats", v); });
-  line.u64("--seed", [&](uint64_t v) { seed = v; });
-  line.integer("--threads", 0, 1024, [](int64_t n) { ref::set_default_threads(int(n)); });
-  line.text("--out-md", md_path);
-  line.text("--out-json", json_path);
-  line.text("--plots", plots);
-  if (!line.parse(args, bounds_usage)) return 0;
-  check_writable("--out-md", md_path);
-  check_writable("--out-json", json_path);
+  CommandLine line("ssmv bounds",
+                   "The rigorous per-element error bound of each contract (verify/bound/) over a grid of "
+                   "Mamba2-realistic problems (one sequence of T tokens), beside the certified exact values: bound / "
+                   "|exact| and bound / scale at p50/p99/max, in ULPs, which sources make it up, how it grows with T, "
+                   "N and the chunk size; the measured error of the bundled host twin where one implements the "
+                   "contract (usage = error / bound); the smallest allclose (rtol, atol) against an fp32 reference. "
+                   "docs/error-bounds.md is its output for the bundled and Triton contracts. The shapes are three "
+                   "sweeps through (T0, N0, L0): T over --lengths, N over --state-dims, L over --chunk-sizes "
+                   "(chunked contracts); times every input x state x output format.",
+                   "exit codes: 0 every twin element within its bound, 1 a twin's element exceeds its bound (a "
+                   "finding), 2 bad usage.");
+  line.group("Contracts and grid");
+  line.text("--contract", "NAME|FILE,...", "presets (ssmv contract list) or contract JSON files, comma-separated "
+            "(default: ssu,triton.ssu,chunk_scan.production,chunk_scan.fp32,triton.chunk_scan); a chunked file runs "
+            "at its own chunk size", [&](const std::string& v) { contracts = items("--contract", v); });
+  line.flag("--quick", "a grid of seconds: T 32,160; N 16,32; L 64; H 2, P 8, G 1 (options below override it)",
+            [&] { quick = true; });
+  line.text("--lengths", "T,...", "T values (default 64,256,1024,4096,8192)",
+            [&](const std::string& v) { lengths = integers("--lengths", v, 1, 1 << 20); });
+  line.text("--state-dims", "N,...", "N values (default 16,64,128,256)",
+            [&](const std::string& v) { state_dims = integers("--state-dims", v, 1, 1024); });
+  line.text("--chunk-sizes", "L,...", "L values (default 64,128,256)",
+            [&](const std::string& v) { chunk_sizes = integers("--chunk-sizes", v, 1, 1 << 16); });
+  line.integer("--base-length", "T0", "the other sweeps' T (default 1024, or the listed value nearest it)", 1, 1 << 20,
+               [&](int64_t v) { base_length = v; });
+  line.integer("--base-state-dim", "N0", "the other sweeps' N (default 128, or the listed value nearest it)", 1, 1024,
+               [&](int64_t v) { base_state_dim = v; });
+  line.integer("--base-chunk-size", "L0", "the other sweeps' L (default 256, or the listed value nearest it)", 1,
+               1 << 16, [&](int64_t v) { base_chunk_size = v; });
+  line.integer("--heads", "H", "heads (default 4)", 1, 1024, [&](int64_t v) { heads = v; });
+  line.integer("--head-dim", "P", "head dimension (default 64)", 1, 1024, [&](int64_t v) { head_dim = v; });
+  line.integer("--groups", "G", "B/C groups (default 2)", 1, 1024, [&](int64_t v) { groups = v; });
+  line.text("--input-formats", "F,...", "fp32, bf16, fp16 (default bf16); a contract that does not describe an input "
+            "format skips it", [&](const std::string& v) { input_formats = formats("--input-formats", v); });
+  line.text("--state-formats", "F,...", "default fp32",
+            [&](const std::string& v) { state_formats = formats("--state-formats", v); });
+  line.text("--output-formats", "F,...", "default bf16,fp32",
+            [&](const std::string& v) { output_formats = formats("--output-formats", v); });
+  line.u64("--seed", "S", "the problems' seed (default 1)", [&](uint64_t v) { seed = v; });
+  line.integer("--threads", "N", "worker threads of the reference, bounds and twins (default 0: every core)", 0, 1024,
+               [](int64_t n) { ref::set_default_threads(int(n)); });
+  line.group("Output");
+  line.output_file("--out-md", "write the page (atomically)", md_path);
+  line.output_file("--out-json", "write the data (atomically)", json_path);
+  line.text("--plots", "PREFIX", "the page links PREFIXbounds-vs-T.svg and PREFIXbounds-vs-N.svg (made from the JSON "
+            "by scripts/plot_bounds.py)", plots);
+  if (!line.parse(args)) return 0;
 
   verify::BoundsGrid g = quick ? verify::quick_bounds_grid() : verify::default_bounds_grid();
   if (contracts) g.contracts = *contracts;

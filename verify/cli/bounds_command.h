@@ -11,6 +11,5 @@ namespace ssmv::cli {
 // Exit code: 0 every measured element within its bound, 1 an element over it (a finding),
 // 2 bad usage (the message names the option and value).
 int bounds_command(const std::vector<std::string>& args);
-void bounds_usage();
 
 }  // namespace ssmv::cli

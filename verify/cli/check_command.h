@@ -7,8 +7,7 @@
 
 namespace ssmv::cli {
 
-// Exit code: 0 no VIOLATION or INVALID, 1 found, 2 bad input or usage.
+// Exit code: 0 within contract, 1 VIOLATION / INVALID / biased, 2 bad input or usage, 3 SUSPICIOUS.
 int check_command(const std::vector<std::string>& args);
-void check_usage();
 
 }  // namespace ssmv::cli

@@ -112,7 +112,6 @@ SideResult check_side(const std::string& label, const Side& side, const LoadedFi
   const tensor_file::KernelOutputs outputs =
       tensor_file::outputs_from_tensors(side.file.tensors, side.file.path, r.problem);
   r.check = verify::check_external(r.problem, kernel, outputs.y, outputs.final_states);
-  r.check.kernel = label + ": " + r.check.kernel;
   return r;
 }
 
@@ -141,51 +140,39 @@ void expect_same_function(const SideResult& a, const SideResult& b) {
 
 }  // namespace
 
-void compare_usage() {
-  std::printf(
-      "usage: ssmv compare [--problem FILE] --a FILE --b FILE\n"
-      "                    [--a-kernel K] [--a-contract C] [--a-decode-contract C] [--a-chunk-size L]\n"
-      "                    [--a-chunk-layout sequence|global] [--a-prefill-tokens K]\n"
-      "                    [--a-tokens-per-launch K]  (and --b-...)\n"
-      "                    [--input-format F] [--state-format F] [--output-format F]\n"
-      "                    [--dt-softplus | --no-dt-softplus] [--dt-limit LO,HI] [--round-dt-limit]\n"
-      "                    [--threads N] [--json FILE] [--markdown FILE]\n"
-      "  Two kernels' outputs on the same problem, side by side (e.g. a chunk_scan prefill and a\n"
-      "  token-by-token SSU decode of the same prompt): each against the exact value under its\n"
-      "  own contract, then every element where they differ: identical, explained (|a - b| <=\n"
-      "  bound_a + bound_b: both may be honest rounding paths) or unexplained (at least one of\n"
-      "  them is outside its contract).\n"
-      "  --problem FILE  the inputs (default: the --a file); a side's file that holds inputs too\n"
-      "                  must hold the same ones\n"
-      "  --a / --b FILE  each side's outputs (y, optional final_states, a hand-off's prefill_tokens),\n"
-      "                  with optional metadata\n"
-      "  --a-... / --b-...  each side's kernel options, as `ssmv check`'s (ssmv check --help)\n"
-      "  problem options as `ssmv check`'s, shared by both sides\n"
-      "  --threads N        reference worker threads (default 0: every core; results identical)\n"
-      "exit codes: 0 every divergence explained and no VIOLATION/INVALID, 1 otherwise, 2 bad input\n");
-}
-
 int compare_command(const std::vector<std::string>& args) {
-  std::string problem_path, json_path, markdown_path;
+  std::string problem_path, json_path, markdown_path, junit_path;
   DeclaredOptions common;
   Side a, b;
   std::string a_path, b_path;
-  CommandLine line("ssmv compare");
-  add_problem_options(line, common);
+  CommandLine line("ssmv compare",
+                   "Two kernels' outputs on the same problem, side by side (e.g. a chunk_scan prefill and a "
+                   "token-by-token SSU decode of the same prompt): each against the exact value under its own "
+                   "contract, then every element where they differ: identical, explained (|a - b| <= bound_a + "
+                   "bound_b: both may be honest rounding paths) or unexplained (at least one of them is outside its "
+                   "contract).",
+                   "exit codes: 0 every divergence explained and no VIOLATION/INVALID, 1 otherwise, 2 bad input or "
+                   "usage.");
+  line.group("Files");
+  line.input_file("--a", "side a's outputs (y, optional final_states, a hand-off's prefill_tokens), with optional "
+                  "metadata", a_path);
+  line.input_file("--b", "side b's outputs, likewise", b_path);
+  line.input_file("--problem", "the inputs (default: the --a file); a side's file that holds inputs too must hold "
+                  "the same ones", problem_path);
+  line.report_files(json_path, markdown_path, junit_path);
   add_kernel_options(line, "a-", a.flags);
   add_kernel_options(line, "b-", b.flags);
-  line.text("--problem", problem_path);
-  line.text("--a", a_path);
-  line.text("--b", b_path);
-  line.report_files(json_path, markdown_path);
-  line.integer("--threads", 0, 1024, [](int64_t n) { ref::set_default_threads(int(n)); });
-  if (!line.parse(args, compare_usage)) return 0;
+  add_problem_options(line, common);
+  line.group("Judging");
+  line.integer("--threads", "N", "reference worker threads (default 0: every core; results identical)", 0, 1024,
+               [](int64_t n) { ref::set_default_threads(int(n)); });
+  if (!line.parse(args)) return 0;
   if (a_path.empty() || b_path.empty()) throw UsageError("ssmv compare: --a FILE and --b FILE are required");
-  check_writable("--json", json_path);
-  check_writable("--markdown", markdown_path);
 
   a.file = load_dump_file(a_path);
   b.file = load_dump_file(b_path);
+  contracts_override(a.flags, a.file, "a-");
+  contracts_override(b.flags, b.file, "b-");
   const LoadedFile problem_file = problem_path.empty() ? a.file : load_dump_file(problem_path);
   if (!has_problem_tensors(problem_file)) {
     throw UsageError("ssmv compare: " + problem_file.path + " holds no inputs (x, dt, A, B, C): give --problem FILE");
@@ -195,12 +182,16 @@ int compare_command(const std::vector<std::string>& args) {
   const SideResult rb = check_side("b", b, problem_file, shared);
   expect_same_function(ra, rb);
   VerdictTable table("ssmv compare");
-  table.add(verify::report_entry(a_path, ra.check, ra.problem));
-  table.add(verify::report_entry(b_path, rb.check, rb.problem));
+  table.add(verify::report_entry("a: " + a_path, ra.check, ra.problem));
+  table.add(verify::report_entry("b: " + b_path, rb.check, rb.problem));
   table.add(verify::side_by_side("a = " + a_path + " vs b = " + b_path, ra.check, rb.check, ra.problem));
   table.print(stdout);
+  table.print_bad_elements(stdout);
   table.print_comparisons(stdout);
-  table.write_files(json_path, markdown_path);
+  table.write_files(json_path, markdown_path, junit_path);
+  if (!table.ok()) {
+    std::printf("\nnext: --markdown FILE lists the bad elements, the worst one's inputs and the worst divergence\n");
+  }
   std::printf("\n%s\n", table.ok() ? "no VIOLATION, no INVALID, every divergence explained"
                                    : "FOUND VIOLATION, INVALID or an unexplained divergence");
   return table.ok() ? 0 : 1;

@@ -9,6 +9,5 @@ namespace ssmv::cli {
 // Exit code: 0 every divergence explained and no VIOLATION or INVALID, 1 otherwise, 2 bad
 // input or usage.
 int compare_command(const std::vector<std::string>& args);
-void compare_usage();
 
 }  // namespace ssmv::cli

@@ -10,6 +10,5 @@ namespace ssmv::cli {
 // `ssmv contract list` and `ssmv contract show NAME [--chunk-size L]`. Exit code 0, or 2
 // for an unknown preset or bad usage.
 int contract_command(const std::vector<std::string>& args);
-void contract_usage();
 
 }  // namespace ssmv::cli

@@ -25,28 +25,37 @@
 
 namespace {
 
+using Command = int (*)(const std::vector<std::string>&);
+
+// Every command, its one-line summary (the top-level help) and its function; each command's
+// own help is generated from its option definitions (`ssmv COMMAND --help`).
+struct CommandEntry {
+  const char* name;
+  const char* summary;
+  Command run;
+};
+constexpr CommandEntry kCommands[] = {
+    {"run", "the bundled kernels on the built-in default suite, and the verdict table (the default)", ssmv::cli::run_command},
+    {"check", "verify an external kernel's dump (tensor files) against its contract", ssmv::cli::check_command},
+    {"compare", "two dumps of the same problem (e.g. chunk_scan and SSU) side by side", ssmv::cli::compare_command},
+    {"contract", "list the contract presets, or show one as editable JSON", ssmv::cli::contract_command},
+    {"replay", "re-run a counterexample file written by the property suites", ssmv::cli::replay_command},
+    {"bounds", "the contracts' error bounds over a grid of shapes, beside the twins' errors "
+               "(docs/error-bounds.md)", ssmv::cli::bounds_command},
+    {"campaign", "property campaigns over MPI ranks or processes (runs ssmv-campaign; docs/campaigns.md)",
+     ssmv::cli::campaign_command},
+    {"reference", "compute and print the certified reference of a built-in problem", ssmv::cli::reference_command},
+};
+
 void usage() {
-  std::printf(
-      "ssmv %s — verify Mamba2 SSM kernels against certified MPFR ground truth\n"
-      "\n"
-      "usage: ssmv [COMMAND] [OPTIONS]\n"
-      "commands:\n"
-      "  run         run the bundled kernels on the built-in default suite and print the\n"
-      "              verdict table (the default command)\n"
-      "  check       verify an external kernel's dump (tensor files) against its contract\n"
-      "  compare     two dumps of the same problem (e.g. chunk_scan and SSU) side by side\n"
-      "  contract    list the contract presets, or show one as editable JSON\n"
-      "  replay      re-run a counterexample file written by the property suites\n"
-      "  bounds      the contracts' error bounds over a grid of shapes, beside the twins'\n"
-      "              measured error and allclose tolerances (docs/error-bounds.md)\n"
-      "  campaign    property campaigns over MPI ranks or processes (runs ssmv-campaign;\n"
-      "              docs/campaigns.md)\n"
-      "  reference   compute and print the certified reference of a built-in problem\n"
-      "options:\n"
-      "  --help, -h  this text; `ssmv COMMAND --help` for a command's options\n"
-      "  --version   print the version\n"
-      "exit codes: 0 ok, 1 a check failed (certification, verdict), 2 bad input or usage\n",
-      SSMV_VERSION);
+  std::printf("ssmv %s — verify Mamba2 SSM kernels against certified MPFR ground truth\n\n"
+              "usage: ssmv [COMMAND] [OPTIONS]\ncommands:\n", SSMV_VERSION);
+  for (const CommandEntry& c : kCommands) std::printf("  %-11s %s\n", c.name, c.summary);
+  std::printf("options:\n"
+              "  --help, -h  this text; `ssmv COMMAND --help` for a command's options\n"
+              "  --version   print the version\n"
+              "exit codes: 0 ok, 1 a check failed (certification, verdict), 2 bad input or usage,\n"
+              "            3 SUSPICIOUS (ssmv check)\n");
 }
 
 }  // namespace
@@ -68,14 +77,9 @@ int run_ssmv(std::vector<std::string> args) {
       command = args[0];
       args.erase(args.begin());
     }
-    if (command == "run") return ssmv::cli::run_command(args);
-    if (command == "check") return ssmv::cli::check_command(args);
-    if (command == "compare") return ssmv::cli::compare_command(args);
-    if (command == "contract") return ssmv::cli::contract_command(args);
-    if (command == "replay") return ssmv::cli::replay_command(args);
-    if (command == "bounds") return ssmv::cli::bounds_command(args);
-    if (command == "campaign") return ssmv::cli::campaign_command(args);
-    if (command == "reference") return ssmv::cli::reference_command(args);
+    for (const CommandEntry& c : kCommands) {
+      if (command == c.name) return c.run(args);
+    }
     throw ssmv::cli::UsageError("unknown command '" + command + "' (try ssmv --help)");
   } catch (const ssmv::cli::UsageError& e) {
     const std::string msg = e.what();

@@ -1,9 +1,6 @@
 #include "verify/cli/dump_options.h"
 
-#include <unistd.h>
-
 #include <cstdio>
-#include <filesystem>
 
 #include "verify/contracts/contract_json.h"
 #include "verify/tensor_file/tensor_file.h"
@@ -39,14 +36,34 @@ void merge_field(std::optional<T>& into, const std::optional<T>& from, const cha
 
 }  // namespace
 
+void contracts_override(const DumpOptions& flags, LoadedFile& file, const std::string& prefix) {
+  const auto take = [&](const std::optional<std::string>& flag, std::optional<std::string>& stored, const char* option,
+                        const char* key) {
+    if (!flag || !stored || *flag == *stored) return;
+    std::fprintf(stderr, "ssmv: --%s%s %s replaces %s metadata 'ssmv.%s' = '%s'\n", prefix.c_str(), option,
+                 flag->c_str(), file.path.c_str(), key, stored->c_str());
+    stored.reset();
+  };
+  take(flags.contract, file.declared.contract, "contract", "contract");
+  take(flags.decode_contract, file.declared.decode_contract, "decode-contract", "decode_contract");
+}
+
 void add_problem_options(CommandLine& line, DeclaredOptions& o) {
   DumpOptions& d = o.dump;
-  line.text("--input-format", [&d](const std::string& v) { d.input_format = format_value("--input-format", v); });
-  line.text("--state-format", [&d](const std::string& v) { d.state_format = format_value("--state-format", v); });
-  line.text("--output-format", [&d](const std::string& v) { d.output_format = format_value("--output-format", v); });
-  line.flag_pair("--dt-softplus", "--no-dt-softplus", [&d](bool on) { d.dt_softplus = on; });
-  line.flag("--round-dt-limit", [&o] { o.round_dt_limit = true; });
-  line.text("--dt-limit", [&o](const std::string& v) { o.dt_limit_text = v; });
+  line.group("What the dump's numbers are (docs/tensor-files.md; metadata ssmv.* sets them too)");
+  line.text("--input-format", "F", "x, dt, B, C, z: fp32, bf16 or fp16 (default bf16; bf16 may be stored as int16 "
+            "bit patterns)", [&d](const std::string& v) { d.input_format = format_value("--input-format", v); });
+  line.text("--state-format", "F", "initial_states, final_states (default fp32); int16_scaled: FlashInfer's int16 "
+            "codes with each row's decode scale in initial_states_scale / final_states_scale [S, H, P] (decode "
+            "kernels only)", [&d](const std::string& v) { d.state_format = format_value("--state-format", v); });
+  line.text("--output-format", "F", "y (default bf16)",
+            [&d](const std::string& v) { d.output_format = format_value("--output-format", v); });
+  line.flag_pair("--dt-softplus", "δ = softplus(dt + dt_bias), as mamba_ssm's kernels with dt_softplus=True",
+                 "--no-dt-softplus", "δ = dt + dt_bias (the default)", [&d](bool on) { d.dt_softplus = on; });
+  line.text("--dt-limit", "LO,HI", "δ = clamp(δ, LO, HI); fp32 values, as kernels receive them: a value that is not "
+            "an fp32 (0.1) is refused unless --round-dt-limit", [&o](const std::string& v) { o.dt_limit_text = v; });
+  line.flag("--round-dt-limit", "round --dt-limit values to the nearest fp32 (with a note)",
+            [&o] { o.round_dt_limit = true; });
 }
 
 DumpOptions resolve_declared(const DeclaredOptions& o) {
@@ -70,21 +87,41 @@ DumpOptions resolve_declared(const DeclaredOptions& o) {
 
 void add_kernel_options(CommandLine& line, const std::string& prefix, DumpOptions& o) {
   const std::string kernel = "--" + prefix + "kernel", layout = "--" + prefix + "chunk-layout";
-  line.text(kernel, [&o, kernel](const std::string& k) {
+  const std::string side = prefix.empty() ? "" : "side " + prefix.substr(0, 1) + ": ";
+  line.group(prefix.empty() ? "The kernel that made the dump"
+                            : "Side " + prefix.substr(0, 1) + "'s kernel (as ssmv check's options)");
+  line.text(kernel, "K", side + "ssu: a decode kernel launched once per token (or --tokens-per-launch), the state "
+            "stored in the state format between launches; chunk_scan: a chunked prefill with --chunk-size; handoff: "
+            "the first K tokens of every sequence through the chunked kernel, the rest decoded token by token from "
+            "the state it stored in the state format", [&o, kernel](const std::string& k) {
     if (k != "ssu" && k != "chunk_scan" && k != "handoff") {
       throw UsageError("option '" + kernel + "' = '" + k + "': expected " + tensor_file::kDumpKernels);
     }
     o.kernel = k;
   });
-  line.text("--" + prefix + "contract", [&o](const std::string& v) { o.contract = v; });
-  line.text("--" + prefix + "decode-contract", [&o](const std::string& v) { o.decode_contract = v; });
-  line.integer("--" + prefix + "chunk-size", 1, 1 << 20, [&o](int64_t v) { o.chunk_size = v; });
-  line.text(layout, [&o, layout](const std::string& v) {
+  line.text("--" + prefix + "contract", "NAME|FILE", side + "the (chunked part's) precision contract: a preset "
+            "(ssmv contract list) or a contract JSON file (docs/contracts.md); default ssu for ssu, "
+            "chunk_scan.production otherwise; on a self-describing dump it replaces the dump's contract",
+            [&o](const std::string& v) { o.contract = v; });
+  line.may_read_file("--" + prefix + "contract");
+  line.text("--" + prefix + "decode-contract", "NAME|FILE", side + "handoff: the decode part's contract (default ssu)",
+            [&o](const std::string& v) { o.decode_contract = v; });
+  line.may_read_file("--" + prefix + "decode-contract");
+  line.integer("--" + prefix + "chunk-size", "L", side + "chunk length of a chunked kernel (default 256)", 1, 1 << 20,
+               [&o](int64_t v) { o.chunk_size = v; });
+  line.text(layout, "sequence|global", side + "sequence: chunks restart at every sequence; global: chunk boundaries "
+            "at multiples of L in the packed token axis (mamba_ssm varlen); default: the contract's",
+            [&o, layout](const std::string& v) {
     if (v != "sequence" && v != "global") throw UsageError("option '" + layout + "' = '" + v + "': expected sequence or global");
     o.chunk_layout = v;
   });
-  line.integer("--" + prefix + "prefill-tokens", 0, kMaxTokens, [&o](int64_t v) { o.prefill_tokens = v; });
-  line.integer("--" + prefix + "tokens-per-launch", 1, kMaxTokens, [&o](int64_t v) { o.tokens_per_launch = v; });
+  line.integer("--" + prefix + "prefill-tokens", "K", side + "handoff: K tokens of every sequence through the chunked "
+               "kernel (or a tensor prefill_tokens [S] in the file, per sequence)", 0, kMaxTokens,
+               [&o](int64_t v) { o.prefill_tokens = v; });
+  line.integer("--" + prefix + "tokens-per-launch", "K", side + "ssu: the kernel ran K tokens of every sequence per "
+               "launch, the state carried in fp32 within a launch and stored in the state format at its end "
+               "(FlashInfer's multi-token kernel; default 1); every sequence's length a multiple of K", 1, kMaxTokens,
+               [&o](int64_t v) { o.tokens_per_launch = v; });
 }
 
 LoadedFile load_dump_file(const std::string& path) {
@@ -184,12 +221,14 @@ verify::ExternalKernel kernel_of(const DumpOptions& o, const LoadedFile& problem
 
 ResolvedDump resolve_dump(const std::string& problem_path, const std::string& outputs_path,
                           const DeclaredOptions& declared) {
-  const LoadedFile problem_file = load_dump_file(problem_path);
+  LoadedFile problem_file = load_dump_file(problem_path);
+  contracts_override(declared.dump, problem_file, "");
   DumpOptions options = merge_declared(resolve_declared(declared), "option", problem_file);
   LoadedFile outputs_file;
   const bool separate_outputs = !outputs_path.empty() && outputs_path != problem_path;
   if (separate_outputs) {
     outputs_file = load_dump_file(outputs_path);
+    contracts_override(declared.dump, outputs_file, "");
     options = merge_declared(options, "option or " + problem_path + " metadata", outputs_file);
   }
   ResolvedDump d;
@@ -198,21 +237,6 @@ ResolvedDump resolve_dump(const std::string& problem_path, const std::string& ou
   const LoadedFile& outputs = separate_outputs ? outputs_file : problem_file;
   d.outputs = tensor_file::outputs_from_tensors(outputs.tensors, outputs.path, d.problem);
   return d;
-}
-
-void check_writable(const std::string& option, const std::string& path) {
-  if (path.empty()) return;
-  namespace fs = std::filesystem;
-  const fs::path p(path);
-  std::error_code ec;
-  if (fs::is_directory(p, ec)) throw UsageError("option '" + option + "' = '" + path + "': is a folder");
-  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec)) {
-    throw UsageError("option '" + option + "' = '" + path + "': folder '" + dir.string() + "' does not exist");
-  }
-  if (::access(dir.c_str(), W_OK) != 0) {
-    throw UsageError("option '" + option + "' = '" + path + "': folder '" + dir.string() + "' is not writable");
-  }
 }
 
 }  // namespace ssmv::cli

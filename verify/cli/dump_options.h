@@ -41,6 +41,11 @@ struct LoadedFile {
 };
 LoadedFile load_dump_file(const std::string& path);
 
+// A contract given on the command line re-judges a self-describing dump under another
+// contract: --<prefix>contract / --<prefix>decode-contract replace the file's ssmv.contract /
+// ssmv.decode_contract (removed from `file`), with a one-line note on stderr.
+void contracts_override(const tensor_file::DumpOptions& flags, LoadedFile& file, const std::string& prefix);
+
 // `declared` with every option of `file` added; an option both set differently is a
 // UsageError: "<what> = '<a>' contradicts <file> metadata 'ssmv.<key>' = '<b>'".
 tensor_file::DumpOptions merge_declared(const tensor_file::DumpOptions& declared, const std::string& what,
@@ -65,9 +70,5 @@ struct ResolvedDump {
 };
 ResolvedDump resolve_dump(const std::string& problem_path, const std::string& outputs_path,
                           const DeclaredOptions& declared);
-
-// Every output path must be writable before anything is computed: a UsageError naming the
-// option and the path when its folder is missing or not writable, or the path is a folder.
-void check_writable(const std::string& option, const std::string& path);
 
 }  // namespace ssmv::cli

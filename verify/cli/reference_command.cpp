@@ -35,29 +35,22 @@ void print_value(const char* label, const ref::ExactValues& v, size_t i, Format 
 
 }  // namespace
 
-void reference_usage() {
-  std::printf(
-      "usage: ssmv reference [--seed N] [--precision BITS] [--threads N]\n"
-      "  Computes the certified MPFR reference of the built-in default problem (two sequences\n"
-      "  of 37 and 64 tokens, H=4, P=16, N=32, G=2, bf16 inputs, fp32 state, softplus, dt_bias,\n"
-      "  D, z gate, initial states) and prints a few outputs, the final-state summary and the\n"
-      "  certification result.\n"
-      "  --seed N          seed of the default problem's data (default 2026)\n"
-      "  --precision BITS  working precision of the MPFR run (default %d; a value its error\n"
-      "                    bound cannot decide is recomputed with 64 more bits); too low a\n"
-      "                    precision fails certification\n"
-      "  --threads N       worker threads over (sequence, head) pairs (default 0: every core)\n",
-      ref::kDefaultPrecisionBits);
-}
-
 int reference_command(const std::vector<std::string>& args) {
   uint64_t seed = 2026;
   ref::Options options;
-  CommandLine line("ssmv reference");
-  line.u64("--seed", [&seed](uint64_t v) { seed = v; });
-  line.integer("--precision", 16, 100000, [&options](int64_t v) { options.precision_bits = int(v); });
-  line.integer("--threads", 0, 1024, [&options](int64_t v) { options.threads = int(v); });
-  if (!line.parse(args, reference_usage)) return 0;
+  CommandLine line("ssmv reference",
+                   "Computes the certified MPFR reference of the built-in default problem (two sequences of 37 and 64 "
+                   "tokens, H=4, P=16, N=32, G=2, bf16 inputs, fp32 state, softplus, dt_bias, D, z gate, initial "
+                   "states) and prints a few outputs, the final-state summary and the certification result.",
+                   "exit codes: 0 certified, 1 certification failed, 2 bad usage.");
+  line.u64("--seed", "N", "seed of the default problem's data (default 2026)", [&seed](uint64_t v) { seed = v; });
+  line.integer("--precision", "BITS", "working precision of the MPFR run (default " +
+               std::to_string(ref::kDefaultPrecisionBits) + "; a value its error bound cannot decide is recomputed "
+               "with 64 more bits); too low a precision fails certification", 16, 100000,
+               [&options](int64_t v) { options.precision_bits = int(v); });
+  line.integer("--threads", "N", "worker threads over (sequence, head) pairs (default 0: every core)", 0, 1024,
+               [&options](int64_t v) { options.threads = int(v); });
+  if (!line.parse(args)) return 0;
 
   const Problem problem = default_problem(seed);
   const Shape& s = problem.shape;

@@ -9,6 +9,5 @@ namespace ssmv::cli {
 
 // Returns the process exit code: 0 certified, 1 certification failed, 2 bad usage/input.
 int reference_command(const std::vector<std::string>& args);
-void reference_usage();
 
 }  // namespace ssmv::cli

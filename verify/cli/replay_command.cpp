@@ -11,26 +11,19 @@
 
 namespace ssmv::cli {
 
-void replay_usage() {
-  std::printf(
-      "usage: ssmv replay FILE [--device twin|gpu] [--json FILE] [--markdown FILE]\n"
-      "  Re-runs the counterexample in FILE (written by the property suites; format in\n"
-      "  docs/counterexample-format.md) with the bundled kernel it names, judges it against the\n"
-      "  certified reference and the contract's bounds, and prints the verdict next to the\n"
-      "  verdict recorded in the file.\n"
-      "  --device  twin (default: the host twin, on any machine) or gpu\n");
-}
-
 int replay_command(const std::vector<std::string>& args) {
-  std::string path, device_text = "twin", json_path, markdown_path;
-  CommandLine line("ssmv replay");
-  line.text("--device", device_text);
-  line.report_files(json_path, markdown_path);
-  if (!line.parse(args, replay_usage, SIZE_MAX)) return 0;
-  const std::vector<std::string>& files = line.positionals();
-  if (files.empty()) throw UsageError("ssmv replay: FILE is required");
-  if (files.size() > 1) throw UsageError("ssmv replay: one FILE only ('" + files[0] + "' and '" + files[1] + "' given)");
-  path = files[0];
+  std::string path, device_text = "twin", json_path, markdown_path, junit_path;
+  CommandLine line("ssmv replay",
+                   "Re-runs the counterexample in FILE (written by the property suites; format in "
+                   "docs/counterexample-format.md) with the bundled kernel it names, judges it against the certified "
+                   "reference and the contract's bounds, and prints the verdict next to the verdict recorded in the "
+                   "file.",
+                   "exit codes: 0 within contract now, 1 a VIOLATION or INVALID now, 2 bad input or usage.");
+  line.positional("FILE", "the counterexample file", path, true, "one counterexample per replay");
+  line.text("--device", "twin|gpu", "twin (default: the host twin, on any machine) or gpu", device_text);
+  line.report_files(json_path, markdown_path, junit_path);
+  if (!line.parse(args)) return 0;
+  if (path.empty()) throw UsageError("ssmv replay: FILE is required");
   const verify::Device device = parse_device(device_text, /*allow_auto=*/false);
 
   const verify::Counterexample cex = verify::read_counterexample(path);
@@ -42,7 +35,7 @@ int replay_command(const std::vector<std::string>& args) {
     std::printf("  note: recorded with the planted bug '%s' (a deliberately broken twin from\n"
                 "  properties/planted/catalogue.json); this replay runs the bundled kernel, so a correct\n"
                 "  kernel's verdict is expected here; the broken one replays with\n"
-                "  build/release/planted/ssmv-planted-%s replay FILE\n",
+                "  build/release/planted/ssmv-planted-%s replay FILE (built by scripts/build.sh --with-planted)\n",
                 cex.planted_bug.c_str(), cex.planted_bug.c_str());
   }
   const verify::KernelCheck kc = verify::check_counterexample(cex, device);  // fields checked by the reader
@@ -53,7 +46,11 @@ int replay_command(const std::vector<std::string>& args) {
     table.add(verify::report_entry(path, kc, cex.problem));
   }
   table.print(stdout);
-  table.write_files(json_path, markdown_path);
+  table.print_bad_elements(stdout);
+  table.write_files(json_path, markdown_path, junit_path);
+  if (!table.ok()) {
+    std::printf("\nnext: --markdown FILE lists the bad elements and the worst one's inputs\n");
+  }
   const std::string now(verify::verdict_name(kc.overall()));
   std::printf("\nverdict now: %s (recorded: %s)\n", now.c_str(), cex.verdict.c_str());
   return table.ok() ? 0 : 1;

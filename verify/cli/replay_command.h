@@ -9,6 +9,5 @@ namespace ssmv::cli {
 
 // Exit code: 0 no VIOLATION or INVALID, 1 found, 2 bad input or usage.
 int replay_command(const std::vector<std::string>& args);
-void replay_usage();
 
 }  // namespace ssmv::cli

@@ -8,6 +8,5 @@ namespace ssmv::cli {
 
 // Exit code: 0 no VIOLATION or INVALID, 1 found, 2 bad usage.
 int run_command(const std::vector<std::string>& args);
-void run_usage();
 
 }  // namespace ssmv::cli

@@ -16,9 +16,13 @@ class VerdictTable {
   void add(verify::SideBySide comparison);
   void print(std::FILE* out) const;
   void print_comparisons(std::FILE* out) const;
+  // Per tensor with a VIOLATION or INVALID: how many, and the worst few with their index,
+  // values, bound and usage (nothing when every tensor is within its contract).
+  void print_bad_elements(std::FILE* out) const;
   bool ok() const { return report_.ok(); }
-  // Writes the report as JSON and/or Markdown (atomically); an empty path writes nothing.
-  void write_files(const std::string& json_path, const std::string& markdown_path) const;
+  // Writes the report as JSON, Markdown and/or JUnit XML (atomically); an empty path writes
+  // nothing.
+  void write_files(const std::string& json_path, const std::string& markdown_path, const std::string& junit_path) const;
 
  private:
   verify::Report report_;

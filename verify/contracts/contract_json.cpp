@@ -300,10 +300,23 @@ Contract load_contract(std::string_view name_or_path, int64_t chunk_size) {
     throw std::invalid_argument("contract '" + path + "' is neither a preset (" + list +
                                 ") nor an existing JSON file");
   }
+  if (std::filesystem::is_directory(path, ec)) {
+    throw std::invalid_argument("contract '" + path + "' is a folder, not a contract JSON file (docs/contracts.md)");
+  }
   Contract c = read_contract_file(path);
   if (c.family == Family::chunked && chunk_size > 0 && chunk_size != c.chunk_size) {
     throw FileFormatError(path + ": field 'chunk_size': the contract is for chunk size " +
                           std::to_string(c.chunk_size) + ", the run uses " + std::to_string(chunk_size));
+  }
+  // A preset saved with `ssmv contract show` and edited keeps the preset's name: reported
+  // under it, the edited contract would pass for the preset. It is reported under the file's
+  // own name instead ("mine (edited from triton.ssu)"); an unedited copy keeps the name.
+  for (const std::string& n : contract_preset_names()) {
+    if (n != c.name) continue;
+    const Contract preset = contract_preset(n, c.family == Family::chunked ? c.chunk_size : 256);
+    if (json::dump(contract_to_json(preset), 0) != json::dump(contract_to_json(c), 0)) {
+      c.name = std::filesystem::path(path).stem().string() + " (edited from " + n + ")";
+    }
   }
   return c;
 }

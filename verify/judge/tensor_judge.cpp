@@ -65,6 +65,7 @@ struct TensorJudge::Partial {
   WorstInputs worst_inputs;
   mpfr_t worst_value;
   bool has_value = false;
+  std::vector<std::pair<double, WorstElement>> bad;  // (key, element), worst first, at most kKeptBadElements
   Partial() : dense(size_t(kDenseUlps), 0) { mpfr_init2(worst_value, 2); }
   ~Partial() { mpfr_clear(worst_value); }
   Partial(const Partial&) = delete;
@@ -76,6 +77,32 @@ struct TensorJudge::Partial {
   }
 };
 
+namespace {
+
+// Whether bad element a ranks before b: the larger key (INVALID is +inf), then the first in flat order.
+bool worse(const std::pair<double, WorstElement>& a, const std::pair<double, WorstElement>& b) {
+  return a.first > b.first || (a.first == b.first && a.second.index < b.second.index);
+}
+
+// Keeps `e` among the kKeptBadElements worst of `kept` (sorted worst first).
+void keep_bad(std::vector<std::pair<double, WorstElement>>& kept, std::pair<double, WorstElement> e) {
+  if (kept.size() == kKeptBadElements && !worse(e, kept.back())) return;
+  kept.insert(std::upper_bound(kept.begin(), kept.end(), e, worse), std::move(e));
+  if (kept.size() > kKeptBadElements) kept.pop_back();
+}
+
+// The tensor's shape in the dump, from its coordinates: y (sequence, token, head, dim) is
+// [T, H, P]; a state (sequence or slot, head, dim, state) is [S, H, P, N]; others are flat.
+std::vector<int64_t> tensor_dims(const std::vector<std::string>& coord_names, int64_t elements, const Shape& s) {
+  if (coord_names == kYCoordNames && s.H * s.P > 0) return {elements / (s.H * s.P), s.H, s.P};
+  if (coord_names.size() == 4 && coord_names[1] == "head" && coord_names[3] == "state" && s.H * s.P * s.N > 0) {
+    return {elements / (s.H * s.P * s.N), s.H, s.P, s.N};
+  }
+  return {elements};
+}
+
+}  // namespace
+
 TensorJudge::TensorJudge(std::string name, Format format, int64_t elements, const Problem& problem, CoordFn coords,
                          std::vector<std::string> coord_names, ElementDetail detail)
     : problem_(problem), coords_(coords), keep_(detail == ElementDetail::elements),
@@ -84,6 +111,7 @@ TensorJudge::TensorJudge(std::string name, Format format, int64_t elements, cons
   report_.format = format;
   report_.coord_names = std::move(coord_names);
   report_.elements = elements;
+  report_.dims = tensor_dims(report_.coord_names, elements, problem.shape);
   if (keep_) {
     report_.computed.assign(size_t(elements), 0);
     report_.exact_nearest.assign(size_t(elements), 0.0);
@@ -138,6 +166,9 @@ void TensorJudge::add(int64_t i, Bits computed, Bits exact_rounded, double exact
     r.over_scale.see(i, over);
     r.ulps_at_scale.see(i, diff / ulp_of(format, magnitude));
   }
+  if (j.verdict == Verdict::violation || j.verdict == Verdict::invalid) {
+    keep_bad(r.bad, {key, WorstElement{i, {}, computed, exact_rounded, exact_nearest, "", bound, j}});
+  }
   if (!std::isnan(key) && (key > r.worst_key || (key == r.worst_key && i < r.worst.index))) {
     r.worst_key = key;
     r.worst = WorstElement{i, {}, computed, exact_rounded, exact_nearest, "", bound, j};
@@ -158,6 +189,7 @@ TensorReport TensorJudge::finish() {
   ScanMax abs_diff, rel_diff, over_scale, ulps_at_scale;
   double worst_key = -1;
   const Partial* worst = nullptr;
+  std::vector<std::pair<double, WorstElement>> bad;
   for (auto& [id, pp] : partials_) {
     const Partial& p = *pp;
     for (size_t v = 0; v < 4; ++v) r.counts[v] += p.counts[v];
@@ -168,11 +200,16 @@ TensorReport TensorJudge::finish() {
     rel_diff.merge(p.rel_diff);
     over_scale.merge(p.over_scale);
     ulps_at_scale.merge(p.ulps_at_scale);
+    for (const auto& e : p.bad) keep_bad(bad, e);
     if (p.worst.index >= 0 &&
         (!worst || p.worst_key > worst_key || (p.worst_key == worst_key && p.worst.index < worst->worst.index))) {
       worst_key = p.worst_key;
       worst = &p;
     }
+  }
+  for (auto& [key, e] : bad) {
+    e.coords = coords_(problem_, e.index);
+    r.bad.push_back(std::move(e));
   }
   r.max_abs_difference = abs_diff.result();
   r.max_rel_difference = rel_diff.result();

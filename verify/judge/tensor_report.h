@@ -39,6 +39,8 @@ struct BoundShare {
   double share = 0;    // of the worst element's bound; the shares sum to 1
 };
 
+constexpr size_t kKeptBadElements = 32;
+
 struct TensorReport {
   std::string name;                     // "y", "final_state", ...
   Format format = Format::fp32;
@@ -48,6 +50,13 @@ struct TensorReport {
   int64_t ulp_p50 = 0, ulp_p99 = 0, ulp_max = 0;  // over valid elements
   double max_bound_usage = 0;           // max error / bound
   WorstElement worst;                   // INVALID first, then the largest bound usage
+  // The tensor's own shape as a dump holds it (y [T, H, P], a state [S, H, P, N]; the flat
+  // index runs over it in row-major order), for indices in the tensor's own rank.
+  std::vector<int64_t> dims;
+  // The worst bad (VIOLATION or INVALID) elements, worst first, at most kKeptBadElements
+  // (INVALID first, then the largest bound usage; equal ones in flat order): what the
+  // terminal and the Markdown report list. exact_decimal is left empty.
+  std::vector<WorstElement> bad;
   // Over the elements whose computed value is finite: the greatest |computed − exact| and
   // |computed − exact| / |exact| (+inf when exact is 0 and computed is not), with the
   // exact value as its nearest double.

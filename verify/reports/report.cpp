@@ -278,7 +278,10 @@ std::string inputs_markdown(const std::vector<InputValue>& inputs) {
       v = "row of ";
       v += std::to_string(in.bits.size());
       v += ": `";
-      for (size_t i = 0; i < in.bits.size(); ++i) v += (i ? " " : "") + hex_bits(in.format, in.bits[i]);
+      for (size_t i = 0; i < in.bits.size(); ++i) {
+        if (i) v += ' ';
+        v += hex_bits(in.format, in.bits[i]);
+      }
       v += "`";
     }
     m += "| " + in.name + " | " + index_text(in.index) + (in.bits.size() > 1 ? "[:]" : "") + " | " +
@@ -429,6 +432,11 @@ std::string report_to_markdown(const Report& r) {
            std::to_string(t.count(Verdict::violation)) + ", INVALID " + std::to_string(t.count(Verdict::invalid)) +
            "\n\n```\n";
       for (const std::string& line : worst_element_lines(t)) m += line + "\n";
+      m += "```\n\n";
+      m += bad_count_text(t) + "; the " + std::to_string(t.bad.size()) + " worst" +
+           (t.bad.size() < size_t(t.count(Verdict::violation) + t.count(Verdict::invalid)) ? " (of at most " +
+                std::to_string(kKeptBadElements) + " kept)" : "") + ", worst first:\n\n```\n";
+      for (const std::string& line : bad_element_lines(t, kKeptBadElements)) m += line + "\n";
       m += "```\n";
       if (i < e.worst_inputs.size()) m += inputs_markdown(e.worst_inputs[i]);
     }

@@ -141,6 +141,50 @@ std::vector<std::string> worst_element_lines(const TensorReport& r) {
   return out;
 }
 
+std::string tensor_index_text(const TensorReport& r, int64_t index) {
+  std::vector<int64_t> idx(r.dims.size(), 0);
+  int64_t rest = index;
+  for (size_t d = r.dims.size(); d-- > 0;) {
+    const int64_t n = r.dims[d] > 0 ? r.dims[d] : 1;
+    idx[d] = d == 0 ? rest : rest % n;
+    rest /= n;
+  }
+  if (idx.empty()) idx.push_back(index);
+  std::string t = r.name + "[";
+  for (size_t d = 0; d < idx.size(); ++d) t += (d ? ", " : "") + std::to_string(idx[d]);
+  return t + "]";
+}
+
+std::string bad_count_text(const TensorReport& r) {
+  const int64_t bad = r.count(Verdict::violation) + r.count(Verdict::invalid);
+  return std::to_string(bad) + " of " + std::to_string(r.elements) + " elements bad (" +
+         printf_text("%.3g", 100.0 * double(bad) / double(r.elements ? r.elements : 1)) + "%): " +
+         std::to_string(r.count(Verdict::violation)) + " VIOLATION, " + std::to_string(r.count(Verdict::invalid)) +
+         " INVALID";
+}
+
+std::vector<std::string> bad_element_lines(const TensorReport& r, size_t n) {
+  std::vector<std::string> out;
+  const std::string format(format_name(r.format));
+  for (size_t k = 0; k < r.bad.size() && k < n; ++k) {
+    const WorstElement& w = r.bad[k];
+    const ElementJudgement& j = w.judgement;
+    const double v = decode(r.format, w.computed);
+    std::string what = "computed " + printf_text("%.7g", v) + " (" + format + " " + hex_bits(r.format, w.computed) + ")";
+    if (j.unwritten) what = "never written: the poison pattern " + hex_bits(r.format, w.computed) + " is still there";
+    std::string line = tensor_index_text(r, w.index) + " (" + coords_text(r.coord_names, w.coords) + "): " +
+                       std::string(verdict_name(j.verdict)) + ", " + what + ", exact " + printf_text("%.7g", w.exact);
+    if (j.verdict == Verdict::violation) {
+      line += ", error " + printf_text("%.2e", j.error) + " > bound " + printf_text("%.2e", w.bound) + ", usage " +
+              usage_text(j.bound_usage);
+    } else {
+      line += ", bound " + printf_text("%.2e", w.bound);
+    }
+    out.push_back(line);
+  }
+  return out;
+}
+
 std::string worst_element_line(const KernelCheck& c) {
   const TensorReport* worst = nullptr;
   for (const TensorReport& r : c.tensors) {

@@ -44,6 +44,18 @@ std::string bound_sources_text(const TensorReport& r);
 // rounded), error and bound.
 std::vector<std::string> worst_element_lines(const TensorReport& r);
 
+// Flat element `index` of the tensor at its index in the tensor's own rank, from
+// TensorReport::dims: "y[12, 3, 7]" for y [T, H, P], "final_state[0, 3, 7, 100]".
+std::string tensor_index_text(const TensorReport& r, int64_t index);
+// "729 of 768 elements bad (94.9%): 729 VIOLATION, 0 INVALID".
+std::string bad_count_text(const TensorReport& r);
+// The first `n` of the tensor's kept bad elements (TensorReport::bad), one line each: its
+// index in the tensor's rank and named coordinates, then what is wrong. A VIOLATION:
+// "computed 0.1235 (bf16 0x3dfd), exact 0.1229, error 5.1e-04 > bound 1.2e-04, usage 4.2";
+// an INVALID names its value: "computed nan (bf16 0x7fc0)", "inf", or "never written
+// (the poison pattern 0x...)".
+std::vector<std::string> bad_element_lines(const TensorReport& r, size_t n);
+
 // The worst element of a check on one line — the first failing tensor by verdict, then by
 // bound usage: tensor, coordinates, computed bits (%a), exact (%a), bound (%a), usage,
 // verdict, and what ran: "y[sequence 0, token 8, head 0, dim 0] computed 0x00046c85

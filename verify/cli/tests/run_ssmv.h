@@ -18,9 +18,11 @@ struct Outcome {
   std::string output;
 };
 
-inline Outcome run_ssmv(const std::string& args) {
+// `ssmv ARGS`, run in the folder `dir` when one is given (relative paths name its files).
+inline Outcome run_ssmv(const std::string& args, const std::string& dir = "") {
   Outcome o;
-  const std::string cmd = std::string(SSMV_BINARY) + " " + args + " 2>&1";
+  const std::string cmd =
+      (dir.empty() ? "" : "cd '" + dir + "' && ") + std::string(SSMV_BINARY) + " " + args + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return o;
   std::array<char, 4096> buf;
