@@ -7,7 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "fast/common/device.h"
+#include "verify/cli/command_line.h"
 #include "properties/campaign/folder.h"
 #include "properties/campaign/plan.h"
 #include "properties/campaign/ranks.h"
@@ -316,45 +317,113 @@ int report_only(const std::string& dir, const std::string& program) {
   return exit_code(report);
 }
 
+// `ssmv campaign` (ssmv-campaign) reads its command line as every ssmv command does
+// (verify/cli/command_line.h): each subcommand's options defined once, the help generated
+// from them, an option given twice an error.
+void usage() {
+  std::printf(
+      "usage: ssmv campaign run FOLDER [OPTIONS] | report FOLDER | list | gpus\n"
+      "Property campaigns over MPI ranks or forked processes (docs/campaigns.md).\n"
+      "  run     run (or resume) a campaign in FOLDER; under mpirun: one rank per process\n"
+      "  report  rebuild report.json and report.md of FOLDER from its unit results\n"
+      "  list    list the properties this binary holds\n"
+      "  gpus    print the number of CUDA devices this process sees\n"
+      "`ssmv campaign SUBCOMMAND --help` for its options\n"
+      "exit codes: 0 complete and passed, 1 a property failed, 2 bad input or usage, 3 incomplete\n");
+}
+
+constexpr const char* kExitCodes =
+    "exit codes: 0 complete and passed, 1 a property failed, 2 bad input or usage, 3 incomplete (units missing: the "
+    "report names them and the command that reruns each).";
+
+// Reads `run`'s options into `o`; false when only the help was asked for.
+bool read_run_options(const std::vector<std::string>& args, RunOptions& o) {
+  using ssmv::cli::CommandLine;
+  CommandLine line("ssmv campaign run", "Runs (or resumes) a campaign in FOLDER: every rank (under mpirun) or job "
+                   "runs its share of the plan's fixed units, writes each unit's result as it finishes and rewrites "
+                   "the report; rank 0 gathers the results.", kExitCodes);
+  line.positional("FOLDER", "the campaign folder (plan, unit results, counterexamples, report)", o.dir, false,
+                  "one campaign folder per run");
+  line.group("The plan (fixed when the folder is created; a resume must give the same or none)");
+  const auto plan = [&o](auto set) {
+    return [&o, set](auto v) {
+      o.plan_options_given = true;
+      set(v);
+    };
+  };
+  line.text("--properties", "P", "twin (default), gpu, all, or ids / suite names, comma-separated",
+            plan([&o](const std::string& v) { o.properties = v; }));
+  line.u64("--seed", "S", "root seed (default 20261130)", plan([&o](uint64_t v) { o.seed = v; }));
+  line.integer("--multiplier", "M", "cases per property = base (or --cases) x this (default 100)", 1, int64_t(1) << 40,
+               plan([&o](int64_t v) { o.multiplier = v; }));
+  line.integer("--cases", "N", "every property's case count instead of its base count", 1, int64_t(1) << 40,
+               plan([&o](int64_t v) { o.cases = v; }));
+  line.integer("--units", "K", "units per property, independent of the rank count (default 16)", 1, 1 << 20,
+               plan([&o](int64_t v) { o.units = v; }));
+  line.integer("--shrink-steps", "N", "shrink budget in steps (default 2000, 0: none)", 0, int64_t(1) << 40,
+               plan([&o](int64_t v) { o.shrink_steps = v; }));
+  line.group("This run");
+  line.text("--only", "UNIT,...", "run only these units (Suite.Name#k, comma-separated), e.g. as the report's rerun "
+            "line says", [&o](const std::string& v) {
+    size_t start = 0;
+    while (start <= v.size()) {
+      const size_t comma = std::min(v.find(',', start), v.size());
+      if (comma > start) o.only.push_back(v.substr(start, comma - start));
+      start = comma + 1;
+    }
+  });
+  line.integer("--jobs", "N", "without mpirun: this many processes (default 1)", 1, 4096,
+               [&o](int64_t v) { o.jobs = int(v); });
+  if (!line.parse(args)) return false;
+  if (o.dir.empty()) throw ssmv::cli::UsageError("ssmv campaign run: FOLDER is required");
+  return true;
+}
+
 }  // namespace
 }  // namespace ssmv::campaign
 
 int main(int argc, char** argv) {
   using namespace ssmv::campaign;
-  CLI::App app{"ssmv-campaign — property campaigns over MPI ranks (docs/campaigns.md)"};
-  app.require_subcommand(1);
+  using ssmv::cli::CommandLine;
+  using ssmv::cli::UsageError;
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const std::string sub = args.empty() ? "" : args[0];
+  const std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
   RunOptions o;
-  CLI::App* run = app.add_subcommand("run", "run (or resume) a campaign in FOLDER; under mpirun: one rank per process");
-  run->add_option("folder", o.dir, "the campaign folder (plan, unit results, counterexamples, report)")->required();
-  const auto plan_opts = {
-      run->add_option("--properties", o.properties, "twin (default), gpu, all, or ids / suite names, comma-separated"),
-      run->add_option("--seed", o.seed, "root seed (default 20261130)"),
-      run->add_option("--multiplier", o.multiplier, "cases per property = base (or --cases) x this (default 100)"),
-      run->add_option("--cases", o.cases, "every property's case count instead of its base count"),
-      run->add_option("--units", o.units, "units per property, independent of the rank count (default 16)"),
-      run->add_option("--shrink-steps", o.shrink_steps, "shrink budget in steps (default 2000, 0: none)")};
-  run->add_option("--only", o.only, "run only these units (Suite.Name#k), e.g. as the report's rerun line says")
-      ->delimiter(',');
-  run->add_option("--jobs", o.jobs, "without mpirun: this many processes (default 1)")->check(CLI::Range(1, 4096));
   std::string report_dir;
-  CLI::App* report = app.add_subcommand("report", "rebuild report.json and report.md of FOLDER from its unit results");
-  report->add_option("folder", report_dir, "the campaign folder")->required();
-  app.add_subcommand("list", "list the properties this binary holds");
-  app.add_subcommand("gpus", "print the number of CUDA devices this process sees");
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : kExitUsage;
+    if (sub.empty() || sub == "-h" || sub == "--help") {
+      usage();
+      return sub.empty() ? kExitUsage : 0;
+    }
+    if (sub == "run") {
+      if (!read_run_options(rest, o)) return 0;
+    } else if (sub == "report") {
+      CommandLine line("ssmv campaign report", "Rebuilds report.json and report.md of FOLDER from its unit results.",
+                       kExitCodes);
+      line.positional("FOLDER", "the campaign folder", report_dir, false, "one campaign folder per report");
+      if (!line.parse(rest)) return 0;
+      if (report_dir.empty()) throw UsageError("ssmv campaign report: FOLDER is required");
+    } else if (sub == "list" || sub == "gpus") {
+      CommandLine line("ssmv campaign " + sub, sub == "list" ? "Lists the properties this binary holds."
+                                                             : "Prints the number of CUDA devices this process sees.");
+      if (!line.parse(rest)) return 0;
+    } else {
+      throw UsageError("ssmv campaign: unknown subcommand '" + sub + "' (expected run, report, list or gpus)");
+    }
+  } catch (const UsageError& e) {
+    const std::string msg = e.what();
+    std::fprintf(stderr, "%s%s\n", msg.rfind("ssmv ", 0) == 0 ? "" : "ssmv campaign: ", msg.c_str());
+    return kExitUsage;
   }
-  for (const CLI::Option* opt : plan_opts) o.plan_options_given = o.plan_options_given || opt->count() > 0;
   const std::string program = program_path(argv[0]);
   try {
-    if (app.got_subcommand("list")) return list_properties();
-    if (app.got_subcommand("gpus")) {
+    if (sub == "list") return list_properties();
+    if (sub == "gpus") {
       std::printf("%d\n", ssmv::gpu_count());
       return 0;
     }
-    if (app.got_subcommand("report")) return report_only(report_dir, program);
+    if (sub == "report") return report_only(report_dir, program);
     std::unique_ptr<Ranks> ranks = start_ranks(&argc, &argv);
     return run_campaign(o, *ranks, program);
   } catch (const std::exception& e) {

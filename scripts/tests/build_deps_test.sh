@@ -8,6 +8,8 @@
 # nothing; that SSMV_BUILD_PLANTED / --with-planted reach CMake; and that a build without a
 # CUDA compiler says so on stderr. Usage: build_deps_test.sh SOURCE_DIR
 set -uo pipefail
+# The cases set these themselves; a caller's (CI's .ci/run exports all three) must not leak in.
+unset SSMV_WITH_MPI SSMV_WITH_PLOTS SSMV_BUILD_PLANTED
 src=${1:?usage: build_deps_test.sh SOURCE_DIR}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
