@@ -194,7 +194,7 @@ uint32_t read_le(const uint8_t* p, int n) {
 }
 
 // Reorders Fortran-order (column-major) data into C order (row-major), element by element.
-std::vector<uint8_t> fortran_to_c(const std::vector<uint8_t>& f, const std::vector<int64_t>& shape, size_t es) {
+std::vector<uint8_t> fortran_to_c(std::span<const uint8_t> f, const std::vector<int64_t>& shape, size_t es) {
   const size_t rank = shape.size();
   std::vector<uint8_t> c(f.size());
   if (f.empty()) return c;
@@ -223,7 +223,7 @@ std::vector<uint8_t> fortran_to_c(const std::vector<uint8_t>& f, const std::vect
 
 }  // namespace
 
-Tensor parse_npy(std::span<const uint8_t> bytes, const Where& where) {
+Tensor parse_npy(std::span<const uint8_t> bytes, const Where& where, std::shared_ptr<const ByteSource> source) {
   if (bytes.size() < kMagicLen + 2 || std::memcmp(bytes.data(), kMagic, kMagicLen) != 0) {
     where.fail("magic", bytes.size() < kMagicLen + 2 ? "file of " + std::to_string(bytes.size()) +
                                                            " bytes is too short for a .npy header"
@@ -265,18 +265,26 @@ Tensor parse_npy(std::span<const uint8_t> bytes, const Where& where) {
                            *h.descr + "' needs " + std::to_string(need) +
                            (available > need ? " (trailing bytes)" : ""));
   }
-  t.data.assign(bytes.begin() + ptrdiff_t(data_at), bytes.end());
-  if (big_endian && es > 1) {
-    for (size_t i = 0; i < t.data.size(); i += es) std::reverse(t.data.begin() + ptrdiff_t(i), t.data.begin() + ptrdiff_t(i + es));
+  const std::span<const uint8_t> data = bytes.subspan(data_at);
+  const bool swap = big_endian && es > 1, transpose = *h.fortran_order && t.shape.size() > 1;
+  if (!swap && !transpose) {
+    t.set_view(data, std::move(source));  // copies when there is no source to keep the bytes alive
+    return t;
   }
-  if (*h.fortran_order && t.shape.size() > 1) t.data = fortran_to_c(t.data, t.shape, es);
+  // Reordered bytes cannot be a view: the tensor owns them, and the source's copy is done with.
+  std::vector<uint8_t> own = transpose ? fortran_to_c(data, t.shape, es) : std::vector<uint8_t>(data.begin(), data.end());
+  if (source != nullptr) source->release(data);
+  if (swap) {
+    for (size_t i = 0; i < own.size(); i += es) std::reverse(own.begin() + ptrdiff_t(i), own.begin() + ptrdiff_t(i + es));
+  }
+  t.set_bytes(std::move(own));
   return t;
 }
 
 std::vector<uint8_t> write_npy(const Tensor& t) {
   const int64_t n = t.element_count();
-  if (n < 0 || t.data.size() != size_t(n) * dtype_size(t.dtype)) {
-    t.where().fail("data", std::to_string(t.data.size()) + " bytes do not hold shape " + shape_string(t.shape));
+  if (n < 0 || t.bytes().size() != size_t(n) * dtype_size(t.dtype)) {
+    t.where().fail("data", std::to_string(t.bytes().size()) + " bytes do not hold shape " + shape_string(t.shape));
   }
   std::string descr;
   switch (t.dtype) {
@@ -316,7 +324,7 @@ std::vector<uint8_t> write_npy(const Tensor& t) {
   const uint32_t len = uint32_t(header.size());
   for (size_t i = 0; i < (major == 1 ? 2u : 4u); ++i) out.push_back(uint8_t(len >> (8 * i)));
   out.insert(out.end(), header.begin(), header.end());
-  out.insert(out.end(), t.data.begin(), t.data.end());
+  out.insert(out.end(), t.bytes().begin(), t.bytes().end());
   return out;
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -19,7 +20,11 @@ namespace ssmv::tensor_file {
 // Parses one .npy image into a tensor named where.tensor (file recorded from where.file).
 // Throws TensorFileError with fields "magic", "version", "header length", "header",
 // "header field 'descr'|'fortran_order'|'shape'", "data".
-Tensor parse_npy(std::span<const uint8_t> bytes, const Where& where);
+// With a `source` keeping `bytes` alive, the tensor views its data in place (no copy) when it
+// is little-endian C order; big-endian or Fortran-order data is reordered into bytes the
+// tensor owns, and the source's pages are then released. Without a source the data is copied.
+Tensor parse_npy(std::span<const uint8_t> bytes, const Where& where,
+                 std::shared_ptr<const ByteSource> source = nullptr);
 
 // The .npy image of `t`: version 1.0 (2.0 when the header exceeds 65535 bytes), descr
 // '<..', C order, header padded to a multiple of 64 bytes as NumPy does. NumPy has no

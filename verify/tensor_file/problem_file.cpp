@@ -55,8 +55,8 @@ const Tensor& require(const TensorMap& m, const std::string& name, const std::st
 void check_names(const TensorMap& m, const std::string& file) {
   for (const auto& [name, t] : m) {
     const int64_t n = t.element_count();
-    if (n < 0 || t.data.size() != size_t(n) * dtype_size(t.dtype)) {
-      Where{file, name}.fail("data", std::to_string(t.data.size()) + " bytes do not hold shape " + shape_string(t.shape));
+    if (n < 0 || t.bytes().size() != size_t(n) * dtype_size(t.dtype)) {
+      Where{file, name}.fail("data", std::to_string(t.bytes().size()) + " bytes do not hold shape " + shape_string(t.shape));
     }
     if (!kProblemNames.count(name) && !kOutputNames.count(name)) {
       Where{file, name}.fail("name", "not a problem or output tensor (expected x, dt, A, B, C and optionally D, z, "
@@ -65,21 +65,17 @@ void check_names(const TensorMap& m, const std::string& file) {
   }
 }
 
-// Same tensor, but with the caller's file label (tensors built in memory carry none).
+// Same tensor, but with the caller's file label (tensors built in memory carry none). The
+// copy shares the bytes (a view or a shared buffer), so relabelling costs no copy of them.
 Tensor labelled(const Tensor& t, const std::string& file) {
-  Tensor c;
-  c.name = t.name;
+  Tensor c = t;
   c.file = file;
-  c.dtype = t.dtype;
-  c.shape = t.shape;
   return c;
 }
 
 std::vector<float> values(const Tensor& t, const std::string& file, Format f) {
   if (t.file == file) return as_format_values(t, f);
-  Tensor c = labelled(t, file);
-  c.data = t.data;
-  return as_format_values(c, f);
+  return as_format_values(labelled(t, file), f);
 }
 
 // A state tensor `name` [S, H, P, N] (its shape checked by the caller) in the state format f.
@@ -106,15 +102,12 @@ std::vector<float> state_values(const TensorMap& m, const std::string& name, con
     Where{file, scale_name}.fail("", "missing (the state format " + std::string(format_name(f)) + " needs the decode "
                                      "scale of every row of '" + name + "': [S, H, P] or [S, H, P, 1])");
   }
-  Tensor sl = labelled(*scale, file);
+  const Tensor sl = labelled(*scale, file);
   const std::vector<Dim> rows = {{"S", S}, {"H", s.H}, {"P", s.P}};
   std::vector<Dim> rows1 = rows;
   rows1.push_back({"1", 1});
   expect_shape(sl, scale->shape.size() == 4 ? rows1 : rows, "one scale per row of '" + name + "'; or [S, H, P, 1]");
-  sl.data = scale->data;
-  Tensor tl = labelled(*t, file);
-  tl.data = t->data;
-  return as_scaled_values(tl, sl, f);
+  return as_scaled_values(labelled(*t, file), sl, f);
 }
 
 }  // namespace
@@ -196,9 +189,7 @@ Problem problem_from_tensors(const TensorMap& m, const std::string& file, const 
     if (cu->shape.size() != 1 || cu->shape[0] < 2) {
       cl.where().fail("shape", shape_string(cu->shape) + " is not [S + 1] with S >= 1 sequences");
     }
-    Tensor cv = cl;
-    cv.data = cu->data;
-    p.shape.cu_seqlens = to_int64(cv);
+    p.shape.cu_seqlens = to_int64(cl);
     if (p.shape.cu_seqlens.back() != T) {
       cl.where().fail("values", "last entry " + std::to_string(p.shape.cu_seqlens.back()) + " is not the token count " +
                                     std::to_string(T) + " " + from_x);
@@ -281,8 +272,7 @@ std::optional<std::vector<int64_t>> prefill_tokens_from_tensors(const TensorMap&
                                                                 const Problem& p) {
   const Tensor* t = find(m, "prefill_tokens");
   if (t == nullptr) return std::nullopt;
-  Tensor tl = labelled(*t, file);
-  tl.data = t->data;
+  const Tensor tl = labelled(*t, file);
   const int64_t S = p.shape.num_sequences();
   expect_shape(tl, {{"S", S}}, "one prefix length per sequence of the problem");
   std::vector<int64_t> k = to_int64(tl);

@@ -111,7 +111,8 @@ std::string safetensors_dtype_name(DType t) {
 }
 
 TensorMap parse_safetensors(std::span<const uint8_t> bytes, const Where& where,
-                            std::map<std::string, std::string>* metadata) {
+                            std::map<std::string, std::string>* metadata,
+                            const std::shared_ptr<const ByteSource>& source) {
   if (bytes.size() < 8) {
     where.fail("header size", "file of " + std::to_string(bytes.size()) + " bytes is too short for a safetensors header");
   }
@@ -133,7 +134,7 @@ TensorMap parse_safetensors(std::span<const uint8_t> bytes, const Where& where,
   }
   if (!header.is_object()) where.fail("header", "is not a JSON object");
   const uint64_t buffer = bytes.size() - 8 - n;
-  const uint8_t* data = bytes.data() + 8 + n;
+  const std::span<const uint8_t> data = bytes.subspan(size_t(8 + n));
 
   std::vector<Entry> entries;
   for (const auto& [name, value] : header.get_ref<const json::Value::object_t&>()) {
@@ -178,7 +179,7 @@ TensorMap parse_safetensors(std::span<const uint8_t> bytes, const Where& where,
     t.file = where.file;
     t.dtype = e.dtype;
     t.shape = e.shape;
-    t.data.assign(data + e.begin, data + e.end);
+    t.set_view(data.subspan(size_t(e.begin), size_t(e.end - e.begin)), source);  // a copy without a source
     out.emplace(e.name, std::move(t));  // JSON keys are unique: the parser rejects duplicates
   }
   return out;
@@ -199,8 +200,8 @@ std::vector<uint8_t> write_safetensors(const TensorMap& tensors, const std::map<
   uint64_t offset = 0;
   for (const auto& [name, t] : tensors) {
     const int64_t n = t.element_count();
-    if (n < 0 || t.data.size() != size_t(n) * dtype_size(t.dtype)) {
-      t.where().fail("data", std::to_string(t.data.size()) + " bytes do not hold shape " + shape_string(t.shape));
+    if (n < 0 || t.bytes().size() != size_t(n) * dtype_size(t.dtype)) {
+      t.where().fail("data", std::to_string(t.bytes().size()) + " bytes do not hold shape " + shape_string(t.shape));
     }
     if (name == "__metadata__") t.where().fail("name", "'__metadata__' is reserved by the format");
     if (!json::is_valid_utf8(name)) t.where().fail("name", "is not valid UTF-8, which a JSON header requires");
@@ -209,9 +210,9 @@ std::vector<uint8_t> write_safetensors(const TensorMap& tensors, const std::map<
     json::Value shape = json::Value::array();
     for (const int64_t d : t.shape) shape.push_back(d);
     e["shape"] = std::move(shape);
-    e["data_offsets"] = json::Value::array({int64_t(offset), int64_t(offset + t.data.size())});
+    e["data_offsets"] = json::Value::array({int64_t(offset), int64_t(offset + t.bytes().size())});
     header[name] = std::move(e);  // names are unique: TensorMap's keys
-    offset += t.data.size();
+    offset += t.bytes().size();
   }
   std::string text = json::dump(header);
   text.append((8 - text.size() % 8) % 8, ' ');
@@ -219,7 +220,7 @@ std::vector<uint8_t> write_safetensors(const TensorMap& tensors, const std::map<
   out.reserve(8 + text.size() + offset);
   for (int i = 0; i < 8; ++i) out.push_back(uint8_t(uint64_t(text.size()) >> (8 * i)));
   out.insert(out.end(), text.begin(), text.end());
-  for (const auto& [name, t] : tensors) out.insert(out.end(), t.data.begin(), t.data.end());
+  for (const auto& [name, t] : tensors) out.insert(out.end(), t.bytes().begin(), t.bytes().end());
   return out;
 }
 

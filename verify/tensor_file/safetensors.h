@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,8 +24,11 @@ namespace ssmv::tensor_file {
 // The tensors of a safetensors image; its "__metadata__" strings go to *metadata when
 // given. Throws TensorFileError with fields "header size", "header" (JSON syntax, with
 // line and column), "header field 'dtype'|'shape'|'data_offsets'", "__metadata__", "data".
+// With a `source` keeping `bytes` alive, the tensors view their data in the buffer (no
+// copy); without one they copy it.
 TensorMap parse_safetensors(std::span<const uint8_t> bytes, const Where& where,
-                            std::map<std::string, std::string>* metadata = nullptr);
+                            std::map<std::string, std::string>* metadata = nullptr,
+                            const std::shared_ptr<const ByteSource>& source = nullptr);
 
 // The safetensors image of `tensors` (in name order, consecutive, header padded with
 // spaces to a multiple of 8 bytes so the buffer is 8-byte aligned).

@@ -1,5 +1,6 @@
 #include "verify/tensor_file/tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -39,7 +40,7 @@ void store_le(uint8_t* p, T v) {
 // Element i as a double and whether that double is exact (only 64-bit integers beyond
 // 2^53 can be inexact).
 double element(const Tensor& t, int64_t i, bool& exact) {
-  const uint8_t* p = t.data.data() + size_t(i) * dtype_size(t.dtype);
+  const uint8_t* p = t.bytes().data() + size_t(i) * dtype_size(t.dtype);
   exact = true;
   switch (t.dtype) {
     case DType::boolean: return p[0] != 0 ? 1.0 : 0.0;
@@ -72,9 +73,24 @@ double element(const Tensor& t, int64_t i, bool& exact) {
 
 void check_data_size(const Tensor& t) {
   const int64_t n = t.element_count();
-  if (n < 0 || t.data.size() != size_t(n) * dtype_size(t.dtype)) {
-    t.where().fail("data", std::to_string(t.data.size()) + " bytes do not hold shape " +
+  if (n < 0 || t.bytes().size() != size_t(n) * dtype_size(t.dtype)) {
+    t.where().fail("data", std::to_string(t.bytes().size()) + " bytes do not hold shape " +
                                shape_string(t.shape) + " of " + std::string(dtype_name(t.dtype)));
+  }
+}
+
+// Calls body(i) for the elements [0, n) in order, and hands each finished stretch of the
+// tensor's bytes back (Tensor::release): converting a mapped tensor then keeps at most one
+// stretch of it resident besides the converted values, instead of all of it. 4 MiB stretches
+// make the release calls (one madvise each) negligible against the conversion.
+template <typename Body>
+void for_each_element(const Tensor& t, size_t n, Body&& body) {
+  const size_t es = dtype_size(t.dtype);
+  const size_t stretch = std::max<size_t>(1, (size_t(4) << 20) / es);
+  for (size_t lo = 0; lo < n; lo += stretch) {
+    const size_t hi = std::min(n, lo + stretch);
+    for (size_t i = lo; i < hi; ++i) body(i);
+    t.release(t.bytes().subspan(lo * es, (hi - lo) * es));
   }
 }
 
@@ -145,6 +161,33 @@ int64_t Tensor::element_count() const {
   return n;
 }
 
+std::span<uint8_t> Tensor::mutable_bytes() {
+  // use_count() == 1: no copy of this tensor shares the buffer (a copy made concurrently
+  // with this call would be a data race on this tensor anyway).
+  if (owned_ == nullptr || owned_.use_count() != 1) {
+    owned_ = std::make_shared<std::vector<uint8_t>>(bytes_.begin(), bytes_.end());
+    source_.reset();
+    bytes_ = *owned_;
+  }
+  return *owned_;
+}
+
+void Tensor::set_bytes(std::vector<uint8_t> bytes) {
+  owned_ = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
+  source_.reset();
+  bytes_ = *owned_;
+}
+
+void Tensor::set_view(std::span<const uint8_t> bytes, std::shared_ptr<const ByteSource> source) {
+  if (source == nullptr) {
+    set_bytes(std::vector<uint8_t>(bytes.begin(), bytes.end()));
+    return;
+  }
+  owned_.reset();
+  source_ = std::move(source);
+  bytes_ = bytes;
+}
+
 int64_t checked_element_count(const std::vector<int64_t>& shape, size_t elem_size,
                               uint64_t max_bytes, const Where& where, const std::string& field) {
   // Bytes so far, kept <= max_bytes (<= 2^64 / 2), so bytes * d cannot overflow unchecked.
@@ -191,10 +234,10 @@ Tensor make_tensor(std::string name, DType dtype, std::vector<int64_t> shape,
     t.where().fail("values", std::to_string(values.size()) + " values for shape " + shape_string(t.shape));
   }
   const size_t es = dtype_size(dtype);
-  t.data.resize(size_t(n) * es);
+  std::vector<uint8_t> bytes(size_t(n) * es);
   for (size_t i = 0; i < values.size(); ++i) {
     const double v = values[i];
-    uint8_t* p = t.data.data() + i * es;
+    uint8_t* p = bytes.data() + i * es;
     auto need_integer = [&](double lo, double hi) {
       if (!(v == std::floor(v) && v >= lo && v <= hi)) {
         t.where().fail("values", "element " + std::to_string(i) + " = " + num(v) + " is not a " +
@@ -232,6 +275,7 @@ Tensor make_tensor(std::string name, DType dtype, std::vector<int64_t> shape,
       case DType::f64: store_le(p, v); break;
     }
   }
+  t.set_bytes(std::move(bytes));
   return t;
 }
 
@@ -248,21 +292,21 @@ Tensor make_format_tensor(std::string name, Format f, std::vector<int64_t> shape
 std::vector<double> to_double(const Tensor& t) {
   check_data_size(t);
   std::vector<double> out(size_t(t.element_count()));
-  for (size_t i = 0; i < out.size(); ++i) {
+  for_each_element(t, out.size(), [&](size_t i) {
     bool exact;
     out[i] = element(t, int64_t(i), exact);
     if (!exact) {
       t.where().fail("values", "element " + std::to_string(i) + " of " + std::string(dtype_name(t.dtype)) +
                                    " is beyond 2^53 and has no exact double");
     }
-  }
+  });
   return out;
 }
 
 std::vector<float> to_float(const Tensor& t) {
   check_data_size(t);
   std::vector<float> out(size_t(t.element_count()));
-  for (size_t i = 0; i < out.size(); ++i) {
+  for_each_element(t, out.size(), [&](size_t i) {
     bool exact;
     const double d = element(t, int64_t(i), exact);
     const float f = float(d);
@@ -272,7 +316,7 @@ std::vector<float> to_float(const Tensor& t) {
                                    std::string(dtype_name(t.dtype)) + " is not exact in a float");
     }
     out[i] = f;
-  }
+  });
   return out;
 }
 
@@ -282,9 +326,10 @@ std::vector<int64_t> to_int64(const Tensor& t) {
     t.where().fail("dtype", "dtype " + std::string(dtype_name(t.dtype)) + " is not an integer type");
   }
   const size_t es = dtype_size(t.dtype);
+  const uint8_t* data = t.bytes().data();
   std::vector<int64_t> out(size_t(t.element_count()));
-  for (size_t i = 0; i < out.size(); ++i) {
-    const uint8_t* p = t.data.data() + i * es;
+  for_each_element(t, out.size(), [&](size_t i) {
+    const uint8_t* p = data + i * es;
     switch (t.dtype) {
       case DType::i64: out[i] = load_le<int64_t>(p); break;
       case DType::u64: {
@@ -301,7 +346,7 @@ std::vector<int64_t> to_int64(const Tensor& t) {
         out[i] = int64_t(element(t, int64_t(i), exact));  // every narrower integer is exact
       }
     }
-  }
+  });
   return out;
 }
 
@@ -312,14 +357,15 @@ std::vector<float> as_format_values(const Tensor& t, Format f) {
     t.where().fail("dtype", "the block-scaled format " + fname + " is read with its scale tensor");
   }
   const bool sixteen = format_info(f).total_bits == 16;
+  const uint8_t* data = t.bytes().data();
   std::vector<float> out(size_t(t.element_count()));
   if (t.dtype == DType::i16 || t.dtype == DType::u16) {
     if (!sixteen) {
       t.where().fail("dtype", "dtype " + std::string(dtype_name(t.dtype)) + " holds 16-bit patterns; the declared format " +
                                   fname + " has 32 bits");
     }
-    for (size_t i = 0; i < out.size(); ++i) {
-      const uint16_t b = load_le<uint16_t>(t.data.data() + 2 * i);
+    for_each_element(t, out.size(), [&](size_t i) {
+      const uint16_t b = load_le<uint16_t>(data + 2 * i);
       // A bf16 pattern that is not a NaN is the float of its bits shifted up (the fast path
       // for dumps of hundreds of millions of elements); NaNs and fp16 go through decode.
       if (f == Format::bf16 && (b & 0x7f80u) != 0x7f80u) {
@@ -328,15 +374,15 @@ std::vector<float> as_format_values(const Tensor& t, Format f) {
       } else {
         out[i] = float(decode(f, b));
       }
-    }
+    });
     return out;
   }
   if (!is_float_dtype(t.dtype)) {
     t.where().fail("dtype", "dtype " + std::string(dtype_name(t.dtype)) + " cannot hold " + fname + " values");
   }
   if (t.dtype == DType::f32) {  // the common case, without element()'s dispatch per element
-    for (size_t i = 0; i < out.size(); ++i) {
-      const uint32_t w = load_le<uint32_t>(t.data.data() + 4 * i);
+    for_each_element(t, out.size(), [&](size_t i) {
+      const uint32_t w = load_le<uint32_t>(data + 4 * i);
       float v;
       std::memcpy(&v, &w, sizeof v);
       if (!std::isnan(v) && !representable(f, v)) {
@@ -345,10 +391,10 @@ std::vector<float> as_format_values(const Tensor& t, Format f) {
                                      " is not exact in the declared format " + fname);
       }
       out[i] = v;
-    }
+    });
     return out;
   }
-  for (size_t i = 0; i < out.size(); ++i) {
+  for_each_element(t, out.size(), [&](size_t i) {
     bool exact;
     const double d = element(t, int64_t(i), exact);
     if (!std::isnan(d) && !representable(f, d)) {
@@ -356,7 +402,7 @@ std::vector<float> as_format_values(const Tensor& t, Format f) {
                                    std::string(dtype_name(t.dtype)) + " is not exact in the declared format " + fname);
     }
     out[i] = float(d);
-  }
+  });
   return out;
 }
 
@@ -380,10 +426,9 @@ std::vector<float> as_scaled_values(const Tensor& codes, const Tensor& scales, F
                                      " scales for the " + std::to_string(block == 0 ? 0 : n / block) + " blocks of " +
                                      codes.name + " " + shape_string(codes.shape));
   }
+  const uint8_t* data = codes.bytes().data();
   std::vector<float> out(n);
-  for (size_t i = 0; i < n; ++i) {
-    out[i] = decode_scaled(f, load_le<int16_t>(codes.data.data() + 2 * i), d[i / block]);
-  }
+  for_each_element(codes, n, [&](size_t i) { out[i] = decode_scaled(f, load_le<int16_t>(data + 2 * i), d[i / block]); });
   return out;
 }
 

@@ -1,7 +1,9 @@
 // In-memory tensors read from or written to tensor files (.npy, .npz, .safetensors), and
 // the one error type of every tensor-file operation. A tensor is a name, an element type,
 // a shape and its raw bytes: row-major (C order), little-endian, exactly
-// element_count() * dtype_size(dtype) bytes.
+// element_count() * dtype_size(dtype) bytes. The bytes are either owned by the tensor (built
+// in memory, inflated, or byte-swapped) or a read-only view into the file they were read from
+// (load_tensor_file maps the file: no copy between the file and the converted values).
 //
 // Values leave a tensor only through the checked accessors below: to_double / to_float /
 // to_int64 convert and refuse what does not convert exactly; as_format_values reads a
@@ -11,6 +13,8 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -51,15 +55,53 @@ std::string_view dtype_name(DType t);   // "bool", "u8", ..., "f16", "bf16", "f3
 bool is_float_dtype(DType t);           // f16, bf16, f32, f64
 bool is_integer_dtype(DType t);         // bool and the integer types
 
+// What keeps a view's bytes alive: a file mapping (tensor_file.cpp) or a buffer the readers
+// filled (an inflated .npz entry). Tensors viewing it hold it through a shared_ptr, so a
+// tensor kept after its map, file or archive is gone still reads valid bytes.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // A reader is done with `part` (bytes of this source) for now. A file mapping gives the
+  // pages under it back to the kernel so that converted data does not stay in the process's
+  // resident set; reading them again later is still allowed (they come back from the file).
+  // Memory the process filled itself keeps its pages.
+  virtual void release(std::span<const uint8_t> part) const noexcept { (void)part; }
+  // Whether the bytes are a mapping of a file (not memory this process filled).
+  virtual bool maps_file() const noexcept { return false; }
+};
+
 struct Tensor {
   std::string name;
   std::string file;  // the file it was read from (for messages); empty when built in memory
   DType dtype = DType::f32;
   std::vector<int64_t> shape;  // row-major; [] is a scalar (one element)
-  std::vector<uint8_t> data;   // little-endian, element_count() * dtype_size(dtype) bytes
 
   int64_t element_count() const;  // product of shape (1 for a scalar)
   Where where() const { return Where{file, name}; }
+
+  // The bytes, little-endian; element_count() * dtype_size(dtype) of them in a well-formed
+  // tensor (the readers check; the accessors below check again). Every reader goes through
+  // this, owned or viewed alike. Copies of a tensor share its bytes (they are immutable).
+  std::span<const uint8_t> bytes() const { return bytes_; }
+  // The bytes, writable: a view, or bytes still shared with a copy of this tensor, is first
+  // copied into bytes of this tensor's own (so a copy never sees the write).
+  std::span<uint8_t> mutable_bytes();
+  // Owns `bytes` from now on.
+  void set_bytes(std::vector<uint8_t> bytes);
+  // Views `bytes`, which `source` keeps alive (a null source is not a view: the bytes are
+  // copied, for a caller whose memory may go away).
+  void set_view(std::span<const uint8_t> bytes, std::shared_ptr<const ByteSource> source);
+  // Whether the bytes are a view of a mapped file (load_tensor_file on a stored entry).
+  bool maps_file() const { return source_ != nullptr && source_->maps_file(); }
+  // Done with `part` of bytes() for now (ByteSource::release); a no-op for owned bytes.
+  void release(std::span<const uint8_t> part) const {
+    if (source_ != nullptr) source_->release(part);
+  }
+
+ private:
+  std::shared_ptr<std::vector<uint8_t>> owned_;  // owned bytes, or null for a view
+  std::shared_ptr<const ByteSource> source_;     // a view's keep-alive, or null when owned
+  std::span<const uint8_t> bytes_;
 };
 
 // Tensors of one file by name (names are unique within a file).

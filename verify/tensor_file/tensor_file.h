@@ -36,7 +36,12 @@ TensorMap parse_tensor_bytes(std::span<const uint8_t> bytes, FileKind kind, cons
                              std::map<std::string, std::string>* metadata = nullptr);
 
 // Reads and parses a file. The file's size is taken before reading, so a file that is
-// not regular or cannot be read is an error, not a partial map.
+// not regular or cannot be read is an error, not a partial map. The file is mapped
+// read-only: tensors of .npy files, stored .npz entries and .safetensors view their bytes in
+// the mapping (Tensor::maps_file), which they keep alive, so the data is copied once, by
+// the conversion to values; deflated entries are inflated into buffers of their own. A file
+// that cannot be mapped is read into memory instead. Parsed like parse_tensor_bytes, with
+// the same checks and messages.
 TensorMap load_tensor_file(const std::string& path, std::map<std::string, std::string>* metadata = nullptr);
 
 // Writers. Each writes a temporary file in the destination's directory and renames it

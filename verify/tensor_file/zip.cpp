@@ -212,14 +212,24 @@ std::vector<uint8_t> inflate_raw(std::span<const uint8_t> in, uint64_t out_size,
   return out;
 }
 
-uint32_t crc_of(std::span<const uint8_t> data) {
+// The CRC-32 of `data`, in 4 MiB chunks (zlib counts in 32-bit uInt), each released to
+// `source` once summed: checking a stored entry of a mapped file then keeps one chunk of it
+// resident, not the whole entry, until its tensor is converted.
+uint32_t crc_of(std::span<const uint8_t> data, const ByteSource* source) {
   uLong crc = crc32(0L, Z_NULL, 0);
-  constexpr size_t kChunk = size_t(1) << 30;
+  constexpr size_t kChunk = size_t(4) << 20;
   for (size_t at = 0; at < data.size(); at += kChunk) {
-    crc = crc32(crc, data.data() + at, uInt(std::min(kChunk, data.size() - at)));
+    const auto chunk = data.subspan(at, std::min(kChunk, data.size() - at));
+    crc = crc32(crc, chunk.data(), uInt(chunk.size()));
+    if (source != nullptr) source->release(chunk);
   }
   return uint32_t(crc);
 }
+
+// The buffer a deflated entry is inflated into, kept alive by the tensor that views it.
+struct InflatedBytes : ByteSource {
+  std::vector<uint8_t> bytes;
+};
 
 void put(std::vector<uint8_t>& out, uint64_t v, int n) {
   for (int i = 0; i < n; ++i) out.push_back(uint8_t(v >> (8 * i)));
@@ -227,7 +237,8 @@ void put(std::vector<uint8_t>& out, uint64_t v, int n) {
 
 }  // namespace
 
-std::vector<ZipEntry> read_zip(std::span<const uint8_t> b, const Where& where) {
+std::vector<ZipEntryView> read_zip(std::span<const uint8_t> b, const Where& where,
+                                   const std::shared_ptr<const ByteSource>& source) {
   const EndRecord end = find_end(b, where);
   const std::vector<CentralEntry> central = read_central_directory(b, end, where);
   std::set<std::string> names;
@@ -282,16 +293,25 @@ std::vector<ZipEntry> read_zip(std::span<const uint8_t> b, const Where& where) {
   }
   // Pass 2: extract. Entries are disjoint, so all outputs together stay below 1032 times
   // the file size.
-  std::vector<ZipEntry> out;
+  std::vector<ZipEntryView> out;
   out.reserve(central.size());
   for (size_t i = 0; i < central.size(); ++i) {
     const CentralEntry& e = central[i];
     const Where we = where.with_tensor(tensor_of(e.name));
     const auto data = b.subspan(size_t(data_at[i]), size_t(e.compressed));
-    ZipEntry z;
+    ZipEntryView z;
     z.name = e.name;
-    z.data = e.method == 0 ? std::vector<uint8_t>(data.begin(), data.end()) : inflate_raw(data, e.uncompressed, we);
-    if (crc_of(z.data) != e.crc) we.fail("zip data", "CRC-32 mismatch (corrupt entry)");
+    if (e.method == 0) {  // stored: the entry is the archive's bytes, not a copy
+      z.data = data;
+      z.source = source;
+    } else {
+      auto inflated = std::make_shared<InflatedBytes>();
+      inflated->bytes = inflate_raw(data, e.uncompressed, we);
+      if (source != nullptr) source->release(data);  // the compressed bytes are done with
+      z.data = inflated->bytes;
+      z.source = std::move(inflated);
+    }
+    if (crc_of(z.data, z.source.get()) != e.crc) we.fail("zip data", "CRC-32 mismatch (corrupt entry)");
     out.push_back(std::move(z));
   }
   return out;
@@ -311,7 +331,7 @@ std::vector<uint8_t> write_zip_stored(const std::vector<ZipEntry>& entries, cons
     }
     const bool utf8 = std::any_of(e.name.begin(), e.name.end(), [](char c) { return uint8_t(c) >= 0x80; });
     const uint16_t flags = utf8 ? 0x0800 : 0;  // bit 11: the name is UTF-8
-    const uint32_t crc = crc_of(e.data);
+    const uint32_t crc = crc_of(e.data, nullptr);
     const uint64_t offset = out.size();
     put(out, kLocalSig, 4);
     put(out, 20, 2);  // version needed: 2.0

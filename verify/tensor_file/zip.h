@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -19,15 +20,28 @@
 
 namespace ssmv::tensor_file {
 
+// An entry to write.
 struct ZipEntry {
   std::string name;           // the name stored in the archive, e.g. "dt.npy"
   std::vector<uint8_t> data;  // uncompressed contents
 };
 
-// All entries of the archive, in central-directory order. Errors name where.file, the
-// entry (as where.tensor, minus its ".npy") and the structure ("zip end of central
+// An entry read: its uncompressed contents and what keeps them alive. A stored entry is a
+// view into the archive's bytes (with the archive's source, null when the archive is the
+// caller's memory); a deflated one is inflated into a buffer of its own, its source.
+struct ZipEntryView {
+  std::string name;
+  std::span<const uint8_t> data;
+  std::shared_ptr<const ByteSource> source;
+};
+
+// All entries of the archive, in central-directory order, every entry's CRC-32 checked.
+// `source`, when given, keeps `bytes` alive; the pages of each entry are released to it
+// (ByteSource::release) once its CRC is checked or it is inflated. Errors name where.file,
+// the entry (as where.tensor, minus its ".npy") and the structure ("zip end of central
 // directory", "zip central directory entry 3", "zip local header", "zip data").
-std::vector<ZipEntry> read_zip(std::span<const uint8_t> bytes, const Where& where);
+std::vector<ZipEntryView> read_zip(std::span<const uint8_t> bytes, const Where& where,
+                                   const std::shared_ptr<const ByteSource>& source = nullptr);
 
 // A zip archive of stored (uncompressed) entries, with fixed timestamps (1980-01-01) so
 // the same entries always give the same bytes. Entries must be below 4 GiB in all

@@ -40,7 +40,7 @@ class ExplainCli : public testing::TempDirTest {
   }
   // The bf16 bit pattern of y's flat element i (y is stored as int16 bit patterns).
   uint16_t& y_bits(tensor_file::TensorMap& m, size_t i) const {
-    return reinterpret_cast<uint16_t*>(m.at("y").data.data())[i];
+    return reinterpret_cast<uint16_t*>(m.at("y").mutable_bytes().data())[i];
   }
   tensor_file::TensorMap tensors_;
   std::map<std::string, std::string> metadata_;
@@ -98,7 +98,7 @@ TEST_F(ExplainCli, Bf16ValuesStoredAsFp32GetAHint) {
   const tensor_file::Tensor& y = tensors_.at("y");
   std::vector<double> widened(size_t(y.element_count()));
   for (size_t i = 0; i < widened.size(); ++i) {
-    const uint32_t bits = uint32_t(reinterpret_cast<const uint16_t*>(y.data.data())[i]) << 16;
+    const uint32_t bits = uint32_t(reinterpret_cast<const uint16_t*>(y.bytes().data())[i]) << 16;
     float v;
     std::memcpy(&v, &bits, sizeof v);
     widened[i] = v;

@@ -1,5 +1,6 @@
 #include "verify/tensor_file/fuzz/fuzz_entry.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -25,7 +26,7 @@ namespace {
 }
 
 bool same(const Tensor& a, const Tensor& b) {
-  return a.dtype == b.dtype && a.shape == b.shape && a.data == b.data;
+  return a.dtype == b.dtype && a.shape == b.shape && std::ranges::equal(a.bytes(), b.bytes());
 }
 
 // Equal values, NaN equal to NaN (writers may canonicalise NaN payloads), zeros by sign.

@@ -60,7 +60,7 @@ std::string problem_summary(const Problem& p) {
 std::string map_summary(const TensorMap& m, const std::map<std::string, std::string>& metadata) {
   std::string out = "ok:";
   for (const auto& [name, t] : m) {
-    out += " " + name + " " + std::string(dtype_name(t.dtype)) + shape_string(t.shape) + " #" + fnv1a(t.data) + ";";
+    out += " " + name + " " + std::string(dtype_name(t.dtype)) + shape_string(t.shape) + " #" + fnv1a(t.bytes()) + ";";
   }
   if (!metadata.empty()) {
     out += " | metadata {";

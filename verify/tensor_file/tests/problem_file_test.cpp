@@ -231,7 +231,7 @@ TEST(ProblemFile, AScaledInt16StateReadsItsCodesWithTheirRowScales) {
   EXPECT_EQ(err(bad), "p.npz: tensor 'initial_states': dtype: dtype f32 cannot hold the codes of int16_scaled "
                       "(expected i16)");
   bad = m;
-  bad["initial_states"].data[0] = 0x00, bad["initial_states"].data[1] = 0x80;  // code -32768: no value of the format
+  bad["initial_states"].mutable_bytes()[0] = 0x00, bad["initial_states"].mutable_bytes()[1] = 0x80;  // code -32768: no value of the format
   EXPECT_EQ(err(bad), "p.npz: problem field 'initial_state'[0] = nan (nan): inputs must be finite");
   // A scale beside another state format, or without its state, is refused.
   EXPECT_EQ(error_of([&] { problem_from_tensors(m, "p.npz", ProblemFileOptions{}); }),
@@ -246,7 +246,7 @@ TEST(ProblemFile, AScaledInt16StateReadsItsCodesWithTheirRowScales) {
   out["y"] = make_tensor("y", DType::bf16, {6, 2, 2}, std::vector<double>(24, 0.5));
   out["final_states"] = make_tensor("final_states", DType::i16, {2, 2, 2, 2}, codes);
   out["final_states_scale"] = make_tensor("final_states_scale", DType::f32, {2, 2, 2}, scales);
-  out["final_states"].data[2] = 0x00, out["final_states"].data[3] = 0x80;
+  out["final_states"].mutable_bytes()[2] = 0x00, out["final_states"].mutable_bytes()[3] = 0x80;
   const KernelOutputs k = outputs_from_tensors(out, "out.npz", p);
   EXPECT_TRUE(std::isnan(k.final_states[1]));
   EXPECT_EQ(k.final_states[15], 32767.0f / 128);

@@ -16,7 +16,7 @@ Tensor raw(DType dtype, std::vector<int64_t> shape, std::vector<uint8_t> data) {
   t.name.assign(1, 'v');  // not = "v": GCC 12 -O3 warns (-Wrestrict false positive)
   t.dtype = dtype;
   t.shape = std::move(shape);
-  t.data = std::move(data);
+  t.set_bytes(std::move(data));
   return t;
 }
 
@@ -42,7 +42,7 @@ TEST(Tensor, EveryDTypeKeepsItsExtremeValues) {
   };
   for (const Case& c : cases) {
     const Tensor t = make_tensor("v", c.dtype, {int64_t(c.values.size())}, c.values);
-    EXPECT_EQ(t.data.size(), c.values.size() * dtype_size(c.dtype)) << dtype_name(c.dtype);
+    EXPECT_EQ(t.bytes().size(), c.values.size() * dtype_size(c.dtype)) << dtype_name(c.dtype);
     EXPECT_EQ(to_double(t), c.values) << dtype_name(c.dtype);
   }
 }

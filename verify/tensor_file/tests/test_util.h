@@ -38,6 +38,8 @@ inline Bytes read_bytes(const std::string& path) {
 }
 
 inline Bytes bytes_of(const std::string& s) { return Bytes(s.begin(), s.end()); }
+// A tensor's bytes as a vector (gtest prints a vector's elements on a mismatch).
+inline Bytes bytes_of(const Tensor& t) { return Bytes(t.bytes().begin(), t.bytes().end()); }
 
 inline void put_le(Bytes& out, uint64_t v, int n) {
   for (int i = 0; i < n; ++i) out.push_back(uint8_t(v >> (8 * i)));
