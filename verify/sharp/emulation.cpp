@@ -176,59 +176,54 @@ class Model {
 class ParallelSums {
  public:
   ParallelSums(ReductionOrder order, bool noise) : mma_(order == ReductionOrder::mma_m16n8k16), on_(noise) {}
-  // n sums starting from acc0 (null: zeros).
-  void reset(int64_t n, const double* acc0 = nullptr) {
+  // n sums starting from zero.
+  void reset(int64_t n) {
     n_ = n;
+    acc_.assign(n, 0.0);
+    restart();
+  }
+  // The same n sums again, starting from the values finish() left (a second reduction that
+  // adds onto the first's result).
+  void restart() {
     steps_ = 0;
-    acc_.resize(n);
-    if (!acc0) {
-      std::fill(acc_.begin(), acc_.end(), 0.0);
-    } else if (acc0 != acc_.data()) {
-      std::copy(acc0, acc0 + n, acc_.begin());
-    }
     if (!on_) return;
-    var_.assign(n, 0.0);
+    var_.assign(n_, 0.0);
     if (mma_) {
-      bias_.assign(n, 0.0);
+      bias_.assign(n_, 0.0);
       last_.assign(acc_.begin(), acc_.end());
     }
   }
-  // acc[i] += a·v[i] for every sum i.
-  void add(double a, const double* __restrict v) {
-    double* __restrict acc = acc_.data();
-    if (!on_) {
-      for (int64_t i = 0; i < n_; ++i) acc[i] += a * v[i];
-      return;
-    }
-    double* __restrict var = var_.data();
-    if (!mma_) {
-      for (int64_t i = 0; i < n_; ++i) {
-        const double t = a * v[i];
-        acc[i] += t;
-        var[i] += acc[i] * acc[i] + t * t;
+  // Term j of every sum i, acc[i] += a[j]·v[j·stride + i], for j in [0, count): the terms of
+  // one sum stay in order. Up to four terms are added per pass over the sums (one load and
+  // store of each accumulator per four terms instead of per term: the loops were bound by
+  // those), never across a tensor-core step, so the bits are those of adding them one by one.
+  SSMV_VECTOR_CLONES void add_terms(const double* a, const double* v, int64_t stride, int64_t count) {
+    for (int64_t j = 0; j < count;) {
+      const int64_t b = block(count - j);
+      switch (b) {
+        case 4: add_block<4>(a + j, v + j * stride, stride); break;
+        case 3: add_block<3>(a + j, v + j * stride, stride); break;
+        case 2: add_block<2>(a + j, v + j * stride, stride); break;
+        default: add_block<1>(a + j, v + j * stride, stride); break;
       }
-      return;
+      j += b;
+      stepped(b);
     }
-    for (int64_t i = 0; i < n_; ++i) acc[i] += a * v[i];
-    if (++steps_ % 16 == 0) step();
   }
-  // The P·N sums of an outer product, acc[p·N + n] += a[p]·v[n]: one term each.
-  void add_outer(const double* a, const double* __restrict v, int64_t P, int64_t N) {
-    for (int64_t pp = 0; pp < P; ++pp) {
-      double* __restrict acc = &acc_[pp * N];
-      const double x = a[pp];
-      if (!on_ || mma_) {
-        for (int64_t n = 0; n < N; ++n) acc[n] += x * v[n];
-        continue;
+  // The P·N sums of outer products, acc[p·N + n] += x[j·P + p]·v[j·N + n] for j in [0, count):
+  // one term each per j, blocked as add_terms.
+  SSMV_VECTOR_CLONES void add_outer_terms(const double* x, const double* v, int64_t P, int64_t N, int64_t count) {
+    for (int64_t j = 0; j < count;) {
+      const int64_t b = block(count - j);
+      switch (b) {
+        case 4: add_outer_block<4>(x + j * P, v + j * N, P, N); break;
+        case 3: add_outer_block<3>(x + j * P, v + j * N, P, N); break;
+        case 2: add_outer_block<2>(x + j * P, v + j * N, P, N); break;
+        default: add_outer_block<1>(x + j * P, v + j * N, P, N); break;
       }
-      double* __restrict var = &var_[pp * N];
-      for (int64_t n = 0; n < N; ++n) {
-        const double t = x * v[n];
-        acc[n] += t;
-        var[n] += acc[n] * acc[n] + t * t;
-      }
+      j += b;
+      stepped(b);
     }
-    if (on_ && mma_ && ++steps_ % 16 == 0) step();
   }
   // The sums with their noise (Rng: one Gaussian per sum).
   double* finish(Rng& rng) {
@@ -243,6 +238,69 @@ class ParallelSums {
   }
 
  private:
+  // Terms in the next block: at most four and the rest, ending at a tensor-core step's end.
+  int64_t block(int64_t rest) const {
+    const int64_t b = std::min<int64_t>(4, rest);
+    return on_ && mma_ ? std::min<int64_t>(b, 16 - steps_ % 16) : b;
+  }
+  void stepped(int64_t b) {
+    if (!on_ || !mma_) return;
+    steps_ += b;
+    if (steps_ % 16 == 0) step();
+  }
+  // One block of B terms into the n_ sums (the sums' running variances too when the noise is
+  // on and the order is not the tensor core's: [N3]).
+  // (Inlined into add_terms, so compiled for each of its clones; likewise add_outer_block.)
+  template <int B>
+  [[gnu::always_inline]] void add_block(const double* a, const double* __restrict v, int64_t stride) {
+    double* __restrict acc = acc_.data();
+    if (!on_ || mma_) {
+      for (int64_t i = 0; i < n_; ++i) {
+        double s = acc[i];
+        for (int k = 0; k < B; ++k) s += a[k] * v[k * stride + i];
+        acc[i] = s;
+      }
+      return;
+    }
+    double* __restrict var = var_.data();
+    for (int64_t i = 0; i < n_; ++i) {
+      double s = acc[i], q = var[i];
+      for (int k = 0; k < B; ++k) {
+        const double t = a[k] * v[k * stride + i];
+        s += t;
+        q += s * s + t * t;
+      }
+      acc[i] = s;
+      var[i] = q;
+    }
+  }
+  template <int B>
+  [[gnu::always_inline]] void add_outer_block(const double* x, const double* __restrict v, int64_t P, int64_t N) {
+    for (int64_t pp = 0; pp < P; ++pp) {
+      double* __restrict acc = &acc_[pp * N];
+      double xs[B];
+      for (int k = 0; k < B; ++k) xs[k] = x[k * P + pp];
+      if (!on_ || mma_) {
+        for (int64_t n = 0; n < N; ++n) {
+          double s = acc[n];
+          for (int k = 0; k < B; ++k) s += xs[k] * v[k * N + n];
+          acc[n] = s;
+        }
+        continue;
+      }
+      double* __restrict var = &var_[pp * N];
+      for (int64_t n = 0; n < N; ++n) {
+        double s = acc[n], q = var[n];
+        for (int k = 0; k < B; ++k) {
+          const double t = xs[k] * v[k * N + n];
+          s += t;
+          q += s * s + t * t;
+        }
+        acc[n] = s;
+        var[n] = q;
+      }
+    }
+  }
   void step() {
     for (int64_t i = 0; i < n_; ++i) {
       const double s = acc_[i], a = std::fabs(s), m = std::max(a, std::fabs(last_[i]));
@@ -324,7 +382,7 @@ SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, 
   const Shape& sh = p.shape;
   const int64_t P = sh.P, N = sh.N, g = sh.group_of(h), t0 = sh.cu_seqlens[s], len = sh.seq_len(s);
   const int64_t K = std::max<int64_t>(1, e.tokens_per_launch);
-  std::vector<double> S0, S(N * P), dB(N), x(P), Sy;
+  std::vector<double> S0, S(N * P), dB(N), x(P), Sy, cd(N);
   initial_state(p, s, h, S0);
   for (int64_t pp = 0; pp < P; ++pp) {
     for (int64_t n = 0; n < N; ++n) S[n * P + pp] = S0[pp * N + n];
@@ -378,7 +436,8 @@ SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, 
       src = Sy.data();
     }
     ysum.reset(P);
-    for (int64_t n = 0; n < N; ++n) ysum.add(double(C[n]), &src[n * P]);
+    for (int64_t n = 0; n < N; ++n) cd[n] = double(C[n]);
+    ysum.add_terms(cd.data(), src, P, N);
     const double* yv = ysum.finish(m.rng());
     double* yrow = y_row_at(out, j, P);
     for (int64_t pp = 0; pp < P; ++pp) yrow[pp] = y_epilogue(p, e, m, yv[pp], t, h, pp);
@@ -407,8 +466,8 @@ SSMV_VECTOR_CLONES void emulate_chunked(const Problem& p, const Contract& c, con
   initial_state(p, s, h, hs);
   start_y(out, end - begin, P);
   // Per piece: δ, cs [len]; x [len, P]; B transposed [N, len]; the dt-scaled B [len, N]; the
-  // incoming state transposed [N, P]; a row's weights [len].
-  std::vector<double> dl(L), cs(L), xk(L * P), Bt(N * L), bt(L * N), hinT(N * P), w(L);
+  // incoming state transposed [N, P]; a row's weights [len]; a row's C_m as doubles [N].
+  std::vector<double> dl(L), cs(L), xk(L * P), Bt(N * L), bt(L * N), hinT(N * P), w(L), cd(N);
   ParallelSums state_sum(reduction_of(c, Sum::chunk_state).order, m.on());
   ParallelSums cb_sum(reduction_of(c, Sum::cb).order, m.on());
   ParallelSums y_sum(reduction_of(c, Sum::y).order, m.on());
@@ -450,7 +509,7 @@ SSMV_VECTOR_CLONES void emulate_chunked(const Problem& p, const Contract& c, con
       }
     }
     state_sum.reset(P * N);
-    for (int64_t k = 0; k < len; ++k) state_sum.add_outer(&xk[k * P], &bt[k * N], P, N);
+    state_sum.add_outer_terms(xk.data(), bt.data(), P, N, len);
     const double* st = state_sum.finish(m.rng());
     // (c) the incoming state as y reads it, then the state passing
     // h = exp(cs_last − cs_b)·h + chunk state ([N1]: two roundings; [N2] the exp).
@@ -469,7 +528,8 @@ SSMV_VECTOR_CLONES void emulate_chunked(const Problem& p, const Contract& c, con
       const int64_t t = t0 + mi;
       const float* Cm = &p.C[p.bc_index(t, g, 0)];
       cb_sum.reset(mi + 1);
-      for (int64_t n = 0; n < N; ++n) cb_sum.add(double(Cm[n]), &Bt[n * len]);
+      for (int64_t n = 0; n < N; ++n) cd[n] = double(Cm[n]);
+      cb_sum.add_terms(cd.data(), Bt.data(), len, N);
       const double* cb = cb_sum.finish(m.rng());
       for (int64_t k = 0; k <= mi; ++k) {
         const double decay = m.exp(m.rounded(cs[mi] - cs[k]));
@@ -477,11 +537,11 @@ SSMV_VECTOR_CLONES void emulate_chunked(const Problem& p, const Contract& c, con
       }
       const double decay_m = m.exp(m.rounded(cs[mi] - cs_b));
       y_sum.reset(P);
-      for (int64_t n = 0; n < N; ++n) y_sum.add(double(Cm[n]), &hinT[n * P]);
+      y_sum.add_terms(cd.data(), hinT.data(), P, N);
       double* inter = y_sum.finish(m.rng());
       for (int64_t pp = 0; pp < P; ++pp) inter[pp] = round_opt(e.at(Site::inter_term), m.rounded(inter[pp] * decay_m));
-      y_sum.reset(P, inter);
-      for (int64_t k = 0; k <= mi; ++k) y_sum.add(w[k], &xk[k * P]);
+      y_sum.restart();
+      y_sum.add_terms(w.data(), xk.data(), P, mi + 1);
       const double* yv = y_sum.finish(m.rng());
       double* yrow = y_row_at(out, t - begin, P);
       for (int64_t pp = 0; pp < P; ++pp) yrow[pp] = y_epilogue(p, e, m, yv[pp], t, h, pp);
