@@ -248,22 +248,20 @@ class ParallelSums {
     steps_ += b;
     if (steps_ % 16 == 0) step();
   }
-  // One block of B terms into the n_ sums (the sums' running variances too when the noise is
-  // on and the order is not the tensor core's: [N3]).
-  // (Inlined into add_terms, so compiled for each of its clones; likewise add_outer_block.)
+  // One block of B terms, acc[i] += a[k]·v[k·stride + i] for k < B, into n sums (and their
+  // running variances when the noise is on and the order is not the tensor core's: [N3]).
   template <int B>
-  [[gnu::always_inline]] void add_block(const double* a, const double* __restrict v, int64_t stride) {
-    double* __restrict acc = acc_.data();
+  [[gnu::always_inline]] void accumulate(double* __restrict acc, double* __restrict var, const double* a,
+                                         const double* __restrict v, int64_t stride, int64_t n) const {
     if (!on_ || mma_) {
-      for (int64_t i = 0; i < n_; ++i) {
+      for (int64_t i = 0; i < n; ++i) {
         double s = acc[i];
         for (int k = 0; k < B; ++k) s += a[k] * v[k * stride + i];
         acc[i] = s;
       }
       return;
     }
-    double* __restrict var = var_.data();
-    for (int64_t i = 0; i < n_; ++i) {
+    for (int64_t i = 0; i < n; ++i) {
       double s = acc[i], q = var[i];
       for (int k = 0; k < B; ++k) {
         const double t = a[k] * v[k * stride + i];
@@ -274,31 +272,17 @@ class ParallelSums {
       var[i] = q;
     }
   }
+  // (Inlined into add_terms, so compiled for each of its clones; likewise add_outer_block.)
   template <int B>
-  [[gnu::always_inline]] void add_outer_block(const double* x, const double* __restrict v, int64_t P, int64_t N) {
+  [[gnu::always_inline]] void add_block(const double* a, const double* v, int64_t stride) {
+    accumulate<B>(acc_.data(), var_.data(), a, v, stride, n_);
+  }
+  template <int B>
+  [[gnu::always_inline]] void add_outer_block(const double* x, const double* v, int64_t P, int64_t N) {
     for (int64_t pp = 0; pp < P; ++pp) {
-      double* __restrict acc = &acc_[pp * N];
       double xs[B];
       for (int k = 0; k < B; ++k) xs[k] = x[k * P + pp];
-      if (!on_ || mma_) {
-        for (int64_t n = 0; n < N; ++n) {
-          double s = acc[n];
-          for (int k = 0; k < B; ++k) s += xs[k] * v[k * N + n];
-          acc[n] = s;
-        }
-        continue;
-      }
-      double* __restrict var = &var_[pp * N];
-      for (int64_t n = 0; n < N; ++n) {
-        double s = acc[n], q = var[n];
-        for (int k = 0; k < B; ++k) {
-          const double t = xs[k] * v[k * N + n];
-          s += t;
-          q += s * s + t * t;
-        }
-        acc[n] = s;
-        var[n] = q;
-      }
+      accumulate<B>(&acc_[size_t(pp * N)], var_.data() + (on_ && !mma_ ? pp * N : 0), xs, v, N, N);
     }
   }
   void step() {
