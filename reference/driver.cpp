@@ -104,7 +104,7 @@ class PairRunner {
         work_bits_(o.precision_bits), check_bits_(check_bits), work_(o.precision_bits, P_, N_),
         check_(check_bits, P_, N_), ref_(check_bits, P_), gates_(check_bits), mag_(P_, N_),
         cert_(o.certified_bits, check_bits), decider_(check_bits),
-        bound_(o.precision_bits, N_), y_ptr_(P_), state_ptr_(P_ * N_), init_ptr_(P_ * N_), y_nearest_(P_),
+        bound_(o.precision_bits, N_), y_values_(P_), state_values_(P_ * N_), init_ptr_(P_ * N_), y_nearest_(P_),
         y_err_(P_), ungated_nearest_(P_), sum_abs_cs_(P_), gate_up_(P_), state_nearest_(P_ * N_),
         state_err_(P_ * N_), output_inexact_(new bool[size_t(P_)]) {}
 
@@ -263,11 +263,11 @@ class PairRunner {
       }
       y_nearest_[p] = mpfr_get_d(rec.y(p), MPFR_RNDN);
       ungated_nearest_[p] = mpfr_get_d(rec.y_ungated(p), MPFR_RNDN);
-      y_ptr_[p] = rec.y(p);
+      y_values_[p] = HandedValue{rec.y(p)};
     }
     const TokenOutputs out =
         token_outputs(s, t, h, mpfr_get_d(delta_ref, MPFR_RNDN), mpfr_get_d(decay_ref, MPFR_RNDN),
-                      {y_ptr_, y_nearest_, y_err_, sum_abs_cs_, ungated_nearest_}, mag_, size_t(P_));
+                      {y_values_, y_nearest_, y_err_, sum_abs_cs_, ungated_nearest_}, mag_, size_t(P_));
     sink_.token(out);
     return true;
   }
@@ -295,7 +295,7 @@ class PairRunner {
         if (!last && !decider_.decides(v, e, true)) return false;
         state_err_[i] = e;
         state_nearest_[i] = mpfr_get_d(v, MPFR_RNDN);
-        state_ptr_[i] = v;
+        state_values_[i] = HandedValue{v};
       }
     }
     StateOutputs out;
@@ -303,7 +303,7 @@ class PairRunner {
     out.head = h;
     out.position = q;
     out.final = final;
-    out.value = state_ptr_;
+    out.value = state_values_;
     out.nearest = state_nearest_;
     out.magnitude = {mag_.state(), size_t(P_ * N_)};
     out.certified_error = state_err_;
@@ -326,7 +326,8 @@ class PairRunner {
   MpfrRunBound bound_;
   bool exact_ = false;      // every MPFR operation of the pair so far was exact
   bool underflow_ = false;  // some MPFR operation of the pair underflowed
-  std::vector<mpfr_srcptr> y_ptr_, state_ptr_, init_ptr_;  // [P], [P, N], [P, N]
+  std::vector<HandedValue> y_values_, state_values_;  // [P], [P, N]
+  std::vector<mpfr_srcptr> init_ptr_;           // [P, N]
   std::vector<double> y_nearest_, y_err_, ungated_nearest_, sum_abs_cs_, gate_up_;  // [P]
   std::vector<double> state_nearest_, state_err_;                                   // [P, N]
   std::unique_ptr<bool[]> output_inexact_;  // [P] HeadRecurrence::step's

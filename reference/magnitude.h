@@ -123,7 +123,7 @@ class MagnitudeRecurrence {
 // What both tiers hand to a Sink for one token of one (sequence, head) pair: the spans of
 // the P values they computed, the magnitudes from `mag` (after this token's step).
 struct TokenSpans {
-  std::span<const mpfr_srcptr> y;
+  std::span<const HandedValue> y;
   std::span<const double> y_nearest, y_certified_error, sum_abs_CS, y_ungated;
 };
 inline TokenOutputs token_outputs(int64_t s, int64_t t, int64_t h, double delta, double decay,

@@ -33,11 +33,11 @@ void ExactValues::resize(size_t n, int precision_bits) {
 
 namespace {
 
-// Stores one element of a streamed tensor into ExactValues (the value exactly: both are
-// at the check precision).
-void store(ExactValues& v, size_t i, mpfr_srcptr value, double nearest, double magnitude,
+// Stores one element of a streamed tensor into ExactValues (at the check precision, as the
+// tier handed it: handed_value.h).
+void store(ExactValues& v, size_t i, const HandedValue& value, double nearest, double magnitude,
            double certified_error) {
-  mpfr_set(v.value[i].backend().data(), value, MPFR_RNDN);
+  set_value(v.value[i].backend().data(), value);
   v.nearest[i] = nearest;
   v.magnitude[i] = magnitude;
   v.certified_error[i] = certified_error;

@@ -35,6 +35,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "reference/handed_value.h"
 #include "spec/format.h"
 #include "spec/problem.h"
 
@@ -172,8 +173,8 @@ ExactResult compute_from_state(const Problem& problem, const ExactValues& initia
 struct TokenOutputs {
   int64_t sequence = 0, token = 0, head = 0;  // token: packed position t
   double delta = 0, decay = 0;                // nearest doubles of δ and exp(δ·A)
-  // [P] each; y points at the values handed over (valid during the call only).
-  std::span<const mpfr_srcptr> y;
+  // [P] each, valid during the call only; y: the values (handed_value.h).
+  std::span<const HandedValue> y;
   std::span<const double> y_nearest, y_magnitude, y_certified_error;
   std::span<const double> sum_abs_CS, sum_abs_C_Sabs, abs_Dx, y_ungated;
 };
@@ -181,8 +182,8 @@ struct StateOutputs {
   int64_t sequence = 0, head = 0;
   int64_t position = 0;  // packed position q: the state after tokens [cu[s], q)
   bool final = false;    // true: the sequence's final state (q = cu[s+1]); false: a requested position
-  // [P, N] each.
-  std::span<const mpfr_srcptr> value;
+  // [P, N] each, valid during the call only; value: the values (handed_value.h).
+  std::span<const HandedValue> value;
   std::span<const double> nearest, magnitude, certified_error;
 };
 // Receives outputs from worker threads: calls for different (sequence, head) pairs may

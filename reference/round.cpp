@@ -1,5 +1,7 @@
 #include "reference/round.h"
 
+#include "reference/handed_value.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -21,6 +23,19 @@ double round_to_odd_double(mpfr_srcptr x) {
 
 Bits round_nearest_even(Format f, mpfr_srcptr x) {
   return ssmv::round_nearest_even(f, round_to_odd_double(x));
+}
+
+Bits round_nearest_even(Format f, const HandedValue& v) {
+  return v.mpfr ? round_nearest_even(f, v.mpfr) : ssmv::round_nearest_even(f, v.hi);
+}
+
+void set_value(mpfr_ptr dst, const HandedValue& v) {
+  if (v.mpfr) {
+    mpfr_set(dst, v.mpfr, MPFR_RNDN);
+    return;
+  }
+  mpfr_set_d(dst, v.hi, MPFR_RNDN);
+  mpfr_add_d(dst, dst, v.lo, MPFR_RNDN);
 }
 
 }  // namespace ssmv::ref

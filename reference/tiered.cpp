@@ -108,24 +108,17 @@ struct FastPairRunner::Impl {
   Impl(const Problem& pr, const InitialStates& init, const Options& o, int check_bits,
        const std::vector<std::vector<int64_t>>& positions, Sink& sink)
       : pr(pr), init(init), positions(positions), sink(sink), P(pr.shape.P), N(pr.shape.N),
-        certified_bits(o.certified_bits), um(std::ldexp(1.0, -check_bits)), scalars(check_bits, P),
+        certified_bits(o.certified_bits), check_bits(check_bits), um(std::ldexp(1.0, -check_bits)), scalars(check_bits, P),
         mag(P, N), sh(size_t(P * N)), sl(size_t(P * N)), uh(size_t(N)), ul(size_t(N)), c(size_t(N)), gate(size_t(P)), gate_up(size_t(P)),
-        y_vals(size_t(P), check_bits), state_vals(size_t(P * N), check_bits), y_ptr(size_t(P)),
-        state_ptr(size_t(P * N)), y_nearest(size_t(P)), y_err(size_t(P)), ungated_nearest(size_t(P)),
+        y_vals(size_t(P)), state_vals(size_t(P * N)), y_nearest(size_t(P)), y_err(size_t(P)), ungated_nearest(size_t(P)),
         sum_abs_cs(size_t(P)), state_nearest(size_t(P * N)), state_err(size_t(P * N)),
         err(size_t(P * N)), check_bound(check_bits, N), gates(check_bits) {
     mpfr_init2(tmp, check_bits);
     cert_factor = std::ldexp(1.0, -certified_bits);
-    for (int64_t p = 0; p < P; ++p) y_ptr[p] = y_vals[p].get();
-    for (int64_t i = 0; i < P * N; ++i) state_ptr[i] = state_vals[i].get();
   }
   ~Impl() { mpfr_clear(tmp); }
 
   DD to_dd(mpfr_srcptr v) { return dd_of(v, tmp); }
-  void set_value(RawMpfr::Num& dst, const DD& v) {  // within u_m·|v| of hi + lo
-    mpfr_set_d(dst.get(), v.hi, MPFR_RNDN);
-    mpfr_add_d(dst.get(), dst.get(), v.lo, MPFR_RNDN);
-  }
 
   bool load(int64_t s, int64_t h) {
     const int64_t pn = P * N;
@@ -252,11 +245,11 @@ struct FastPairRunner::Impl {
       if (!settles(y, cert, em_y, mag.y()[p])) return false;
       y_nearest[p] = y.hi;
       y_err[p] = cert;
-      set_value(y_vals[p], y);
+      y_vals[p] = HandedValue{nullptr, y.hi, y.lo, check_bits};
     }
     const TokenOutputs out =
         token_outputs(s, t, h, mpfr_get_d(delta_v, MPFR_RNDN), mpfr_get_d(decay_v, MPFR_RNDN),
-                      {y_ptr, y_nearest, y_err, sum_abs_cs, ungated_nearest}, mag, size_t(P));
+                      {y_vals, y_nearest, y_err, sum_abs_cs, ungated_nearest}, mag, size_t(P));
     sink.token(out);
     return true;
   }
@@ -281,14 +274,14 @@ struct FastPairRunner::Impl {
       if (!settles(v, cert, em, sabs[i])) return false;
       state_nearest[i] = v.hi;
       state_err[i] = cert;
-      set_value(state_vals[i], v);
+      state_vals[i] = HandedValue{nullptr, v.hi, v.lo, check_bits};
     }
     StateOutputs out;
     out.sequence = s;
     out.head = h;
     out.position = q;
     out.final = final;
-    out.value = state_ptr;
+    out.value = state_vals;
     out.nearest = state_nearest;
     out.magnitude = {sabs, size_t(pn)};
     out.certified_error = state_err;
@@ -323,6 +316,7 @@ struct FastPairRunner::Impl {
   Sink& sink;
   int64_t P, N;
   int certified_bits;
+  int check_bits;
   double cert_factor = 0;  // 2^-certified_bits
   double um;  // u_m = 2^-check_bits
   TokenScalars<RawMpfr> scalars;
@@ -332,8 +326,9 @@ struct FastPairRunner::Impl {
   std::vector<double> c;         // [N] C_n
   std::vector<DD> gate;          // [P]
   std::vector<double> gate_up;   // [P] |gate| rounded away from zero
-  RawMpfr::Array y_vals, state_vals;
-  std::vector<mpfr_srcptr> y_ptr, state_ptr;
+  // The values handed over: hi + lo, within u_m·|v| of the check run's set at its precision
+  // (handed_value.h), which the certified errors below count (cert: + 2u_m·|hi|).
+  std::vector<HandedValue> y_vals, state_vals;  // [P], [P, N]
   std::vector<double> y_nearest, y_err, ungated_nearest, sum_abs_cs;  // [P]
   std::vector<double> state_nearest, state_err;                       // [P, N]
   // Running bounds [3]: |S - S_dd| <= err per element, and <= gamma·Sabs + zeta_sum (the

@@ -70,9 +70,9 @@ struct TensorJudge::Partial {
   ~Partial() { mpfr_clear(worst_value); }
   Partial(const Partial&) = delete;
   Partial& operator=(const Partial&) = delete;
-  void take_value(mpfr_srcptr v) {
-    mpfr_set_prec(worst_value, mpfr_get_prec(v));
-    mpfr_set(worst_value, v, MPFR_RNDN);  // exact: same precision
+  void take_value(const ref::HandedValue& v) {
+    mpfr_set_prec(worst_value, ref::precision(v));
+    ref::set_value(worst_value, v);  // the value as an MPFR number of its precision
     has_value = true;
   }
 };
@@ -130,7 +130,7 @@ TensorJudge::Partial& TensorJudge::partial() {
 }
 
 void TensorJudge::add(int64_t i, Bits computed, Bits exact_rounded, double exact_nearest, double certified_error,
-                      double magnitude, double bound, mpfr_srcptr exact_value, double extra) {
+                      double magnitude, double bound, const ref::HandedValue& exact_value, double extra) {
   if (i < 0 || i >= report_.elements) {
     throw std::out_of_range("TensorJudge '" + report_.name + "': element " + std::to_string(i) + " of " +
                             std::to_string(report_.elements));

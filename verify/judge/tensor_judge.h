@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "reference/handed_value.h"
 #include "spec/problem.h"
 #include "verify/judge/tensor_report.h"
 
@@ -42,7 +43,7 @@ class TensorJudge {
   // gate, which its bound's attribution reads). Calls for different elements may come from
   // different threads at once.
   void add(int64_t i, Bits computed, Bits exact_rounded, double exact_nearest, double certified_error,
-           double magnitude, double bound, mpfr_srcptr exact_value, double extra = 0);
+           double magnitude, double bound, const ref::HandedValue& exact_value, double extra = 0);
 
   // The report (call once, after every add).
   TensorReport finish();

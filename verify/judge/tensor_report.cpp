@@ -51,7 +51,7 @@ TensorReport judge_tensor(const std::string& name, Format format, const std::vec
                     ElementDetail::elements);
   for (size_t i = 0; i < computed.size(); ++i) {
     tj.add(int64_t(i), computed[i], exact.rounded(format, i), exact.nearest[i], exact.certified_error[i],
-              exact.magnitude[i], bounds[i], exact.value[i].backend().data());
+              exact.magnitude[i], bounds[i], ref::HandedValue{exact.value[i].backend().data()});
   }
   return tj.finish();
 }
