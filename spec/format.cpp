@@ -55,7 +55,7 @@ float decode_scaled(Format f, int64_t code, float scale) {
   return float(code) * scale;
 }
 
-double decode(Format f, Bits bits) {
+double decode_general(Format f, Bits bits) {
   const FormatInfo& fi = format_info(f);
   const bool neg = (bits & sign_mask(fi)) != 0;
   const Bits e = (bits >> mantissa_bits(fi)) & exponent_all_ones(fi);
@@ -164,7 +164,7 @@ int64_t ulp_distance(Format f, Bits a, Bits b) {
   return d < 0 ? -d : d;
 }
 
-double ulp_of(Format f, double v) {
+double ulp_of_general(Format f, double v) {
   const FormatInfo& fi = format_info(f);
   double a = std::fabs(v);
   if (!(a <= fi.max_finite)) a = fi.max_finite;  // also NaN

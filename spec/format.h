@@ -14,6 +14,7 @@
 // magnitude) is verify/bound/error_model.h's rounding_error_at_most.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -68,8 +69,22 @@ bool block_scaled(Format f);
 float decode_scaled(Format f, int64_t code, float scale);
 
 // Exact value of a bit pattern (every format value is a double). NaN patterns decode
-// to a quiet NaN with the pattern's sign.
-double decode(Format f, Bits bits);
+// to a quiet NaN with the pattern's sign. Inline, with a fast path for a normal value (the
+// judge decodes every element, the sharp verdict every kept one): its sign, exponent and
+// significand moved into a double's fields; zero, subnormals, Inf and NaN take decode_general.
+double decode_general(Format f, Bits bits);
+inline double decode(Format f, Bits bits) {
+  const FormatInfo& fi = kFormatInfos[static_cast<int>(f)];
+  const int m = fi.precision - 1;
+  const Bits e = (bits >> m) & ((Bits{1} << fi.exponent_bits) - 1);
+  if (e == 0 || e == (Bits{1} << fi.exponent_bits) - 1) return decode_general(f, bits);
+  const uint64_t b = (uint64_t((bits >> (fi.total_bits - 1)) & 1) << 63) |
+                     (uint64_t(int(e) - fi.emax + 1023) << 52) |  // biased exponent: emax is the bias
+                     (uint64_t(bits & ((Bits{1} << m) - 1)) << (52 - m));
+  double v;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
 
 // Round-to-nearest, ties-to-even of a double to the format: overflow gives ±Inf
 // (at and above max_finite + ulp(max_finite)/2), underflow keeps the sign of zero,
@@ -200,8 +215,21 @@ int64_t ulp_distance(Format f, Bits a, Bits b);
 
 // Spacing of the format's values at |v|: 2^(max(e, emin) - p + 1) with e = floor(log2|v|);
 // for v = 0 the subnormal spacing; for |v| above max_finite (also ±Inf) and for NaN, the
-// spacing at max_finite.
-double ulp_of(Format f, double v);
+// spacing at max_finite. Inline, with a fast path for |v| in the format's normal range (the
+// judge asks it of every element's magnitude): v's binade exponent lowered by p − 1 in a
+// double's bits (2^(e − p + 1) is a normal double for every format here).
+double ulp_of_general(Format f, double v);
+inline double ulp_of(Format f, double v) {
+  const FormatInfo& fi = kFormatInfos[static_cast<int>(f)];
+  uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  const int e = int((b >> 52) & 0x7ff) - 1023;
+  if (e < fi.emin || !(std::fabs(v) <= fi.max_finite)) return ulp_of_general(f, v);
+  const uint64_t r = uint64_t(e - fi.precision + 1 + 1023) << 52;
+  double u;
+  std::memcpy(&u, &r, sizeof u);
+  return u;
+}
 
 // Hex of the pattern, e.g. "0x3f80" (bf16) or "0x3f800000" (fp32).
 std::string hex_bits(Format f, Bits b);

@@ -490,6 +490,52 @@ TEST(FormatRoundValue, FastPathAgreesWithTheGeneralPath) {
   }
 }
 
+// decode's and ulp_of's inline fast paths (a normal value, moved into a double's fields) against
+// their general paths, bit for bit (NaN patterns: NaN of the pattern's sign): decode over every
+// 16-bit pattern of bf16 and fp16 and 2^20 random fp32 patterns plus fp32's edges; ulp_of over
+// each of those values, their negatives, zero, subnormals, max_finite and beyond, Inf and NaN.
+TEST(FormatDecode, FastPathsAgreeWithTheGeneralPaths) {
+  auto same = [](double a, double b) {
+    uint64_t x, y;
+    std::memcpy(&x, &a, 8);
+    std::memcpy(&y, &b, 8);
+    return x == y || (std::isnan(a) && std::isnan(b) && std::signbit(a) == std::signbit(b));
+  };
+  std::mt19937_64 rng(kSeed + 13);
+  for (Format f : {Format::fp32, Format::bf16, Format::fp16, Format::int16_scaled}) {
+    const FormatInfo& fi = format_info(f);
+    std::vector<Bits> patterns;
+    if (fi.total_bits == 16) {
+      for (Bits b = 0; b < 0x10000; ++b) patterns.push_back(b);
+    } else {
+      for (int i = 0; i < (1 << 20); ++i) patterns.push_back(Bits(rng()));
+      for (Bits b : {0x0u, 0x1u, 0x7fffffu, 0x800000u, 0x7f7fffffu, 0x7f800000u, 0x7fc00000u, 0xff800001u}) {
+        patterns.push_back(b);
+        patterns.push_back(b | 0x80000000u);
+      }
+    }
+    int64_t normal = 0;
+    for (Bits b : patterns) {
+      const double got = decode(f, b), want = decode_general(f, b);
+      ASSERT_TRUE(same(got, want)) << format_name(f) << ": decode(" << hex_bits(f, b) << ") = " << hexd(got)
+                                   << ", general path " << hexd(want);
+      if (!std::isfinite(want)) continue;
+      normal += std::fabs(want) >= std::ldexp(1.0, fi.emin);
+      for (double v : {want, -want, want * 1.75, std::nextafter(want, 0.0)}) {
+        ASSERT_TRUE(same(ulp_of(f, v), ulp_of_general(f, v)))
+            << format_name(f) << ": ulp_of(" << hexd(v) << ") = " << hexd(ulp_of(f, v)) << ", general path "
+            << hexd(ulp_of_general(f, v));
+      }
+    }
+    EXPECT_GT(normal, int64_t(patterns.size()) / 2);  // not vacuous: most take the fast path
+    for (double v : {0.0, 0x1p-1074, fi.min_subnormal, fi.max_finite, fi.max_finite * 2,
+                     std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
+      ASSERT_TRUE(same(ulp_of(f, v), ulp_of_general(f, v))) << format_name(f) << ": ulp_of(" << hexd(v) << ")";
+      ASSERT_TRUE(same(ulp_of(f, -v), ulp_of_general(f, -v))) << format_name(f) << ": ulp_of(" << hexd(-v) << ")";
+    }
+  }
+}
+
 // round_values (the vectorised array form) equals round_value element by element, bit for bit,
 // on arrays of ordinary values and on arrays with one special value (zero, a subnormal, NaN,
 // ±Inf, an overflow) among them, which take the second pass.
