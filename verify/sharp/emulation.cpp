@@ -358,6 +358,20 @@ void initial_state(const Problem& p, int64_t s, int64_t h, std::vector<double>& 
   for (int64_t i = 0; i < PN; ++i) S[i] = double(src[i]);
 }
 
+// The same transposed, S[n·P + p] (every element written).
+void initial_state_transposed(const Problem& p, int64_t s, int64_t h, std::vector<double>& S) {
+  const int64_t P = p.shape.P, N = p.shape.N;
+  S.resize(size_t(P * N));
+  if (!p.has_initial_state()) {
+    std::fill(S.begin(), S.end(), 0.0);
+    return;
+  }
+  const float* src = &p.initial_state[p.state_index(s, h, 0, 0)];
+  for (int64_t pp = 0; pp < P; ++pp) {
+    for (int64_t n = 0; n < N; ++n) S[size_t(n * P + pp)] = double(src[pp * N + n]);
+  }
+}
+
 // The sequential family (SSU), token by token: the update S = a·S + (δB)·x is two
 // roundings ([N1]) at |a·S| and |S_new| (unfused: the deeper of the two forms a contract allows).
 // The state is held transposed, [N, P], so that y's P sums over n run side by side.
@@ -366,14 +380,13 @@ SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, 
   const Shape& sh = p.shape;
   const int64_t P = sh.P, N = sh.N, g = sh.group_of(h), t0 = sh.cu_seqlens[s], len = sh.seq_len(s);
   const int64_t K = std::max<int64_t>(1, e.tokens_per_launch);
-  std::vector<double> S0, S(N * P), dB(N), x(P), Sy, cd(N);
-  initial_state(p, s, h, S0);
-  for (int64_t pp = 0; pp < P; ++pp) {
-    for (int64_t n = 0; n < N; ++n) S[n * P + pp] = S0[pp * N + n];
-  }
+  std::vector<double> dB(N), x(P), cd(N);
+  std::vector<double>& S = out.work_state;  // [N, P]
+  std::vector<double>& Sy = out.work_stored;
+  initial_state_transposed(p, s, h, S);
   start_y(out, len, P);
   ParallelSums ysum(reduction_of(c, Sum::y).order, m.on());
-  std::vector<uint32_t> lanes;  // [N, P] the update's noise streams (nonzero seeds)
+  std::vector<uint32_t>& lanes = out.work_lanes;  // [N, P] the update's noise streams (nonzero seeds)
   if (m.on()) {
     lanes.resize(size_t(N * P));
     for (uint32_t& v : lanes) v = uint32_t(m.rng().next() >> 32) | 1u;

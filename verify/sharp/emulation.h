@@ -79,6 +79,11 @@ struct UnitOutputs {
   std::vector<double> state;  // [P, N]: its final state
   std::function<void(int64_t j, const double* row)> y_row;
   std::vector<double> row;    // [P] scratch for y_row
+  // The sequential emulation's working state [N, P], its stored copy and its noise streams,
+  // kept between calls: a decode dump's units are a few tokens each, and allocating and
+  // zeroing these per unit had been a fifth of a 64-request check's time.
+  std::vector<double> work_state, work_stored;
+  std::vector<uint32_t> work_lanes;
 };
 
 // Runs one (sequence, head) of `p` under `e` (with `c`'s budgets and reductions for the
