@@ -228,13 +228,27 @@ class ParallelSums {
   // The sums with their noise (Rng: one Gaussian per sum).
   double* finish(Rng& rng) {
     if (on_) {
-      if (mma_ && steps_ % 16 != 0) step();
-      for (int64_t i = 0; i < n_; ++i) {
-        const double sd = mma_ ? kU * std::sqrt(var_[i]) : kU * std::sqrt(var_[i] / 3.0);
-        acc_[i] += (mma_ ? bias_[i] : 0.0) + sd * rng.gauss();
-      }
+      settle();
+      draw(acc_.data(), bias_.data(), sd_.data(), n_, rng, acc_.data());
     }
     return acc_.data();
+  }
+  // Without drawing: once the last term is in, sum i's value is acc[i] and its noise is
+  // bias[i] + sd[i]·gauss (bias 0 and sd 0 without noise), for draw() to add, by each run
+  // that shares these sums (their terms are the inputs alone: C·Bᵀ).
+  void settle() {
+    if (!on_) return;
+    if (mma_ && steps_ % 16 != 0) step();
+    if (!mma_) bias_.assign(n_, 0.0);
+    sd_.resize(n_);
+    for (int64_t i = 0; i < n_; ++i) sd_[i] = mma_ ? kU * std::sqrt(var_[i]) : kU * std::sqrt(var_[i] / 3.0);
+  }
+  const double* sums() const { return acc_.data(); }
+  const double* bias() const { return bias_.data(); }  // after settle(), with noise
+  const double* sd() const { return sd_.data(); }      // after settle(), with noise
+  // out[i] = acc[i] + (bias[i] + sd[i]·gauss) for i < n, one Gaussian each in order.
+  static void draw(const double* acc, const double* bias, const double* sd, int64_t n, Rng& rng, double* out) {
+    for (int64_t i = 0; i < n; ++i) out[i] = acc[i] + (bias[i] + sd[i] * rng.gauss());
   }
 
  private:
@@ -295,7 +309,7 @@ class ParallelSums {
   }
   bool mma_, on_;
   int64_t n_ = 0, steps_ = 0;
-  std::vector<double> acc_, var_, bias_, last_;
+  std::vector<double> acc_, var_, bias_, last_, sd_;
 };
 
 double round_opt(const std::optional<Format>& f, double v) { return f ? round_value(*f, v) : v; }
@@ -450,28 +464,95 @@ SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, 
 
 // The chunked family (chunk_scan) piece by piece, in the stages of the chunked SSD
 // algorithm; every value is formed as the kernel forms it (docs/bounds.md §3) so that the
-// declared roundings see the values the kernel rounds.
-SSMV_VECTOR_CLONES void emulate_chunked(const Problem& p, const Contract& c, const Emulation& e, Model& m, int64_t s, int64_t h,
-                     UnitOutputs& out) {
-  const Shape& sh = p.shape;
-  const int64_t P = sh.P, N = sh.N, g = sh.group_of(h);
-  const int64_t begin = sh.cu_seqlens[s], end = sh.cu_seqlens[s + 1], L = c.chunk_size;
-  if (L < 1) throw std::invalid_argument("emulate_unit: a chunked contract needs chunk_size >= 1");
-  const std::vector<ChunkPiece> pieces = chunk_pieces(begin, end, L, c.chunk_layout);
-  const double A = double(p.A[h]);
-  std::vector<double> hs;  // [P, N] the running state, fp32 in the kernel
-  initial_state(p, s, h, hs);
-  start_y(out, end - begin, P);
-  // Per piece: δ, cs [len]; x [len, P]; B transposed [N, len]; the dt-scaled B [len, N]; the
-  // incoming state transposed [N, P]; a row's weights [len]; a row's C_m as doubles [N].
-  std::vector<double> dl(L), cs(L), xk(L * P), Bt(N * L), bt(L * N), hinT(N * P), w(L), cd(N);
-  ParallelSums state_sum(reduction_of(c, Sum::chunk_state).order, m.on());
-  ParallelSums cb_sum(reduction_of(c, Sum::cb).order, m.on());
-  ParallelSums y_sum(reduction_of(c, Sum::y).order, m.on());
-  for (size_t pi = 0; pi < pieces.size(); ++pi) {
-    const ChunkPiece& pc = pieces[pi];
-    const int64_t t0 = pc.start, len = pc.len;
-    const bool last_piece = pi + 1 == pieces.size();
+// declared roundings see the values the kernel rounds. Several runs of one unit (Monte Carlo
+// runs, each with its own Model) go side by side, piece by piece: C·Bᵀ depends on the inputs
+// alone, so its sums (and their noise's variance and bias, [N3]) are formed once per piece and
+// each run draws its own noise on them — they had been 40 % of a run. Each run's draws come in
+// the order of a run alone, so its outputs are the same whichever runs it goes with.
+class ChunkedEmulation {
+ public:
+  ChunkedEmulation(const Problem& p, const Contract& c, const Emulation& e, int64_t s, int64_t h, bool noisy)
+      : p_(p), e_(e), s_(s), h_(h), P_(p.shape.P), N_(p.shape.N), g_(p.shape.group_of(h)), L_(c.chunk_size),
+        begin_(p.shape.cu_seqlens[s]), end_(p.shape.cu_seqlens[s + 1]), A_(double(p.A[h])), noisy_(noisy),
+        state_sum_(reduction_of(c, Sum::chunk_state).order, noisy), cb_sum_(reduction_of(c, Sum::cb).order, noisy),
+        y_sum_(reduction_of(c, Sum::y).order, noisy) {
+    if (L_ < 1) throw std::invalid_argument("emulate_unit: a chunked contract needs chunk_size >= 1");
+    pieces_ = chunk_pieces(begin_, end_, L_, c.chunk_layout);
+    xk_.resize(L_ * P_);
+    Bt_.resize(N_ * L_);
+    Cd_.resize(L_ * N_);
+    bt_.resize(L_ * N_);
+    w_.resize(L_);
+    const size_t rows = size_t(L_ * (L_ + 1) / 2);
+    cb_acc_.resize(rows);
+    cb_bias_.resize(rows);
+    cb_sd_.resize(rows);
+  }
+
+  // Runs models[r] into *outs[r] for every r.
+  void run(std::vector<Model>& models, const std::vector<UnitOutputs*>& outs) {
+    std::vector<Run> runs(models.size());
+    for (size_t r = 0; r < runs.size(); ++r) {
+      Run& u = runs[r];
+      u.m = &models[r];
+      u.out = outs[r];
+      initial_state(p_, s_, h_, u.hs);
+      u.hinT.resize(N_ * P_);
+      u.dl.resize(L_);
+      u.cs.resize(L_);
+      start_y(*u.out, end_ - begin_, P_);
+    }
+    for (size_t pi = 0; pi < pieces_.size(); ++pi) {
+      const ChunkPiece& pc = pieces_[pi];
+      load_piece(pc);
+      for (Run& u : runs) run_piece(u, pc, pi + 1 == pieces_.size());
+    }
+    for (Run& u : runs) {
+      store_all(e_, *u.m, u.hs);
+      u.out->state = std::move(u.hs);
+    }
+  }
+
+ private:
+  // One run's values: its noise, running state and the piece's δ and cumulative sums.
+  struct Run {
+    Model* m = nullptr;
+    UnitOutputs* out = nullptr;
+    std::vector<double> hs;    // [P, N] the running state, fp32 in the kernel
+    std::vector<double> hinT;  // [N, P] the incoming state as y reads it, transposed
+    std::vector<double> dl, cs;  // [len] δ and the cumulative sum of δ·A
+  };
+
+  // What the runs share of a piece: x, B, C as doubles and the C·Bᵀ sums of every row.
+  SSMV_VECTOR_CLONES void load_piece(const ChunkPiece& pc) {
+    const int64_t t0 = pc.start, len = pc.len, P = P_, N = N_;
+    for (int64_t k = 0; k < len; ++k) {
+      for (int64_t pp = 0; pp < P; ++pp) xk_[k * P + pp] = double(p_.x[p_.x_index(t0 + k, h_, pp)]);
+      const float* B = &p_.B[p_.bc_index(t0 + k, g_, 0)];
+      const float* C = &p_.C[p_.bc_index(t0 + k, g_, 0)];
+      for (int64_t n = 0; n < N; ++n) {
+        Bt_[n * len + k] = double(B[n]);
+        Cd_[k * N + n] = double(C[n]);
+      }
+    }
+    // (d) C_m·B_k for k ≤ m, row m at offset m(m + 1)/2: sums over n.
+    for (int64_t mi = 0; mi < len; ++mi) {
+      const size_t off = size_t(mi * (mi + 1) / 2);
+      cb_sum_.reset(mi + 1);
+      cb_sum_.add_terms(&Cd_[mi * N], Bt_.data(), len, N);
+      cb_sum_.settle();
+      std::copy_n(cb_sum_.sums(), mi + 1, &cb_acc_[off]);
+      if (noisy_) {
+        std::copy_n(cb_sum_.bias(), mi + 1, &cb_bias_[off]);
+        std::copy_n(cb_sum_.sd(), mi + 1, &cb_sd_[off]);
+      }
+    }
+  }
+  SSMV_VECTOR_CLONES void run_piece(Run& u, const ChunkPiece& pc, bool last_piece) {
+    Model& m = *u.m;
+    const Emulation& e = e_;
+    const int64_t t0 = pc.start, len = pc.len, P = P_, N = N_;
+    std::vector<double> &dl = u.dl, &cs = u.cs, &hs = u.hs, &hinT = u.hinT;
     // (a) δ and the cumulative sum from the chunk's first token ([N1] for each δ·A). [N4] The
     // running sum's roundings are drawn with one sign for the whole chunk: adding nearly the same
     // term again and again (a clamped δ) rounds the same way at every step, so those errors add
@@ -481,8 +562,8 @@ SSMV_VECTOR_CLONES void emulate_chunked(const Problem& p, const Contract& c, con
     double run = 0, cs_b = 0;
     const double cs_sign = m.on() ? (m.rng().next() >> 63 ? 1.0 : -1.0) : 0.0;
     for (int64_t t = pc.chunk_start; t < t0 + len; ++t) {
-      const double d = delta_of(p, e, m, t, h);
-      const double dA = m.rounded(d * A);
+      const double d = delta_of(p_, e, m, t, h_);
+      const double dA = m.rounded(d * A_);
       run += dA;
       if (m.on()) run += cs_sign * m.rng().uniform() * kU * std::fabs(run);
       run = round_opt(e.at(Site::cumsum), run);
@@ -493,21 +574,16 @@ SSMV_VECTOR_CLONES void emulate_chunked(const Problem& p, const Contract& c, con
       }
     }
     const double cs_last = cs[len - 1];
-    for (int64_t k = 0; k < len; ++k) {
-      for (int64_t pp = 0; pp < P; ++pp) xk[k * P + pp] = double(p.x[p.x_index(t0 + k, h, pp)]);
-      const float* B = &p.B[p.bc_index(t0 + k, g, 0)];
-      for (int64_t n = 0; n < N; ++n) Bt[n * len + k] = double(B[n]);
-    }
     // (b) the chunk state Σ_k x_k[p]·R(B_k[n]·exp(cs_last − cs_k)·δ_k): P·N sums over k.
     for (int64_t k = 0; k < len; ++k) {
       const double scale = m.rounded(m.exp(m.rounded(cs_last - cs[k])) * dl[k]);
       for (int64_t n = 0; n < N; ++n) {
-        bt[k * N + n] = round_opt(e.at(Site::dt_scaled_B), m.rounded(Bt[n * len + k] * scale));
+        bt_[k * N + n] = round_opt(e.at(Site::dt_scaled_B), m.rounded(Bt_[n * len + k] * scale));
       }
     }
-    state_sum.reset(P * N);
-    state_sum.add_outer_terms(xk.data(), bt.data(), P, N, len);
-    const double* st = state_sum.finish(m.rng());
+    state_sum_.reset(P * N);
+    state_sum_.add_outer_terms(xk_.data(), bt_.data(), P, N, len);
+    const double* st = state_sum_.finish(m.rng());
     // (c) the incoming state as y reads it, then the state passing
     // h = exp(cs_last − cs_b)·h + chunk state ([N1]: two roundings; [N2] the exp).
     for (int64_t pp = 0; pp < P; ++pp) {
@@ -521,44 +597,70 @@ SSMV_VECTOR_CLONES void emulate_chunked(const Problem& p, const Contract& c, con
     }
     if (e.at(Site::running_state)) round_values(*e.at(Site::running_state), hs.data(), int64_t(hs.size()));
     // (d), (e) y row by row: exp(cs_m − cs_b)·(C_m·h_in), then Σ_{k≤m} R(C_m·B_k·exp(cs_m − cs_k)·δ_k)·x_k.
+    std::vector<double>& w = w_;
     for (int64_t mi = 0; mi < len; ++mi) {
       const int64_t t = t0 + mi;
-      const float* Cm = &p.C[p.bc_index(t, g, 0)];
-      cb_sum.reset(mi + 1);
-      for (int64_t n = 0; n < N; ++n) cd[n] = double(Cm[n]);
-      cb_sum.add_terms(cd.data(), Bt.data(), len, N);
-      const double* cb = cb_sum.finish(m.rng());
+      const size_t off = size_t(mi * (mi + 1) / 2);
+      const double* cb = &cb_acc_[off];
+      if (m.on()) {  // this run's noise on the shared sums, as finish() would draw it
+        cb_row_.resize(size_t(mi + 1));
+        ParallelSums::draw(cb, &cb_bias_[off], &cb_sd_[off], mi + 1, m.rng(), cb_row_.data());
+        cb = cb_row_.data();
+      }
       for (int64_t k = 0; k <= mi; ++k) {
         const double decay = m.exp(m.rounded(cs[mi] - cs[k]));
         w[k] = round_opt(e.at(Site::decayed_CB), m.rounded(m.rounded(cb[k] * decay) * dl[k]));
       }
       const double decay_m = m.exp(m.rounded(cs[mi] - cs_b));
-      y_sum.reset(P);
-      y_sum.add_terms(cd.data(), hinT.data(), P, N);
-      double* inter = y_sum.finish(m.rng());
+      y_sum_.reset(P);
+      y_sum_.add_terms(&Cd_[mi * N], hinT.data(), P, N);
+      double* inter = y_sum_.finish(m.rng());
       for (int64_t pp = 0; pp < P; ++pp) inter[pp] = round_opt(e.at(Site::inter_term), m.rounded(inter[pp] * decay_m));
-      y_sum.restart();
-      y_sum.add_terms(w.data(), xk.data(), P, mi + 1);
-      const double* yv = y_sum.finish(m.rng());
-      double* yrow = y_row_at(out, t - begin, P);
-      for (int64_t pp = 0; pp < P; ++pp) yrow[pp] = y_epilogue(p, e, m, yv[pp], t, h, pp);
-      y_row_done(out, t - begin);
+      y_sum_.restart();
+      y_sum_.add_terms(w.data(), xk_.data(), P, mi + 1);
+      const double* yv = y_sum_.finish(m.rng());
+      double* yrow = y_row_at(*u.out, t - begin_, P);
+      for (int64_t pp = 0; pp < P; ++pp) yrow[pp] = y_epilogue(p_, e, m, yv[pp], t, h_, pp);
+      y_row_done(*u.out, t - begin_);
     }
   }
-  store_all(e, m, hs);
-  out.state = std::move(hs);
-}
+
+  const Problem& p_;
+  const Emulation& e_;
+  int64_t s_, h_, P_, N_, g_, L_, begin_, end_;
+  double A_;
+  bool noisy_;  // every run's noise is on (or every run's off)
+  std::vector<ChunkPiece> pieces_;
+  // Per piece, shared: x [len, P]; B transposed [N, len]; C [len, N]; the C·Bᵀ rows' sums, and
+  // with noise their bias and sd [len(len + 1)/2]. Per run in turn: the dt-scaled B [len, N], a
+  // row's weights [len], a row's C·Bᵀ with the run's noise [len].
+  std::vector<double> xk_, Bt_, Cd_, cb_acc_, cb_bias_, cb_sd_, bt_, w_, cb_row_;
+  ParallelSums state_sum_, cb_sum_, y_sum_;
+};
 
 }  // namespace
 
 void emulate_unit(const Problem& p, const Contract& c, const Emulation& e, const Noise& noise, int64_t sequence,
                   int64_t head, UnitOutputs& out) {
-  Model m(c, noise, sequence, head);
-  if (c.family == Family::sequential) {
-    emulate_sequential(p, c, e, m, sequence, head, out);
-  } else {
-    emulate_chunked(p, c, e, m, sequence, head, out);
+  emulate_runs(p, c, e, {noise}, sequence, head, {&out});
+}
+
+void emulate_runs(const Problem& p, const Contract& c, const Emulation& e, const std::vector<Noise>& noises,
+                  int64_t sequence, int64_t head, const std::vector<UnitOutputs*>& outs) {
+  if (noises.size() != outs.size() || noises.empty()) {
+    throw std::invalid_argument("emulate_runs: " + std::to_string(noises.size()) + " noises for " +
+                                std::to_string(outs.size()) + " outputs");
   }
+  std::vector<Model> models;
+  for (const Noise& n : noises) {
+    if (n.on != noises[0].on) throw std::invalid_argument("emulate_runs: noise on in some runs and off in others");
+    models.emplace_back(c, n, sequence, head);
+  }
+  if (c.family == Family::sequential) {
+    for (size_t r = 0; r < models.size(); ++r) emulate_sequential(p, c, e, models[r], sequence, head, *outs[r]);
+    return;
+  }
+  ChunkedEmulation(p, c, e, sequence, head, noises[0].on).run(models, outs);
 }
 
 }  // namespace ssmv::sharp

@@ -92,4 +92,10 @@ struct UnitOutputs {
 void emulate_unit(const Problem& p, const Contract& c, const Emulation& e, const Noise& noise, int64_t sequence,
                   int64_t head, UnitOutputs& out);
 
+// emulate_unit for several noises at once, noises[r] into *outs[r] (the same outputs as one
+// call each): the chunked family forms C·Bᵀ once for all of them, since it depends on the
+// inputs alone. The noises must be all on or all off.
+void emulate_runs(const Problem& p, const Contract& c, const Emulation& e, const std::vector<Noise>& noises,
+                  int64_t sequence, int64_t head, const std::vector<UnitOutputs*>& outs);
+
 }  // namespace ssmv::sharp

@@ -140,50 +140,61 @@ struct Pass {
   int workers;
 };
 
-// Runs `items` emulations on every unit, tasks (item, unit) over the workers: item i's
-// outputs come from run(i, s, h, out); its residuals are against the kernel's values or, with
-// `base`, against the declared emulation's. The sums per head go in unit order, so the figures
-// are the same for any thread count.
+// Runs `items` emulations on every unit, tasks (group of up to `group` items, unit) over the
+// workers: items [i, i + n) of a unit come from run(i, n, s, h, outs) into *outs[0..n); each
+// item's residuals are against the kernel's values or, with `base`, against the declared
+// emulation's. An item's outputs do not depend on its group, and the sums per head go in unit
+// order, so the figures are the same for any thread count and grouping.
 template <class Run>
-HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, const std::vector<UnitBase>* base,
-                      std::vector<UnitBase>* keep, Run run) {
+HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, int64_t group,
+                      const std::vector<UnitBase>* base, std::vector<UnitBase>* keep, Run run) {
   const Shape& sh = ps.p.shape;
-  const int64_t H = sh.H, units = sh.num_sequences() * H;
+  const int64_t H = sh.H, units = sh.num_sequences() * H, groups = (items + group - 1) / group;
   const progress::Phase phase("sharp verdict: " + what, items * sh.num_tokens() * H * sh.P * sh.N,
                               "emulated updates");
   std::vector<double> ey(items * units, 0.0), es(items * units, 0.0);
   std::vector<int64_t> ny(units, 0), ns(units, 0);
-  std::vector<UnitOutputs> bufs(size_t(ps.workers));
-  for_each_task(items * units, ps.workers, [&](int64_t task, int64_t worker) {
-    const int64_t item = task / units, u = task % units, s = u / H, h = u % H;
-    UnitOutputs& out = bufs[size_t(worker)];
+  std::vector<std::vector<UnitOutputs>> bufs(size_t(ps.workers), std::vector<UnitOutputs>(size_t(group)));
+  for_each_task(groups * units, ps.workers, [&](int64_t task, int64_t worker) {
+    const int64_t first = task / units * group, u = task % units, s = u / H, h = u % H;
+    const int64_t n = std::min(group, items - first);
     const UnitBase* b = base ? &(*base)[size_t(u)] : nullptr;
-    UnitBase* kept = keep && item == 0 ? &(*keep)[size_t(u)] : nullptr;
+    UnitBase* kept = keep && first == 0 ? &(*keep)[size_t(u)] : nullptr;
     if (kept) kept->y.reset(ps.p.formats.output, size_t(sh.seq_len(s) * sh.P));
     // y's rows are judged as the emulation makes them: no y of the sequence is held.
-    double y_energy = 0;
+    std::vector<double> y_energy(size_t(n), 0.0);
     int64_t y_terms = 0;
-    out.y_row = [&](int64_t j, const double* row) {
-      if (ps.ty) {
-        y_energy += residual(*ps.ty, ((sh.cu_seqlens[s] + j) * H + h) * sh.P, sh.P, row, b ? &b->y : nullptr,
-                             size_t(j * sh.P), &y_terms);
-      }
-      if (kept) {
-        for (int64_t i = 0; i < sh.P; ++i) kept->y.set(size_t(j * sh.P + i), row[i]);
-      }
-    };
-    run(item, s, h, out);
-    ey[task] = y_energy;
-    if (item == 0) ny[u] = y_terms;
-    if (ps.ts) {
-      es[task] = residual(*ps.ts, u * sh.P * sh.N, sh.P * sh.N, out.state.data(), b ? &b->state : nullptr, 0,
-                          item == 0 ? &ns[u] : nullptr);
+    std::vector<UnitOutputs*> outs;
+    for (int64_t r = 0; r < n; ++r) {
+      UnitOutputs& out = bufs[size_t(worker)][size_t(r)];
+      outs.push_back(&out);
+      const bool first_item = first + r == 0;
+      out.y_row = [&, r, first_item](int64_t j, const double* row) {
+        if (ps.ty) {
+          y_energy[size_t(r)] += residual(*ps.ty, ((sh.cu_seqlens[s] + j) * H + h) * sh.P, sh.P, row,
+                                          b ? &b->y : nullptr, size_t(j * sh.P), first_item ? &y_terms : nullptr);
+        }
+        if (kept && first_item) {
+          for (int64_t i = 0; i < sh.P; ++i) kept->y.set(size_t(j * sh.P + i), row[i]);
+        }
+      };
     }
-    if (kept) {
-      kept->state.reset(ps.p.formats.state, out.state.size());
-      for (size_t i = 0; i < out.state.size(); ++i) kept->state.set(i, out.state[i]);
+    run(first, n, s, h, outs);
+    for (int64_t r = 0; r < n; ++r) {
+      const int64_t item = first + r;
+      const UnitOutputs& out = *outs[size_t(r)];
+      ey[item * units + u] = y_energy[size_t(r)];
+      if (ps.ts) {
+        es[item * units + u] = residual(*ps.ts, u * sh.P * sh.N, sh.P * sh.N, out.state.data(), b ? &b->state : nullptr,
+                                        0, item == 0 ? &ns[u] : nullptr);
+      }
+      if (kept && item == 0) {
+        kept->state.reset(ps.p.formats.state, out.state.size());
+        for (size_t i = 0; i < out.state.size(); ++i) kept->state.set(i, out.state[i]);
+      }
     }
-    progress::advance(sh.seq_len(s) * sh.P * sh.N);
+    if (first == 0) ny[u] = y_terms;
+    progress::advance(n * sh.seq_len(s) * sh.P * sh.N);
   });
   HeadEnergies he;
   he.y.assign(items, std::vector<double>(H, 0.0));
@@ -205,16 +216,32 @@ HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, co
 
 HeadEnergies run_configurations(const Pass& ps, const std::string& what, const std::vector<Configuration>& configs,
                                 std::vector<UnitBase>* keep = nullptr) {
-  return run_pass(ps, what, int64_t(configs.size()), nullptr, keep, [&](int64_t i, int64_t s, int64_t h, UnitOutputs& out) {
-    emulate_unit(ps.p, ps.c, configs[size_t(i)].emulation, Noise{}, s, h, out);
-  });
+  return run_pass(ps, what, int64_t(configs.size()), 1, nullptr, keep,
+                  [&](int64_t i, int64_t, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs) {
+                    emulate_unit(ps.p, ps.c, configs[size_t(i)].emulation, Noise{}, s, h, *outs[0]);
+                  });
+}
+
+// The Monte Carlo runs of a chunked contract go in groups per unit, which share the C·Bᵀ sums
+// (emulate_runs); as few groups as keep every worker busy (two tasks per worker). A sequential
+// contract's runs share nothing: one per task.
+int64_t monte_carlo_group(const Pass& ps, int64_t runs) {
+  if (ps.c.family == Family::sequential) return 1;
+  const int64_t units = ps.p.shape.num_sequences() * ps.p.shape.H;
+  const int64_t groups = std::clamp<int64_t>((2 * int64_t(ps.workers) + units - 1) / units, 1, runs);
+  return (runs + groups - 1) / groups;
 }
 
 HeadEnergies run_monte_carlo(const Pass& ps, const Emulation& declared, const std::vector<UnitBase>& base,
                              const SharpOptions& o) {
-  return run_pass(ps, std::to_string(o.runs) + " Monte Carlo runs", o.runs, &base, nullptr, [&](int64_t m, int64_t s, int64_t h, UnitOutputs& out) {
-    emulate_unit(ps.p, ps.c, declared, Noise{true, o.seed + uint64_t(m) * 0x9e3779b97f4a7c15ull}, s, h, out);
-  });
+  return run_pass(ps, std::to_string(o.runs) + " Monte Carlo runs", o.runs, monte_carlo_group(ps, o.runs), &base,
+                  nullptr, [&](int64_t first, int64_t n, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs) {
+                    std::vector<Noise> noises;
+                    for (int64_t m = first; m < first + n; ++m) {
+                      noises.push_back(Noise{true, o.seed + uint64_t(m) * 0x9e3779b97f4a7c15ull});
+                    }
+                    emulate_runs(ps.p, ps.c, declared, noises, s, h, outs);
+                  });
 }
 
 double total(const std::vector<double>& v) {

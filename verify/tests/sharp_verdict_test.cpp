@@ -1,7 +1,8 @@
 // The sharp verdict (verify/sharp/sharp_verdict.h): the bundled twins — correct kernels of
 // their contracts — are never SUSPICIOUS; outputs with one extra rounding are, with that
-// rounding named first; the verdict is deterministic and thread-count invariant; options and
-// inapplicable dumps are refused or marked as the header says.
+// rounding named first; the verdict is deterministic and thread-count invariant (a unit's runs
+// side by side equal its runs alone); options and inapplicable dumps are refused or marked as
+// the header says.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -175,6 +176,34 @@ TEST(SharpVerdict, SameFiguresForAnyThreadCountAndRun) {
     EXPECT_EQ(sharp_of(a, tensor).whole.observed, sharp_of(b, tensor).whole.observed);
     EXPECT_EQ(sharp_of(a, tensor).whole.null_mean, sharp_of(b, tensor).whole.null_mean);
     EXPECT_EQ(sharp_of(b, tensor).whole.null_sd, sharp_of(c, tensor).whole.null_sd);
+  }
+}
+
+// emulate_runs (the Monte Carlo runs of a unit side by side, sharing C·Bᵀ) gives each run the
+// outputs emulate_unit gives it alone, bit for bit, under both contracts (tensor-core and
+// sequential sums) and for the declared emulation without noise.
+TEST(SharpEmulation, RunsSideBySideEqualRunsAlone) {
+  for (chunk_scan::ContractKind kind : {chunk_scan::ContractKind::production, chunk_scan::ContractKind::fp32}) {
+    const Dump d = chunk_scan_dump(kind);
+    const Emulation e = declared_emulation(d.kernel.contract, d.problem.formats, 1);
+    for (bool noisy : {true, false}) {
+      std::vector<Noise> noises;
+      for (uint64_t seed : {7u, 8u, 9u}) noises.push_back(Noise{noisy, seed});
+      std::vector<UnitOutputs> together(noises.size());
+      std::vector<UnitOutputs*> outs;
+      for (UnitOutputs& o : together) outs.push_back(&o);
+      emulate_runs(d.problem, d.kernel.contract, e, noises, 0, 1, outs);
+      for (size_t r = 0; r < noises.size(); ++r) {
+        UnitOutputs alone;
+        emulate_unit(d.problem, d.kernel.contract, e, noises[r], 0, 1, alone);
+        const std::string what = std::string(chunk_scan::contract_kind_name(kind)) + (noisy ? " noisy" : "") +
+                                 " run " + std::to_string(r);
+        ASSERT_EQ(alone.y.size(), size_t(768 * 32)) << what;
+        EXPECT_EQ(together[r].y, alone.y) << what;
+        EXPECT_EQ(together[r].state, alone.state) << what;
+        if (noisy && r > 0) EXPECT_NE(together[r].y, together[0].y) << what << ": the runs drew the same noise";
+      }
+    }
   }
 }
 
