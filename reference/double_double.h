@@ -25,20 +25,28 @@ inline constexpr double kAddErr = 4 * kU2;
 inline constexpr double kMulFpErr = 3 * kU2;
 inline constexpr double kMulErr = 6 * kU2;
 
-struct DD {
-  double hi = 0, lo = 0;
+// hi + lo: a double-double (T = double), or four of them lane by lane (T = V4, a GCC vector
+// of four doubles: each lane's operations are the scalar ones, so its bits are the same).
+template <class T>
+struct Pair {
+  T hi{}, lo{};
 };
+using DD = Pair<double>;
+using V4 = double __attribute__((vector_size(32)));
+using DD4 = Pair<V4>;
 
 // s + e = a + b exactly (Knuth's TwoSum, exact also under underflow).
-inline DD two_sum(double a, double b) {
-  const double s = a + b;
-  const double bb = s - a;
-  const double e = (a - (s - bb)) + (b - bb);
+template <class T>
+inline Pair<T> two_sum(T a, T b) {
+  const T s = a + b;
+  const T bb = s - a;
+  const T e = (a - (s - bb)) + (b - bb);
   return {s, e};
 }
 // s + e = a + b exactly when the exponent of a is at least that of b (Dekker).
-inline DD fast_two_sum(double a, double b) {
-  const double s = a + b;
+template <class T>
+inline Pair<T> fast_two_sum(T a, T b) {
+  const T s = a + b;
   return {s, b - (s - a)};
 }
 // p + e = a·b exactly unless e underflows (then |error| <= 2^-1075).
@@ -47,10 +55,11 @@ inline DD two_prod(double a, double b) {
   return {p, std::fma(a, b, -p)};
 }
 
-inline DD add(DD x, DD y) {  // JMP Algorithm 6
-  const DD s = two_sum(x.hi, y.hi);
-  const DD t = two_sum(x.lo, y.lo);
-  const DD v = fast_two_sum(s.hi, s.lo + t.hi);
+template <class T>
+inline Pair<T> add(Pair<T> x, Pair<T> y) {  // JMP Algorithm 6
+  const Pair<T> s = two_sum(x.hi, y.hi);
+  const Pair<T> t = two_sum(x.lo, y.lo);
+  const Pair<T> v = fast_two_sum(s.hi, s.lo + t.hi);
   return fast_two_sum(v.hi, t.lo + v.lo);
 }
 inline DD add(DD x, double y) {  // JMP Algorithm 4

@@ -100,36 +100,47 @@ bool decides(const DD& v, double err, bool formats) {
   return true;
 }
 
-// One row p of one token [3, 4]: S[n] = decay·S[n] + u[n]·x for every n (independent:
-// vectorisable), then Σ_n C[n]·S[n] over four interleaved partial sums combined as
-// (0 + 1) + (2 + 3) (a fixed tree: the bits do not depend on the machine). Compiled for
-// x86-64-v3 (AVX2, FMA) and generic x86-64, chosen at load time; std::fma rounds once in
-// both, so both give the same bits.
+// One row p of one token [3, 4]: S[n] = decay·S[n] + u[n]·x and its product C[n]·S[n] for
+// every n (independent: vectorisable; the products go to ch, cl), then Σ_n C[n]·S[n] over four
+// interleaved partial sums — lane k takes n ≡ k (mod 4) of the whole blocks of four, lane 0
+// the rest — combined as (0 + 1) + (2 + 3) (a fixed tree: the bits do not depend on the
+// machine). The four lanes are added as one dd::DD4, lane by lane the scalar operations.
+// Compiled for x86-64-v3 (AVX2, FMA) and generic x86-64, chosen at load time; std::fma rounds
+// once in both, so both give the same bits.
 SSMV_VECTOR_FMA_CLONES
-DD update_row(double* sh, double* sl, const double* uh, const double* ul, const double* c, DD decay,
-              double x, int64_t N, double* abs_cs) {
+DD update_row(double* __restrict sh, double* __restrict sl, const double* __restrict uh, const double* __restrict ul,
+              const double* __restrict c, DD decay, double x, int64_t N, double* __restrict ch, double* __restrict cl,
+              double* abs_cs) {
   for (int64_t n = 0; n < N; ++n) {
     const DD s = dd::add(dd::mul(decay, DD{sh[n], sl[n]}), dd::mul(DD{uh[n], ul[n]}, x));
     sh[n] = s.hi;
     sl[n] = s.lo;
+    const DD cs = dd::mul(s, c[n]);
+    ch[n] = cs.hi;
+    cl[n] = cs.lo;
   }
-  DD acc[4] = {};
-  double abs_sum[4] = {0, 0, 0, 0};
+  dd::DD4 acc;
+  dd::V4 abs_sum{};
   int64_t n = 0;
   for (; n + 4 <= N; n += 4) {
-    for (int k = 0; k < 4; ++k) {
-      const DD cs = dd::mul(DD{sh[n + k], sl[n + k]}, c[n + k]);
-      acc[k] = dd::add(acc[k], cs);
-      abs_sum[k] += std::fabs(cs.hi);
-    }
+    dd::DD4 cs;
+    std::memcpy(&cs.hi, &ch[n], sizeof cs.hi);
+    std::memcpy(&cs.lo, &cl[n], sizeof cs.lo);
+    acc = dd::add(acc, cs);
+    abs_sum += cs.hi < 0 ? -cs.hi : cs.hi;  // |hi| (a zero's sign does not change the sum)
+  }
+  DD lane[4];
+  double abs_lane[4];
+  for (int k = 0; k < 4; ++k) {
+    lane[k] = DD{acc.hi[k], acc.lo[k]};
+    abs_lane[k] = abs_sum[k];
   }
   for (; n < N; ++n) {
-    const DD cs = dd::mul(DD{sh[n], sl[n]}, c[n]);
-    acc[0] = dd::add(acc[0], cs);
-    abs_sum[0] += std::fabs(cs.hi);
+    lane[0] = dd::add(lane[0], DD{ch[n], cl[n]});
+    abs_lane[0] += std::fabs(ch[n]);
   }
-  *abs_cs = (abs_sum[0] + abs_sum[1]) + (abs_sum[2] + abs_sum[3]);
-  return dd::add(dd::add(acc[0], acc[1]), dd::add(acc[2], acc[3]));
+  *abs_cs = (abs_lane[0] + abs_lane[1]) + (abs_lane[2] + abs_lane[3]);
+  return dd::add(dd::add(lane[0], lane[1]), dd::add(lane[2], lane[3]));
 }
 
 }  // namespace
@@ -139,7 +150,7 @@ struct FastPairRunner::Impl {
        const std::vector<std::vector<int64_t>>& positions, Sink& sink)
       : pr(pr), init(init), positions(positions), sink(sink), P(pr.shape.P), N(pr.shape.N),
         certified_bits(o.certified_bits), check_bits(check_bits), um(std::ldexp(1.0, -check_bits)), scalars(check_bits, P),
-        mag(P, N), sh(size_t(P * N)), sl(size_t(P * N)), uh(size_t(N)), ul(size_t(N)), c(size_t(N)), gate(size_t(P)), gate_up(size_t(P)),
+        mag(P, N), sh(size_t(P * N)), sl(size_t(P * N)), uh(size_t(N)), ul(size_t(N)), c(size_t(N)), ch(size_t(N)), cl(size_t(N)), gate(size_t(P)), gate_up(size_t(P)),
         y_vals(size_t(P)), state_vals(size_t(P * N)), y_nearest(size_t(P)), y_err(size_t(P)), ungated_nearest(size_t(P)),
         sum_abs_cs(size_t(P)), state_nearest(size_t(P * N)), state_err(size_t(P * N)),
         err(size_t(P * N)), check_bound(check_bits, N), gates(check_bits) {
@@ -248,7 +259,7 @@ struct FastPairRunner::Impl {
     for (int64_t p = 0; p < P; ++p) {
       const double x = double(pr.x[pr.x_index(t, h, p)]);
       const DD acc = update_row(&sh[size_t(p * N)], &sl[size_t(p * N)], uh.data(), ul.data(), c.data(),
-                                decay, x, N, &sum_abs_cs[p]);
+                                decay, x, N, ch.data(), cl.data(), &sum_abs_cs[p]);
       // D·x is exact in double (24 × 24 significant bits).
       const DD yu = has_d ? dd::add(acc, double(pr.d_value(h, p)) * x) : acc;
       const double Mu = mag.y_ungated()[p];
@@ -354,6 +365,7 @@ struct FastPairRunner::Impl {
   std::vector<double> sh, sl;    // [P, N] state, hi and lo parts
   std::vector<double> uh, ul;    // [N] δ·B_n, hi and lo parts
   std::vector<double> c;         // [N] C_n
+  std::vector<double> ch, cl;    // [N] a row's products C_n·S_n, hi and lo parts
   std::vector<DD> gate;          // [P]
   std::vector<double> gate_up;   // [P] |gate| rounded away from zero
   // The values handed over: hi + lo, within u_m·|v| of the check run's set at its precision

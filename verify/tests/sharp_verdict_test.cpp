@@ -201,7 +201,9 @@ TEST(SharpEmulation, RunsSideBySideEqualRunsAlone) {
         ASSERT_EQ(alone.y.size(), size_t(768 * 32)) << what;
         EXPECT_EQ(together[r].y, alone.y) << what;
         EXPECT_EQ(together[r].state, alone.state) << what;
-        if (noisy && r > 0) EXPECT_NE(together[r].y, together[0].y) << what << ": the runs drew the same noise";
+        if (noisy && r > 0) {
+          EXPECT_NE(together[r].y, together[0].y) << what << ": the runs drew the same noise";
+        }
       }
     }
   }
