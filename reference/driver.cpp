@@ -20,6 +20,7 @@
 #include "reference/mpfr_bound.h"
 #include "reference/round.h"
 #include "reference/tiered.h"
+#include "spec/parallel.h"
 #include "spec/progress.h"
 
 namespace ssmv::ref::detail {
@@ -496,18 +497,12 @@ TierCounts run(const Problem& pr, const InitialStates& init, const Options& o, S
 }  // namespace ssmv::ref::detail
 
 namespace ssmv::ref {
-namespace {
-std::atomic<int> g_default_threads{0};  // 0: every core
-}  // namespace
 
 void set_default_threads(int n) {
   if (n < 0) throw std::invalid_argument("default threads = " + std::to_string(n) + ": must be >= 0 (0: all cores)");
-  g_default_threads = n;
+  process_threads_setting() = n;
 }
 
-int default_threads() {
-  const int n = g_default_threads;
-  return n > 0 ? n : int(std::max(1u, std::thread::hardware_concurrency()));
-}
+int default_threads() { return process_threads(); }
 
 }  // namespace ssmv::ref

@@ -23,6 +23,15 @@ inline int resolve_threads(int threads) {
   return threads > 0 ? threads : int(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+// The process's worker count for work that is given none (0: every core; `ssmv check --threads N`
+// sets it through ref::set_default_threads): the reference's pairs, and reading a dump's
+// tensors (verify/tensor_file/).
+inline std::atomic<int>& process_threads_setting() {
+  static std::atomic<int> threads{0};
+  return threads;
+}
+inline int process_threads() { return resolve_threads(process_threads_setting()); }
+
 // Calls fn(task, worker) for every task in [0, count), with worker in [0, workers'), where
 // workers' = min(workers, count) and the calling thread is worker 0 (worker indexes
 // per-worker scratch). Tasks are handed out in order through one atomic counter. When tasks

@@ -7,6 +7,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "spec/parallel.h"
+
 namespace ssmv::tensor_file {
 namespace {
 
@@ -79,19 +81,24 @@ void check_data_size(const Tensor& t) {
   }
 }
 
-// Calls body(i) for the elements [0, n) in order, and hands each finished stretch of the
-// tensor's bytes back (Tensor::release): converting a mapped tensor then keeps at most one
-// stretch of it resident besides the converted values, instead of all of it. 4 MiB stretches
-// make the release calls (one madvise each) negligible against the conversion.
+// Calls body(i) for the elements [0, n), stretch by stretch on the process's worker threads
+// (spec/parallel.h: a 546 MB decode dump's states are converted on every core, not one), and
+// hands each finished stretch of the tensor's bytes back (Tensor::release): converting a mapped
+// tensor then keeps at most one stretch per worker of it resident besides the converted
+// values, instead of all of it. 4 MiB stretches make the release calls (one madvise each)
+// negligible against the conversion. A body that throws (a bad element) stops nothing else;
+// the exception of the first failing stretch is rethrown, so the element named is the first
+// bad one, as in one pass in order.
 template <typename Body>
 void for_each_element(const Tensor& t, size_t n, Body&& body) {
   const size_t es = dtype_size(t.dtype);
   const size_t stretch = std::max<size_t>(1, (size_t(4) << 20) / es);
-  for (size_t lo = 0; lo < n; lo += stretch) {
-    const size_t hi = std::min(n, lo + stretch);
+  const int64_t stretches = int64_t((n + stretch - 1) / stretch);
+  for_each_task(stretches, process_threads(), [&](int64_t k, int64_t) {
+    const size_t lo = size_t(k) * stretch, hi = std::min(n, lo + stretch);
     for (size_t i = lo; i < hi; ++i) body(i);
     t.release(t.bytes().subspan(lo * es, (hi - lo) * es));
-  }
+  });
 }
 
 }  // namespace

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <limits>
 #include <set>
+#include <vector>
+
+#include "spec/parallel.h"
 
 namespace ssmv::tensor_file {
 namespace {
@@ -212,16 +215,22 @@ std::vector<uint8_t> inflate_raw(std::span<const uint8_t> in, uint64_t out_size,
   return out;
 }
 
-// The CRC-32 of `data`, in 4 MiB chunks (zlib counts in 32-bit uInt), each released to
-// `source` once summed: checking a stored entry of a mapped file then keeps one chunk of it
-// resident, not the whole entry, until its tensor is converted.
+// The CRC-32 of `data`, in 4 MiB chunks (zlib counts in 32-bit uInt) summed on the process's
+// worker threads (spec/parallel.h) and joined in order with crc32_combine, each released to
+// `source` once summed: checking a stored entry of a mapped file then keeps about one chunk per
+// worker of it resident, not the whole entry, until its tensor is converted.
 uint32_t crc_of(std::span<const uint8_t> data, const ByteSource* source) {
-  uLong crc = crc32(0L, Z_NULL, 0);
   constexpr size_t kChunk = size_t(4) << 20;
-  for (size_t at = 0; at < data.size(); at += kChunk) {
-    const auto chunk = data.subspan(at, std::min(kChunk, data.size() - at));
-    crc = crc32(crc, chunk.data(), uInt(chunk.size()));
+  const int64_t chunks = int64_t((data.size() + kChunk - 1) / kChunk);
+  std::vector<uLong> part(static_cast<size_t>(chunks));
+  for_each_task(chunks, process_threads(), [&](int64_t k, int64_t) {
+    const auto chunk = data.subspan(size_t(k) * kChunk, std::min(kChunk, data.size() - size_t(k) * kChunk));
+    part[size_t(k)] = crc32(crc32(0L, Z_NULL, 0), chunk.data(), uInt(chunk.size()));
     if (source != nullptr) source->release(chunk);
+  });
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (int64_t k = 0; k < chunks; ++k) {
+    crc = crc32_combine(crc, part[size_t(k)], z_off_t(std::min(kChunk, data.size() - size_t(k) * kChunk)));
   }
   return uint32_t(crc);
 }
