@@ -140,26 +140,46 @@ struct Pass {
   int workers;
 };
 
+// What an item's residuals are taken against: the kernel's values; or, for every item, the
+// declared emulation's outputs kept by an earlier pass (`base`); or, for the items after the
+// first, the first item's outputs in the same task (`first_is_base`: item 0 is the declared
+// emulation, judged against the kernel, and a task holds every item of its unit, so no
+// unit's outputs are kept beyond its task — a 256-request decode's final states are 268 MB).
+struct Against {
+  const std::vector<UnitBase>* base = nullptr;
+  bool first_is_base = false;
+};
+
 // Runs `items` emulations on every unit, tasks (group of up to `group` items, unit) over the
 // workers: items [i, i + n) of a unit come from run(i, n, s, h, outs) into *outs[0..n); each
-// item's residuals are against the kernel's values or, with `base`, against the declared
-// emulation's. An item's outputs do not depend on its group, and the sums per head go in unit
-// order, so the figures are the same for any thread count and grouping.
+// item's residuals are as `against` says; `keep` (optional) gets item 0's outputs of every
+// unit. An item's outputs do not depend on its group, and the sums per head go in unit order,
+// so the figures are the same for any thread count and grouping.
 template <class Run>
-HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, int64_t group,
-                      const std::vector<UnitBase>* base, std::vector<UnitBase>* keep, Run run) {
+HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, int64_t group, const Against& against,
+                      std::vector<UnitBase>* keep, Run run) {
   const Shape& sh = ps.p.shape;
   const int64_t H = sh.H, units = sh.num_sequences() * H, groups = (items + group - 1) / group;
   const progress::Phase phase("sharp verdict: " + what, items * sh.num_tokens() * H * sh.P * sh.N,
                               "emulated updates");
   std::vector<double> ey(items * units, 0.0), es(items * units, 0.0);
   std::vector<int64_t> ny(units, 0), ns(units, 0);
+  if (against.first_is_base && group < items) {
+    throw std::logic_error("run_pass: the first item is the base only when a task holds every item");
+  }
   std::vector<std::vector<UnitOutputs>> bufs(size_t(ps.workers), std::vector<UnitOutputs>(size_t(group)));
+  std::vector<UnitBase> task_bases(against.first_is_base ? size_t(ps.workers) : 0);
   for_each_task(groups * units, ps.workers, [&](int64_t task, int64_t worker) {
     const int64_t first = task / units * group, u = task % units, s = u / H, h = u % H;
     const int64_t n = std::min(group, items - first);
-    const UnitBase* b = base ? &(*base)[size_t(u)] : nullptr;
-    UnitBase* kept = keep && first == 0 ? &(*keep)[size_t(u)] : nullptr;
+    UnitBase* kept = keep && first == 0 ? &(*keep)[size_t(u)]
+                     : against.first_is_base ? &task_bases[size_t(worker)]
+                                             : nullptr;
+    // Item first + r's residuals are against base_of(r) (null: the kernel's values).
+    const auto base_of = [&](int64_t r) -> const UnitBase* {
+      if (against.base) return &(*against.base)[size_t(u)];
+      return against.first_is_base && first + r > 0 ? kept : nullptr;
+    };
     if (kept) kept->y.reset(ps.p.formats.output, size_t(sh.seq_len(s) * sh.P));
     // y's rows are judged as the emulation makes them: no y of the sequence is held.
     std::vector<double> y_energy(size_t(n), 0.0);
@@ -169,7 +189,8 @@ HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, in
       UnitOutputs& out = bufs[size_t(worker)][size_t(r)];
       outs.push_back(&out);
       const bool first_item = first + r == 0;
-      out.y_row = [&, r, first_item](int64_t j, const double* row) {
+      const UnitBase* b = base_of(r);
+      out.y_row = [&, r, b, first_item](int64_t j, const double* row) {
         if (ps.ty) {
           y_energy[size_t(r)] += residual(*ps.ty, ((sh.cu_seqlens[s] + j) * H + h) * sh.P, sh.P, row,
                                           b ? &b->y : nullptr, size_t(j * sh.P), first_item ? &y_terms : nullptr);
@@ -184,6 +205,7 @@ HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, in
       const int64_t item = first + r;
       const UnitOutputs& out = *outs[size_t(r)];
       ey[item * units + u] = y_energy[size_t(r)];
+      const UnitBase* b = base_of(r);
       if (ps.ts) {
         es[item * units + u] = residual(*ps.ts, u * sh.P * sh.N, sh.P * sh.N, out.state.data(), b ? &b->state : nullptr,
                                         0, item == 0 ? &ns[u] : nullptr);
@@ -214,17 +236,21 @@ HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, in
   return he;
 }
 
-HeadEnergies run_configurations(const Pass& ps, const std::string& what, const std::vector<Configuration>& configs,
-                                std::vector<UnitBase>* keep = nullptr) {
-  return run_pass(ps, what, int64_t(configs.size()), 1, nullptr, keep,
+HeadEnergies run_configurations(const Pass& ps, const std::string& what, const std::vector<Configuration>& configs) {
+  return run_pass(ps, what, int64_t(configs.size()), 1, Against{}, nullptr,
                   [&](int64_t i, int64_t, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs) {
                     emulate_unit(ps.p, ps.c, configs[size_t(i)].emulation, Noise{}, s, h, *outs[0]);
                   });
 }
 
-// The Monte Carlo runs of a chunked contract go in groups per unit, which share the C·Bᵀ sums
-// (emulate_runs); as few groups as keep every worker busy (two tasks per worker). A sequential
-// contract's runs share nothing: one per task.
+// Whether one task per unit keeps every worker busy (two tasks per worker).
+bool one_task_per_unit(const Pass& ps) {
+  return ps.p.shape.num_sequences() * ps.p.shape.H >= 2 * int64_t(ps.workers);
+}
+
+// Otherwise the Monte Carlo runs of a chunked contract go in groups per unit, which share the
+// C·Bᵀ sums (emulate_runs); as few groups as keep every worker busy. A sequential contract's
+// runs share nothing: one per task.
 int64_t monte_carlo_group(const Pass& ps, int64_t runs) {
   if (ps.c.family == Family::sequential) return 1;
   const int64_t units = ps.p.shape.num_sequences() * ps.p.shape.H;
@@ -232,15 +258,45 @@ int64_t monte_carlo_group(const Pass& ps, int64_t runs) {
   return (runs + groups - 1) / groups;
 }
 
-HeadEnergies run_monte_carlo(const Pass& ps, const Emulation& declared, const std::vector<UnitBase>& base,
-                             const SharpOptions& o) {
-  return run_pass(ps, std::to_string(o.runs) + " Monte Carlo runs", o.runs, monte_carlo_group(ps, o.runs), &base,
-                  nullptr, [&](int64_t first, int64_t n, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs) {
-                    std::vector<Noise> noises;
-                    for (int64_t m = first; m < first + n; ++m) {
-                      noises.push_back(Noise{true, o.seed + uint64_t(m) * 0x9e3779b97f4a7c15ull});
-                    }
-                    emulate_runs(ps.p, ps.c, declared, noises, s, h, outs);
+// The Monte Carlo runs' noises: run m's seed from the root seed.
+std::vector<Noise> run_noises(const SharpOptions& o, int64_t first, int64_t n) {
+  std::vector<Noise> noises;
+  for (int64_t m = first; m < first + n; ++m) noises.push_back(Noise{true, o.seed + uint64_t(m) * 0x9e3779b97f4a7c15ull});
+  return noises;
+}
+
+// The declared emulation's energies against the kernel (he) and the Monte Carlo runs' around
+// it (null). Where one task per unit keeps every worker busy, a task runs the declared
+// emulation and then the runs against it; otherwise the declared pass keeps every unit's
+// outputs for a second pass of the runs in groups.
+void declared_and_monte_carlo(const Pass& ps, const Emulation& declared, const SharpOptions& o, HeadEnergies& he,
+                              HeadEnergies& null) {
+  if (one_task_per_unit(ps)) {
+    HeadEnergies all = run_pass(
+        ps, "the contract's emulation and " + std::to_string(o.runs) + " Monte Carlo runs", 1 + o.runs, 1 + o.runs,
+        Against{nullptr, true}, nullptr,
+        [&](int64_t, int64_t, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs) {
+          emulate_unit(ps.p, ps.c, declared, Noise{}, s, h, *outs[0]);
+          emulate_runs(ps.p, ps.c, declared, run_noises(o, 0, o.runs), s, h,
+                       std::vector<UnitOutputs*>(outs.begin() + 1, outs.end()));
+        });
+    he.y = {all.y[0]};
+    he.state = {all.state[0]};
+    he.y_elements = all.y_elements;
+    he.state_elements = all.state_elements;
+    null.y.assign(all.y.begin() + 1, all.y.end());
+    null.state.assign(all.state.begin() + 1, all.state.end());
+    return;
+  }
+  std::vector<UnitBase> base(size_t(ps.p.shape.num_sequences() * ps.p.shape.H));
+  he = run_pass(ps, "the contract's emulation", 1, 1, Against{}, &base,
+                [&](int64_t, int64_t, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs) {
+                  emulate_unit(ps.p, ps.c, declared, Noise{}, s, h, *outs[0]);
+                });
+  null = run_pass(ps, std::to_string(o.runs) + " Monte Carlo runs", o.runs, monte_carlo_group(ps, o.runs),
+                  Against{&base, false}, nullptr,
+                  [&](int64_t first, int64_t n, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs) {
+                    emulate_runs(ps.p, ps.c, declared, run_noises(o, first, n), s, h, outs);
                   });
 }
 
@@ -325,11 +381,9 @@ void sharp_verdicts(const Problem& p, const verify::ExternalKernel& k, KernelChe
   const Pass ps{p, c, ty.report ? &ty : nullptr, ts.report ? &ts : nullptr,
                 int(std::min<int64_t>(resolve_threads(o.threads), std::max<int64_t>(1, work >> 14)))};
   const std::vector<Configuration> allowed = allowed_configurations(c, p, k.tokens_per_launch);
-  // The declared emulation (kept for the runs) and the Monte Carlo runs around it.
-  std::vector<UnitBase> base(size_t(sh.num_sequences() * sh.H));
-  HeadEnergies he = run_configurations(ps, "the contract's emulation", {allowed[0]}, &base);
-  const HeadEnergies null = run_monte_carlo(ps, allowed[0].emulation, base, o);
-  base.clear();
+  // The declared emulation and the Monte Carlo runs around it.
+  HeadEnergies he, null;
+  declared_and_monte_carlo(ps, allowed[0].emulation, o, he, null);
   auto decide_all = [&](const std::vector<Configuration>& configs) {
     if (ty.report) decide(ty.report->sharp, configs, he.y, null.y, he.y_elements, o);
     if (ts.report) decide(ts.report->sharp, configs, he.state, null.state, he.state_elements, o);
