@@ -164,6 +164,19 @@ void carried_errors(const double* __restrict a, const double* __restrict e, int6
   }
 }
 
+// [3] E_i = (e_decay·E_i + θ·Ŝ_i + ζ)·(1 + 8u) for the n elements; false when one is not
+// finite. Compiled for AVX2 without FMA (nothing contracted: the bits of the plain loop) and
+// generic x86-64.
+SSMV_VECTOR_CLONES
+bool advance_errors(double* __restrict err, const double* __restrict sabs, double e_decay, double theta, int64_t n) {
+  bool finite = true;
+  for (int64_t i = 0; i < n; ++i) {
+    err[i] = (e_decay * err[i] + theta * sabs[i] + kZeta) * kUp8;
+    finite &= err[i] <= std::numeric_limits<double>::max();
+  }
+  return finite;
+}
+
 }  // namespace
 
 struct FastPairRunner::Impl {
@@ -254,14 +267,7 @@ struct FastPairRunner::Impl {
     // operations on non-negative terms). It stays near θ·Ŝ/(1 − a) while Γ_t·Ŝ grows with t:
     // at 65,536 tokens the scalar bound was 2^16 times larger and left y elements near zero
     // undecided, sending whole pairs to the MPFR tier.
-    const double* sabs = mag.state();
-    const double e_decay = a_hat * (1 + theta);
-    bool err_finite = true;
-    for (int64_t i = 0; i < P * N; ++i) {
-      err[i] = (e_decay * err[i] + theta * sabs[i] + kZeta) * kUp8;
-      err_finite &= err[i] <= std::numeric_limits<double>::max();
-    }
-    if (!err_finite) return false;
+    if (!advance_errors(err.data(), mag.state(), a_hat * (1 + theta), theta, P * N)) return false;
 
     const int64_t g = pr.shape.group_of(h);
     double sum_c = 0;
