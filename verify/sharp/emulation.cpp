@@ -71,7 +71,6 @@ class Rng {
     return z ^ (z >> 31);
   }
   double uniform() { return double(next() >> 11) * 0x1p-53; }  // [0, 1)
-  double sym() { return 2.0 * uniform() - 1.0; }                // (−1, 1)
   // A sum's noise ([N3]): the Irwin–Hall sum of four uniforms from the four 16-bit parts of
   // one draw, centred and scaled to variance 1 (each part's variance is (2^32 − 1)/12 in units
   // of 2^-32). It is itself a sum of bounded errors, as a sum's rounding error is, costs one
@@ -86,6 +85,22 @@ class Rng {
  private:
   uint64_t s_;
 };
+
+// 2·u − 1 in (−1, 1), u = Rng(key).uniform() (its first draw) with the same bits, written as a
+// branch-free function of the key so that loops over arrays of keys vectorise: the uniform
+// (z >> 11)·2^-53 is formed from the draw's bits — 1 + (z >> 12)·2^-52, minus 1, plus the last
+// bit's 2^-53, each step exact — instead of an int64 → double conversion, which AVX2 lacks.
+inline double sym_of_key(uint64_t key) {
+  uint64_t z = key + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  const uint64_t u53 = z >> 11, one_plus = 0x3ff0000000000000ull | (u53 >> 1);
+  double hi;
+  std::memcpy(&hi, &one_plus, sizeof hi);
+  const double uniform = (hi - 1.0) + ((u53 & 1) ? 0x1p-53 : 0.0);
+  return 2.0 * uniform - 1.0;
+}
 
 uint64_t unit_seed(uint64_t seed, int64_t sequence, int64_t head) {
   Rng r(seed ^ (uint64_t(sequence) * 0xd1b54a32d192ed03ull) ^ (uint64_t(head) * 0xabc98388fb8fac03ull));
@@ -131,25 +146,49 @@ class Model {
   // the same error twice (δ·A of a clamped δ, token after token), and errors that repeat add
   // up linearly, not as a random walk — independent draws understated that 16-fold over a
   // chunk of 256 clamped tokens.
-  double rounded(double v) { return on_ ? v + keyed_sym(v, 0x5bd1e995u) * kU * std::fabs(v) : v; }
+  double rounded(double v) { return on_ ? v + keyed_sym(v, kRoundSalt) * kU * std::fabs(v) : v; }
+  // rounded(v[i]) for i < n, in place: the same bits, in a loop that vectorises (the sharp
+  // runs' chunked stages round hundreds of thousands of values per chunk).
+  SSMV_VECTOR_CLONES void round_all(double* __restrict v, int64_t n) const {
+    if (!on_) return;
+    const uint64_t k0 = key_base(kRoundSalt);
+    for (int64_t i = 0; i < n; ++i) v[i] = v[i] + sym_of_key(k0 ^ key_bits(v[i])) * kU * std::fabs(v[i]);
+  }
 
   // [N2] A transcendental: an error of the budget's full size at its argument, of random
   // sign. A deterministic function's error may sit near its budget for every argument a
   // kernel feeds it (FlashInfer's __logf(1 + __expf(v)) on realistic v), so the model takes
   // the largest mean square any error within the budget can have, not a uniform draw's third.
   // The sign is a function of the argument within a run, as [N1].
-  double exp(double arg) { return budgeted(exp_, arg, std::exp(arg), 0x27d4eb2du); }
+  double exp(double arg) { return budgeted(exp_, arg, std::exp(arg), kExpSalt); }
+  // exp(arg[i]) into out[i] for i < n: std::exp one by one, then the budget's noise in a loop
+  // that vectorises (the same bits as exp()).
+  SSMV_VECTOR_CLONES void exp_all(const double* __restrict arg, double* __restrict out, int64_t n) const {
+    for (int64_t i = 0; i < n; ++i) out[i] = std::exp(arg[i]);
+    if (!on_ || exp_ == nullptr) return;
+    const uint64_t k0 = key_base(kExpSalt);
+    const double c = exp_->ulp_const, per = exp_->ulp_per_abs_arg, abs_error = exp_->abs_error;
+    for (int64_t i = 0; i < n; ++i) {
+      const double a = std::fabs(arg[i]);
+      const double ulps = c + per * (std::isfinite(a) ? a : 0.0);
+      const double width = ulps * kUlp32PerValue * std::fabs(out[i]) + abs_error;
+      out[i] = out[i] + (sym_of_key(k0 ^ key_bits(arg[i])) < 0 ? -width : width);
+    }
+  }
   double softplus(double v) { return budgeted(softplus_, v, v > 40 ? v : std::log1p(std::exp(v)), 0x165667b1u); }
   double sigmoid(double v) { return budgeted(sigmoid_, v, 1.0 / (1.0 + std::exp(-v)), 0x9e3779b1u); }
 
  private:
-  // A number in (−1, 1) determined by (run seed, salt, the bits of v).
-  double keyed_sym(double v, uint64_t salt) const {
+  static constexpr uint64_t kRoundSalt = 0x5bd1e995u, kExpSalt = 0x27d4eb2du;
+  // A number in (−1, 1) determined by (run seed, salt, the bits of v): sym_of_key of
+  // run seed ^ salt·c ^ bits(v)·φ.
+  uint64_t key_base(uint64_t salt) const { return run_seed_ ^ (salt * 0xc2b2ae3d27d4eb4full); }
+  static uint64_t key_bits(double v) {
     uint64_t bits;
     std::memcpy(&bits, &v, sizeof bits);
-    Rng r(run_seed_ ^ (salt * 0xc2b2ae3d27d4eb4full) ^ (bits * 0x9e3779b97f4a7c15ull));
-    return r.sym();
+    return bits * 0x9e3779b97f4a7c15ull;
   }
+  double keyed_sym(double v, uint64_t salt) const { return sym_of_key(key_base(salt) ^ key_bits(v)); }
   double budgeted(const TranscendentalBudget* b, double arg, double exact, uint64_t salt) {
     if (!on_ || b == nullptr) return exact;
     const double a = std::fabs(arg);
@@ -483,6 +522,7 @@ class ChunkedEmulation {
     Cd_.resize(L_ * N_);
     bt_.resize(L_ * N_);
     w_.resize(L_);
+    dk_.resize(L_);
     const size_t rows = size_t(L_ * (L_ + 1) / 2);
     cb_acc_.resize(rows);
     cb_bias_.resize(rows);
@@ -577,9 +617,10 @@ class ChunkedEmulation {
     // (b) the chunk state Σ_k x_k[p]·R(B_k[n]·exp(cs_last − cs_k)·δ_k): P·N sums over k.
     for (int64_t k = 0; k < len; ++k) {
       const double scale = m.rounded(m.exp(m.rounded(cs_last - cs[k])) * dl[k]);
-      for (int64_t n = 0; n < N; ++n) {
-        bt_[k * N + n] = round_opt(e.at(Site::dt_scaled_B), m.rounded(Bt_[n * len + k] * scale));
-      }
+      double* row = &bt_[k * N];
+      for (int64_t n = 0; n < N; ++n) row[n] = Bt_[n * len + k] * scale;
+      m.round_all(row, N);
+      if (e.at(Site::dt_scaled_B)) round_values(*e.at(Site::dt_scaled_B), row, N);
     }
     state_sum_.reset(P * N);
     state_sum_.add_outer_terms(xk_.data(), bt_.data(), P, N, len);
@@ -591,10 +632,11 @@ class ChunkedEmulation {
     }
     const double chunk_decay = m.exp(m.rounded(cs_last - cs_b));
     const std::optional<Format>& fin = e.at(Site::final_incoming_state);
-    for (int64_t i = 0; i < P * N; ++i) {
-      const double prev = last_piece && fin ? round_value(*fin, hs[i]) : hs[i];
-      hs[i] = m.rounded(m.rounded(chunk_decay * prev) + st[i]);
-    }
+    if (last_piece && fin) round_values(*fin, hs.data(), P * N);  // the incoming state as the last piece reads it
+    for (int64_t i = 0; i < P * N; ++i) hs[i] = chunk_decay * hs[i];
+    m.round_all(hs.data(), P * N);
+    for (int64_t i = 0; i < P * N; ++i) hs[i] = hs[i] + st[i];
+    m.round_all(hs.data(), P * N);
     if (e.at(Site::running_state)) round_values(*e.at(Site::running_state), hs.data(), int64_t(hs.size()));
     // (d), (e) y row by row: exp(cs_m − cs_b)·(C_m·h_in), then Σ_{k≤m} R(C_m·B_k·exp(cs_m − cs_k)·δ_k)·x_k.
     std::vector<double>& w = w_;
@@ -607,10 +649,17 @@ class ChunkedEmulation {
         ParallelSums::draw(cb, &cb_bias_[off], &cb_sd_[off], mi + 1, m.rng(), cb_row_.data());
         cb = cb_row_.data();
       }
-      for (int64_t k = 0; k <= mi; ++k) {
-        const double decay = m.exp(m.rounded(cs[mi] - cs[k]));
-        w[k] = round_opt(e.at(Site::decayed_CB), m.rounded(m.rounded(cb[k] * decay) * dl[k]));
-      }
+      // w_k = R(rounded(rounded(cb_k·exp(rounded(cs_m − cs_k)))·δ_k)), each step over the row.
+      const int64_t nk = mi + 1;
+      double* dk = dk_.data();
+      for (int64_t k = 0; k < nk; ++k) dk[k] = cs[mi] - cs[k];
+      m.round_all(dk, nk);
+      m.exp_all(dk, w.data(), nk);
+      for (int64_t k = 0; k < nk; ++k) w[k] = cb[k] * w[k];
+      m.round_all(w.data(), nk);
+      for (int64_t k = 0; k < nk; ++k) w[k] = w[k] * dl[k];
+      m.round_all(w.data(), nk);
+      if (e.at(Site::decayed_CB)) round_values(*e.at(Site::decayed_CB), w.data(), nk);
       const double decay_m = m.exp(m.rounded(cs[mi] - cs_b));
       y_sum_.reset(P);
       y_sum_.add_terms(&Cd_[mi * N], hinT.data(), P, N);
@@ -633,8 +682,8 @@ class ChunkedEmulation {
   std::vector<ChunkPiece> pieces_;
   // Per piece, shared: x [len, P]; B transposed [N, len]; C [len, N]; the C·Bᵀ rows' sums, and
   // with noise their bias and sd [len(len + 1)/2]. Per run in turn: the dt-scaled B [len, N], a
-  // row's weights [len], a row's C·Bᵀ with the run's noise [len].
-  std::vector<double> xk_, Bt_, Cd_, cb_acc_, cb_bias_, cb_sd_, bt_, w_, cb_row_;
+  // row's weights and its decays' arguments [len], a row's C·Bᵀ with the run's noise [len].
+  std::vector<double> xk_, Bt_, Cd_, cb_acc_, cb_bias_, cb_sd_, bt_, w_, dk_, cb_row_;
   ParallelSums state_sum_, cb_sum_, y_sum_;
 };
 
