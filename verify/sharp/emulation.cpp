@@ -165,21 +165,18 @@ class Model {
   // that vectorises (the same bits as exp()).
   SSMV_VECTOR_CLONES void exp_all(const double* __restrict arg, double* __restrict out, int64_t n) const {
     for (int64_t i = 0; i < n; ++i) out[i] = std::exp(arg[i]);
-    if (!on_ || exp_ == nullptr) return;
-    const uint64_t k0 = key_base(kExpSalt);
-    const double c = exp_->ulp_const, per = exp_->ulp_per_abs_arg, abs_error = exp_->abs_error;
-    for (int64_t i = 0; i < n; ++i) {
-      const double a = std::fabs(arg[i]);
-      const double ulps = c + per * (std::isfinite(a) ? a : 0.0);
-      const double width = ulps * kUlp32PerValue * std::fabs(out[i]) + abs_error;
-      out[i] = out[i] + (sym_of_key(k0 ^ key_bits(arg[i])) < 0 ? -width : width);
-    }
+    budgeted_all(exp_, arg, out, n, kExpSalt);
+  }
+  // sigmoid(v[i]) into out[i] for i < n, as exp_all.
+  SSMV_VECTOR_CLONES void sigmoid_all(const double* __restrict v, double* __restrict out, int64_t n) const {
+    for (int64_t i = 0; i < n; ++i) out[i] = 1.0 / (1.0 + std::exp(-v[i]));
+    budgeted_all(sigmoid_, v, out, n, kSigmoidSalt);
   }
   double softplus(double v) { return budgeted(softplus_, v, v > 40 ? v : std::log1p(std::exp(v)), 0x165667b1u); }
-  double sigmoid(double v) { return budgeted(sigmoid_, v, 1.0 / (1.0 + std::exp(-v)), 0x9e3779b1u); }
+  double sigmoid(double v) { return budgeted(sigmoid_, v, 1.0 / (1.0 + std::exp(-v)), kSigmoidSalt); }
 
  private:
-  static constexpr uint64_t kRoundSalt = 0x5bd1e995u, kExpSalt = 0x27d4eb2du;
+  static constexpr uint64_t kRoundSalt = 0x5bd1e995u, kExpSalt = 0x27d4eb2du, kSigmoidSalt = 0x9e3779b1u;
   // A number in (−1, 1) determined by (run seed, salt, the bits of v): sym_of_key of
   // run seed ^ salt·c ^ bits(v)·φ.
   uint64_t key_base(uint64_t salt) const { return run_seed_ ^ (salt * 0xc2b2ae3d27d4eb4full); }
@@ -195,6 +192,19 @@ class Model {
     const double ulps = b->ulp_const + b->ulp_per_abs_arg * (std::isfinite(a) ? a : 0.0);
     const double width = ulps * kUlp32PerValue * std::fabs(exact) + b->abs_error;
     return exact + (keyed_sym(arg, salt) < 0 ? -width : width);
+  }
+  // budgeted() over arrays, in place on the exact values `out` (the same bits).
+  void budgeted_all(const TranscendentalBudget* b, const double* __restrict arg, double* __restrict out, int64_t n,
+                    uint64_t salt) const {
+    if (!on_ || b == nullptr) return;
+    const uint64_t k0 = key_base(salt);
+    const double c = b->ulp_const, per = b->ulp_per_abs_arg, abs_error = b->abs_error;
+    for (int64_t i = 0; i < n; ++i) {
+      const double a = std::fabs(arg[i]);
+      const double ulps = c + per * (std::isfinite(a) ? a : 0.0);
+      const double width = ulps * kUlp32PerValue * std::fabs(out[i]) + abs_error;
+      out[i] = out[i] + (sym_of_key(k0 ^ key_bits(arg[i])) < 0 ? -width : width);
+    }
   }
 
   bool on_;
@@ -363,18 +373,32 @@ double delta_of(const Problem& p, const Emulation& e, Model& m, int64_t t, int64
   return round_opt(e.at(Site::delta), d);
 }
 
-// y's epilogue: + D·x (one rounding), the gate y·z·σ(z) (two roundings and the sigmoid's
-// budget), then the store to the output format.
-double y_epilogue(const Problem& p, const Emulation& e, Model& m, double acc, int64_t t, int64_t h, int64_t pp) {
-  const int64_t xi = p.x_index(t, h, pp);
-  if (p.has_D() && !e.drop_D) acc = m.rounded(acc + double(p.d_value(h, pp)) * double(p.x[xi]));
-  if (p.has_z()) {
-    const double z = double(p.z[xi]);
-    acc = m.rounded(m.rounded(acc * z) * m.sigmoid(z));
+// y's epilogue over row t of head h: + D·x (one rounding), the gate y·z·σ(z) (two roundings
+// and the sigmoid's budget), then the store to the output format; row holds the P sums and
+// gets the stored values; scratch holds 2P doubles. Each step goes over the row (the same bits
+// as element by element; a stochastic store draws in the order of p).
+void y_epilogue(const Problem& p, const Emulation& e, Model& m, int64_t t, int64_t h, double* row, double* scratch) {
+  const int64_t P = p.shape.P, x0 = p.x_index(t, h, 0);
+  if (p.has_D() && !e.drop_D) {
+    for (int64_t pp = 0; pp < P; ++pp) row[pp] = row[pp] + double(p.d_value(h, pp)) * double(p.x[x0 + pp]);
+    m.round_all(row, P);
   }
-  if (e.output_truncated) return round_toward_zero(e.output, acc);
-  if (e.stochastic_output && m.on()) return round_stochastically(e.output, acc, m.rng());
-  return round_value(e.output, acc);
+  if (p.has_z()) {
+    double *z = scratch, *gate = scratch + P;
+    for (int64_t pp = 0; pp < P; ++pp) z[pp] = double(p.z[x0 + pp]);
+    for (int64_t pp = 0; pp < P; ++pp) row[pp] = row[pp] * z[pp];
+    m.round_all(row, P);
+    m.sigmoid_all(z, gate, P);
+    for (int64_t pp = 0; pp < P; ++pp) row[pp] = row[pp] * gate[pp];
+    m.round_all(row, P);
+  }
+  if (e.output_truncated) {
+    for (int64_t pp = 0; pp < P; ++pp) row[pp] = round_toward_zero(e.output, row[pp]);
+  } else if (e.stochastic_output && m.on()) {
+    for (int64_t pp = 0; pp < P; ++pp) row[pp] = round_stochastically(e.output, row[pp], m.rng());
+  } else {
+    round_values(e.output, row, P);
+  }
 }
 
 // The state as stored in the state format (through state_via first, when set), in place;
@@ -433,7 +457,7 @@ SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, 
   const Shape& sh = p.shape;
   const int64_t P = sh.P, N = sh.N, g = sh.group_of(h), t0 = sh.cu_seqlens[s], len = sh.seq_len(s);
   const int64_t K = std::max<int64_t>(1, e.tokens_per_launch);
-  std::vector<double> dB(N), x(P), cd(N);
+  std::vector<double> dB(N), x(P), cd(N), ep(2 * P);  // ep: y_epilogue's scratch
   std::vector<double>& S = out.work_state;  // [N, P]
   std::vector<double>& Sy = out.work_stored;
   initial_state_transposed(p, s, h, S);
@@ -490,7 +514,8 @@ SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, 
     ysum.add_terms(cd.data(), src, P, N);
     const double* yv = ysum.finish(m.rng());
     double* yrow = y_row_at(out, j, P);
-    for (int64_t pp = 0; pp < P; ++pp) yrow[pp] = y_epilogue(p, e, m, yv[pp], t, h, pp);
+    std::copy_n(yv, P, yrow);
+    y_epilogue(p, e, m, t, h, yrow, ep.data());
     y_row_done(out, j);
     // The store at each launch's end: the next launch reads the stored state.
     if ((j + 1) % K == 0 || j + 1 == len) store_all(e, m, S);
@@ -523,6 +548,7 @@ class ChunkedEmulation {
     bt_.resize(L_ * N_);
     w_.resize(L_);
     dk_.resize(L_);
+    ep_.resize(2 * P_);
     const size_t rows = size_t(L_ * (L_ + 1) / 2);
     cb_acc_.resize(rows);
     cb_bias_.resize(rows);
@@ -669,7 +695,8 @@ class ChunkedEmulation {
       y_sum_.add_terms(w.data(), xk_.data(), P, mi + 1);
       const double* yv = y_sum_.finish(m.rng());
       double* yrow = y_row_at(*u.out, t - begin_, P);
-      for (int64_t pp = 0; pp < P; ++pp) yrow[pp] = y_epilogue(p_, e, m, yv[pp], t, h_, pp);
+      std::copy_n(yv, P, yrow);
+      y_epilogue(p_, e, m, t, h_, yrow, ep_.data());
       y_row_done(*u.out, t - begin_);
     }
   }
@@ -682,8 +709,9 @@ class ChunkedEmulation {
   std::vector<ChunkPiece> pieces_;
   // Per piece, shared: x [len, P]; B transposed [N, len]; C [len, N]; the C·Bᵀ rows' sums, and
   // with noise their bias and sd [len(len + 1)/2]. Per run in turn: the dt-scaled B [len, N], a
-  // row's weights and its decays' arguments [len], a row's C·Bᵀ with the run's noise [len].
-  std::vector<double> xk_, Bt_, Cd_, cb_acc_, cb_bias_, cb_sd_, bt_, w_, dk_, cb_row_;
+  // row's weights and its decays' arguments [len], a row's C·Bᵀ with the run's noise [len],
+  // y_epilogue's scratch [2P].
+  std::vector<double> xk_, Bt_, Cd_, cb_acc_, cb_bias_, cb_sd_, bt_, w_, dk_, cb_row_, ep_;
   ParallelSums state_sum_, cb_sum_, y_sum_;
 };
 
