@@ -5,6 +5,7 @@
 #include <mpfr.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -49,17 +50,6 @@ double rho_conversion(const DD& v) {
 
 const Format kFormats[] = {Format::fp32, Format::bf16, Format::fp16};
 
-uint64_t bits_of(double v) {
-  uint64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
-double double_of(uint64_t b) {
-  double v;
-  std::memcpy(&v, &b, sizeof v);
-  return v;
-}
-
 // Whether no rounding boundary of fp32, bf16 or fp16 can lie among the three doubles next to
 // r (its neighbours and itself), read off r's bits. Every boundary of these formats (a
 // midpoint between neighbours, normal or subnormal, and the overflow threshold) has at most 25
@@ -69,7 +59,7 @@ double double_of(uint64_t b) {
 // [r⁻, r⁺] in each format, which decides() otherwise checks by rounding both ends. All but
 // about 3 in 2^28 values take this path.
 bool clear_of_format_boundaries(double r) {
-  const uint64_t k = bits_of(r) & ((uint64_t{1} << 28) - 1);
+  const uint64_t k = std::bit_cast<uint64_t>(r) & ((uint64_t{1} << 28) - 1);
   return k > 1 && k < (uint64_t{1} << 28) - 1;
 }
 
@@ -83,8 +73,8 @@ bool decides(const DD& v, double err, bool formats) {
   }
   // The neighbours of r toward +∞ and −∞: r is normal (|r| >= 2^-1020), so they are its bit
   // pattern ± 1 with r's sign (std::nextafter's values; an overflow gives ±∞, refused below).
-  const uint64_t b = bits_of(r);
-  const double away = double_of(b + 1), toward_zero = double_of(b - 1);
+  const uint64_t b = std::bit_cast<uint64_t>(r);
+  const double away = std::bit_cast<double>(b + 1), toward_zero = std::bit_cast<double>(b - 1);
   const double up = r > 0 ? away : toward_zero, dn = r > 0 ? toward_zero : away;
   // Half-gaps to the neighbours, exact (differences of adjacent normal doubles, halved).
   const double h_up = (up - r) * 0.5, h_dn = (r - dn) * 0.5;

@@ -28,10 +28,10 @@ void check_size(const char* field, const std::vector<float>& t, int64_t expected
   }
 }
 
-// Every value finite and exact in `f`.
-// In blocks of 2^20 elements on the process's worker threads (validate runs at every entry point a
-// check goes through, and a 256-request decode state is 67 million elements); the first bad
-// block's error is rethrown, so the element named is the first bad one.
+// Every value finite and exact in `f`, checked in blocks of 2^20 elements on the process's
+// worker threads (validate runs at every entry point a check goes through, and a 256-request
+// decode state is 67 million elements); the first bad block's error is rethrown, so the
+// element named is the first bad one.
 void check_values(const char* field, const std::vector<float>& t, Format f) {
   constexpr size_t kBlock = size_t(1) << 20;
   const int64_t blocks = int64_t((t.size() + kBlock - 1) / kBlock);

@@ -3,8 +3,8 @@
 #include "verify/sharp/emulation.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
-#include <cstring>
 #include <stdexcept>
 
 #include "spec/format.h"
@@ -95,10 +95,9 @@ inline double sym_of_key(uint64_t key) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   z ^= z >> 31;
-  const uint64_t u53 = z >> 11, one_plus = 0x3ff0000000000000ull | (u53 >> 1);
-  double hi;
-  std::memcpy(&hi, &one_plus, sizeof hi);
-  const double uniform = (hi - 1.0) + ((u53 & 1) ? 0x1p-53 : 0.0);
+  const uint64_t u53 = z >> 11;
+  const double one_plus = std::bit_cast<double>(0x3ff0000000000000ull | (u53 >> 1));
+  const double uniform = (one_plus - 1.0) + ((u53 & 1) ? 0x1p-53 : 0.0);
   return 2.0 * uniform - 1.0;
 }
 
@@ -180,20 +179,15 @@ class Model {
   // A number in (−1, 1) determined by (run seed, salt, the bits of v): sym_of_key of
   // run seed ^ salt·c ^ bits(v)·φ.
   uint64_t key_base(uint64_t salt) const { return run_seed_ ^ (salt * 0xc2b2ae3d27d4eb4full); }
-  static uint64_t key_bits(double v) {
-    uint64_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    return bits * 0x9e3779b97f4a7c15ull;
-  }
+  static uint64_t key_bits(double v) { return std::bit_cast<uint64_t>(v) * 0x9e3779b97f4a7c15ull; }
   double keyed_sym(double v, uint64_t salt) const { return sym_of_key(key_base(salt) ^ key_bits(v)); }
-  double budgeted(const TranscendentalBudget* b, double arg, double exact, uint64_t salt) {
-    if (!on_ || b == nullptr) return exact;
-    const double a = std::fabs(arg);
-    const double ulps = b->ulp_const + b->ulp_per_abs_arg * (std::isfinite(a) ? a : 0.0);
-    const double width = ulps * kUlp32PerValue * std::fabs(exact) + b->abs_error;
-    return exact + (keyed_sym(arg, salt) < 0 ? -width : width);
+  // The budget's noise on one exact value: budgeted_all of one element.
+  double budgeted(const TranscendentalBudget* b, double arg, double exact, uint64_t salt) const {
+    budgeted_all(b, &arg, &exact, 1, salt);
+    return exact;
   }
-  // budgeted() over arrays, in place on the exact values `out` (the same bits).
+  // The budget's noise on the exact values out[i] of the arguments arg[i], in place: an error
+  // of the budget's full width at the argument, its sign the argument's keyed draw.
   void budgeted_all(const TranscendentalBudget* b, const double* __restrict arg, double* __restrict out, int64_t n,
                     uint64_t salt) const {
     if (!on_ || b == nullptr) return;
