@@ -118,15 +118,15 @@ int check_command(const std::vector<std::string>& args) {
   const bool stochastic = verify::stores_stochastically(contract, "y", dump.problem.formats) ||
                           verify::stores_stochastically(contract, "final_state", dump.problem.formats);
   // The table prints no per-element vectors; the bias test of a stochastic rounding reads them.
-  // The sharp verdict reads every element's bound (it judges one kernel per dump, not a
+  // The sharp verdict reads every element's weight (it judges one kernel per dump, not a
   // hand-off); without it the table needs none.
-  const bool sharp_reads_bounds = sharp && dump.kernel.family != "handoff";
+  const bool sharp_reads_weights = sharp && dump.kernel.family != "handoff";
   verify::KernelCheck kc;
   try {
     kc = verify::check_external(
         dump.problem, dump.kernel, dump.outputs.y, dump.outputs.final_states,
         stochastic ? verify::ElementDetail::elements
-                   : (sharp_reads_bounds ? verify::ElementDetail::bounds : verify::ElementDetail::summary));
+                   : (sharp_reads_weights ? verify::ElementDetail::sharp_weights : verify::ElementDetail::summary));
     if (sharp) {
       sharp_options.threads = ref::default_threads();
       sharp::sharp_verdicts(dump.problem, dump.kernel, kc, dump.outputs.y, dump.outputs.final_states, sharp_options);
@@ -136,12 +136,9 @@ int check_command(const std::vector<std::string>& args) {
     throw UsageError("ssmv check " + problem_path + ": " + e.what() + (hint.empty() ? "" : "\n" + hint));
   }
   const bool suspicious = sharp::any_suspicious(kc);
-  // The sharp verdict has read the per-element bounds; unless the bias test reads the element
-  // vectors below, give their memory back before the table copies the check (a decode dump's
-  // final-state bounds are 8 bytes per element: 134 MB at 64 requests).
-  if (!stochastic) {
-    for (verify::TensorReport& t : kc.tensors) std::vector<double>().swap(t.bounds);
-  }
+  // The sharp verdict has read its per-element weights (2 bytes per element: 134 MB for a
+  // 256-request decode step's final state); give them back before the table copies the check.
+  for (verify::TensorReport& t : kc.tensors) std::vector<uint16_t>().swap(t.sharp_weights);
   display.reset();  // the progress line is cleared before the report is printed
   if (timings) print_timings(stderr);
   VerdictTable table("ssmv check");

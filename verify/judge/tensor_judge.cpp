@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "verify/judge/sharp_weight.h"
+
 namespace ssmv::verify {
 namespace {
 
@@ -106,7 +108,7 @@ std::vector<int64_t> tensor_dims(const std::vector<std::string>& coord_names, in
 TensorJudge::TensorJudge(std::string name, Format format, int64_t elements, const Problem& problem, CoordFn coords,
                          std::vector<std::string> coord_names, ElementDetail detail)
     : problem_(problem), coords_(coords), keep_(detail == ElementDetail::elements),
-      keep_bounds_(detail != ElementDetail::summary), serial_(next_serial()) {
+      keep_weights_(detail != ElementDetail::summary), serial_(next_serial()) {
   report_.name = std::move(name);
   report_.format = format;
   report_.coord_names = std::move(coord_names);
@@ -116,8 +118,9 @@ TensorJudge::TensorJudge(std::string name, Format format, int64_t elements, cons
     report_.computed.assign(size_t(elements), 0);
     report_.exact_nearest.assign(size_t(elements), 0.0);
     report_.scales.assign(size_t(elements), 0.0);
+    report_.bounds.assign(size_t(elements), 0.0);
   }
-  if (keep_bounds_) report_.bounds.assign(size_t(elements), 0.0);
+  if (keep_weights_) report_.sharp_weights.assign(size_t(elements), 0);
 }
 
 TensorJudge::~TensorJudge() = default;
@@ -179,8 +182,9 @@ void TensorJudge::add(int64_t i, Bits computed, Bits exact_rounded, double exact
     report_.computed[size_t(i)] = computed;
     report_.exact_nearest[size_t(i)] = exact_nearest;
     report_.scales[size_t(i)] = magnitude;
+    report_.bounds[size_t(i)] = bound;
   }
-  if (keep_bounds_) report_.bounds[size_t(i)] = bound;
+  if (keep_weights_) report_.sharp_weights[size_t(i)] = sharp_weight_bits(bound);
 }
 
 TensorReport TensorJudge::finish() {

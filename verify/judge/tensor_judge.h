@@ -24,9 +24,10 @@
 namespace ssmv::verify {
 
 // Whether a TensorReport keeps its per-element vectors (computed, exact_nearest, bounds,
-// scales: what side-by-side comparisons need), only the bounds (what the sharp verdict reads:
-// verify/sharp/sharp_verdict.h), or only the summary the reports print.
-enum class ElementDetail : uint8_t { elements, summary, bounds };
+// scales: what side-by-side comparisons need; and the sharp weights), only the sharp weights
+// (what the sharp verdict reads: verify/sharp/sharp_verdict.h), or only the summary the
+// reports print.
+enum class ElementDetail : uint8_t { elements, summary, sharp_weights };
 
 class TensorJudge {
  public:
@@ -62,7 +63,7 @@ class TensorJudge {
   TensorReport report_;  // name, format, coordinates, elements; per-element vectors when kept
   const Problem& problem_;
   CoordFn coords_;
-  bool keep_, keep_bounds_;
+  bool keep_, keep_weights_;
   uint64_t serial_;
   std::mutex mutex_;
   std::unordered_map<std::thread::id, std::unique_ptr<Partial>> partials_;

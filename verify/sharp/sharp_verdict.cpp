@@ -11,6 +11,7 @@
 #include "spec/format.h"
 #include "spec/parallel.h"
 #include "spec/progress.h"
+#include "verify/judge/sharp_weight.h"
 #include "verify/sharp/candidates.h"
 #include "verify/sharp/emulation.h"
 
@@ -78,7 +79,7 @@ struct UnitBase {
   FormatValues y, state;
 };
 
-// Σ_i ((reference_i − emulated_i)/bound_i)² over the n elements flat0.. of target t (a row of
+// Σ_i ((reference_i − emulated_i)/w_i)² over the n elements flat0.. of target t (a row of
 // y, or one unit's final state), where the reference is the kernel's value or, with `base`,
 // the declared emulation's from base0 on; elements whose computed value is not finite or
 // whose bound is not a positive finite number are left out. `count` (optional) gets the
@@ -87,7 +88,7 @@ double residual(const Target& t, int64_t flat0, int64_t n, const double* emu, co
                 int64_t* count) {
   double acc = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const double c = double((*t.computed)[flat0 + i]), b = t.report->bounds[flat0 + i];
+    const double c = double((*t.computed)[flat0 + i]), b = verify::sharp_weight(t.report->sharp_weights[flat0 + i]);
     if (!std::isfinite(c) || !(b > 0) || !std::isfinite(b)) continue;
     const double r = ((base ? base->get(base0 + size_t(i)) : c) - emu[i]) / b;
     acc += r * r;
@@ -364,8 +365,8 @@ void sharp_verdicts(const Problem& p, const verify::ExternalKernel& k, KernelChe
     const bool is_y = t.name == "y";
     if (!is_y && t.name != "final_state") continue;
     const std::vector<float>& values = is_y ? y : final_states;
-    if (why_not.empty() && (t.bounds.size() != size_t(t.elements) || values.size() != size_t(t.elements))) {
-      t.sharp.why_not = "no per-element bounds kept by the check (ElementDetail::summary)";
+    if (why_not.empty() && (t.sharp_weights.size() != size_t(t.elements) || values.size() != size_t(t.elements))) {
+      t.sharp.why_not = "no per-element weights kept by the check (ElementDetail::summary)";
       continue;
     }
     if (!why_not.empty()) {

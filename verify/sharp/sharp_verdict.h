@@ -38,8 +38,9 @@ struct SharpOptions {
 void validate(const SharpOptions& o);
 
 // Fills kc.tensors[i].sharp for y and final_state of an external kernel's check `kc` (made
-// with ElementDetail::elements: the bounds per element). A hand-off, a block-scaled state or
-// a tensor without per-element bounds is marked not evaluated, with the reason.
+// with ElementDetail::sharp_weights or ::elements: a weight per element). A hand-off, a
+// block-scaled state or a tensor without per-element weights is marked not evaluated, with the
+// reason.
 void sharp_verdicts(const Problem& p, const verify::ExternalKernel& k, verify::KernelCheck& kc,
                     const std::vector<float>& y, const std::vector<float>& final_states, const SharpOptions& o);
 

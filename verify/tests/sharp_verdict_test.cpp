@@ -5,6 +5,8 @@
 // the header says.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "spec/format.h"
 #include "spec/realistic_problem.h"
 #include "verify/judge/external_check.h"
+#include "verify/judge/sharp_weight.h"
 #include "verify/sharp/candidates.h"
 #include "verify/sharp/emulation.h"
 #include "verify/sharp/sharp_verdict.h"
@@ -69,7 +72,7 @@ Dump ssu_dump(Format state, uint64_t seed = 12) {
 
 // As ssmv check judges a dump: the check keeps only the bounds per element.
 KernelCheck judged(const Dump& d, const SharpOptions& o = {}) {
-  KernelCheck kc = verify::check_external(d.problem, d.kernel, d.y, d.final_states, verify::ElementDetail::bounds);
+  KernelCheck kc = verify::check_external(d.problem, d.kernel, d.y, d.final_states, verify::ElementDetail::sharp_weights);
   sharp_verdicts(d.problem, d.kernel, kc, d.y, d.final_states, o);
   return kc;
 }
@@ -222,13 +225,31 @@ TEST(SharpVerdict, OptionsAreValidated) {
   EXPECT_NO_THROW(validate(SharpOptions{}));
 }
 
-TEST(SharpVerdict, WithoutPerElementBoundsTheTensorIsNotEvaluated) {
+// The weights are the bounds rounded to nearest bf16 (8 significant bits: spacing 2^-7 in
+// [1, 2)), kept inside bf16's finite normal range, so exactly the elements whose bound is a
+// positive finite number weigh something.
+TEST(SharpWeight, IsTheBoundInBf16AndCountsTheElementsTheBoundCounts) {
+  using verify::sharp_weight;
+  using verify::sharp_weight_bits;
+  EXPECT_EQ(sharp_weight_bits(1.0), 0x3f80);                  // 1 = 2^0: exponent field 127
+  EXPECT_EQ(sharp_weight_bits(1.0 + 0.5 / 128), 0x3f80);      // a tie goes to the even 1
+  EXPECT_EQ(sharp_weight_bits(1.0 + 0.75 / 128), 0x3f81);     // 3/4 of a ULP rounds up
+  EXPECT_EQ(sharp_weight(sharp_weight_bits(0.375)), 0.375);   // exact in bf16
+  EXPECT_EQ(sharp_weight_bits(1e-300), 0x0080);               // below bf16's range: 2^-126
+  EXPECT_EQ(sharp_weight(0x0080), std::ldexp(1.0, -126));
+  EXPECT_EQ(sharp_weight_bits(1e300), 0x7f7f);                // above it: the largest finite
+  for (double b : {0.0, -1.0, std::numeric_limits<double>::infinity(), std::nan("")}) {
+    EXPECT_EQ(sharp_weight_bits(b), 0) << b;                  // not counted, as with the bound
+  }
+}
+
+TEST(SharpVerdict, WithoutPerElementWeightsTheTensorIsNotEvaluated) {
   const Dump d = chunk_scan_dump(chunk_scan::ContractKind::production);
   KernelCheck kc = verify::check_external(d.problem, d.kernel, d.y, d.final_states, verify::ElementDetail::summary);
   sharp_verdicts(d.problem, d.kernel, kc, d.y, d.final_states, SharpOptions{});
   for (const verify::TensorReport& t : kc.tensors) {
     EXPECT_FALSE(t.sharp.evaluated);
-    EXPECT_NE(t.sharp.why_not.find("per-element bounds"), std::string::npos) << t.sharp.why_not;
+    EXPECT_NE(t.sharp.why_not.find("per-element weights"), std::string::npos) << t.sharp.why_not;
   }
 }
 
