@@ -538,7 +538,8 @@ TEST(FormatDecode, FastPathsAgreeWithTheGeneralPaths) {
 
 // round_values (the vectorised array form) equals round_value element by element, bit for bit,
 // on arrays of ordinary values and on arrays with one special value (zero, a subnormal, NaN,
-// ±Inf, an overflow) among them, which take the second pass.
+// ±Inf, an overflow) among them, which send its block of 64 through the second pass (arrays
+// of 37, 101 and 165 elements: a part block, and the special in any of up to three blocks).
 TEST(FormatRoundValues, ArrayFormEqualsRoundValue) {
   std::mt19937_64 rng(kSeed + 11);
   for (Format f : {Format::fp32, Format::bf16, Format::fp16, Format::int16_scaled}) {
@@ -547,7 +548,7 @@ TEST(FormatRoundValues, ArrayFormEqualsRoundValue) {
                                std::numeric_limits<double>::infinity(), -fi.max_finite * 1.5, fi.min_subnormal * 3,
                                fi.max_finite + std::ldexp(1.0, fi.emax - fi.precision)};
     for (int trial = 0; trial < 200; ++trial) {
-      std::vector<double> v(37);
+      std::vector<double> v(37 + size_t(trial % 3) * 64);
       for (double& x : v) {
         x = std::ldexp(1.0 + double(rng() >> 12) * 0x1p-52, fi.emin + int(rng() % uint64_t(fi.emax - fi.emin)));
         if (rng() & 1) x = -x;

@@ -371,7 +371,8 @@ double delta_of(const Problem& p, const Emulation& e, Model& m, int64_t t, int64
 // and the sigmoid's budget), then the store to the output format; row holds the P sums and
 // gets the stored values; scratch holds 2P doubles. Each step goes over the row (the same bits
 // as element by element; a stochastic store draws in the order of p).
-void y_epilogue(const Problem& p, const Emulation& e, Model& m, int64_t t, int64_t h, double* row, double* scratch) {
+SSMV_VECTOR_CLONES void y_epilogue(const Problem& p, const Emulation& e, Model& m, int64_t t, int64_t h, double* row,
+                                   double* scratch) {
   const int64_t P = p.shape.P, x0 = p.x_index(t, h, 0);
   if (p.has_D() && !e.drop_D) {
     for (int64_t pp = 0; pp < P; ++pp) row[pp] = row[pp] + double(p.d_value(h, pp)) * double(p.x[x0 + pp]);
@@ -397,7 +398,7 @@ void y_epilogue(const Problem& p, const Emulation& e, Model& m, int64_t t, int64
 
 // The state as stored in the state format (through state_via first, when set), in place;
 // round-to-nearest stores go through the vectorised round_values.
-void store_all(const Emulation& e, Model& m, std::vector<double>& S) {
+SSMV_VECTOR_CLONES void store_all(const Emulation& e, Model& m, std::vector<double>& S) {
   if (const std::optional<Format>& via = e.at(Site::state_via)) round_values(*via, S.data(), int64_t(S.size()));
   if (e.stochastic_state && m.on()) {
     for (double& v : S) v = round_stochastically(e.state, v, m.rng());
@@ -446,15 +447,16 @@ void initial_state_transposed(const Problem& p, int64_t s, int64_t h, std::vecto
 // The sequential family (SSU), token by token: the update S = a·S + (δB)·x is two
 // roundings ([N1]) at |a·S| and |S_new| (unfused: the deeper of the two forms a contract allows).
 // The state is held transposed, [N, P], so that y's P sums over n run side by side.
-SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, const Emulation& e, Model& m, int64_t s, int64_t h,
-                        UnitOutputs& out) {
+// S0 is the unit's initial state transposed (initial_state_transposed), read by every run.
+SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, const Emulation& e, Model& m, int64_t s,
+                                           int64_t h, const std::vector<double>& S0, UnitOutputs& out) {
   const Shape& sh = p.shape;
   const int64_t P = sh.P, N = sh.N, g = sh.group_of(h), t0 = sh.cu_seqlens[s], len = sh.seq_len(s);
   const int64_t K = std::max<int64_t>(1, e.tokens_per_launch);
   std::vector<double> dB(N), x(P), cd(N), ep(2 * P);  // ep: y_epilogue's scratch
   std::vector<double>& S = out.work_state;  // [N, P]
   std::vector<double>& Sy = out.work_stored;
-  initial_state_transposed(p, s, h, S);
+  S = S0;
   start_y(out, len, P);
   ParallelSums ysum(reduction_of(c, Sum::y).order, m.on());
   std::vector<uint32_t>& lanes = out.work_lanes;  // [N, P] the update's noise streams (nonzero seeds)
@@ -728,7 +730,9 @@ void emulate_runs(const Problem& p, const Contract& c, const Emulation& e, const
     models.emplace_back(c, n, sequence, head);
   }
   if (c.family == Family::sequential) {
-    for (size_t r = 0; r < models.size(); ++r) emulate_sequential(p, c, e, models[r], sequence, head, *outs[r]);
+    std::vector<double> S0;  // transposed once for the unit's runs: a strided pass over P·N
+    initial_state_transposed(p, sequence, head, S0);
+    for (size_t r = 0; r < models.size(); ++r) emulate_sequential(p, c, e, models[r], sequence, head, S0, *outs[r]);
     return;
   }
   ChunkedEmulation(p, c, e, sequence, head, noises[0].on).run(models, outs);

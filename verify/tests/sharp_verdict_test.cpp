@@ -241,6 +241,10 @@ TEST(SharpWeight, IsTheBoundInBf16AndCountsTheElementsTheBoundCounts) {
   for (double b : {0.0, -1.0, std::numeric_limits<double>::infinity(), std::nan("")}) {
     EXPECT_EQ(sharp_weight_bits(b), 0) << b;                  // not counted, as with the bound
   }
+  for (uint32_t b = 0x0080; b <= 0x7f7f; ++b) {                // every weight there can be
+    ASSERT_EQ(sharp_weight(uint16_t(b)), decode(Format::bf16, b)) << b;
+  }
+  EXPECT_EQ(sharp_weight(0), 0.0);
 }
 
 TEST(SharpVerdict, WithoutPerElementWeightsTheTensorIsNotEvaluated) {
