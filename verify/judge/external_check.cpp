@@ -48,12 +48,10 @@ struct StreamJudges {
   std::unique_ptr<TensorJudge> y, state;
   StreamJudges(const Problem& p, bool with_states, ElementDetail detail) {
     const Shape& s = p.shape;
-    y = std::make_unique<TensorJudge>("y", p.formats.output, s.num_tokens() * s.H * s.P, p, y_coords, kYCoordNames,
-                                      detail);
+    y = std::make_unique<TensorJudge>("y", p.formats.output, s.num_tokens() * s.H * s.P, y_layout(p), detail);
     if (with_states) {
-      state = std::make_unique<TensorJudge>("final_state", p.formats.state,
-                                            s.num_sequences() * s.state_elements_per_sequence(), p, state_coords,
-                                            kStateCoordNames, detail);
+      const int64_t elements = s.num_sequences() * s.state_elements_per_sequence();
+      state = std::make_unique<TensorJudge>("final_state", p.formats.state, elements, state_layout(p, elements), detail);
     }
   }
   // Token o.token's y of head o.head, element [t, h, q] with bound y_bound(q, flat index).

@@ -10,8 +10,7 @@ bool SideBySide::explained_all() const {
   return std::all_of(tensors.begin(), tensors.end(), [](const SideBySideTensor& t) { return t.explained_all(); });
 }
 
-SideBySideTensor compare_tensors(const TensorReport& a, const TensorReport& b, const Problem& problem,
-                                 CoordFn coords) {
+SideBySideTensor compare_tensors(const TensorReport& a, const TensorReport& b, const TensorLayout& layout) {
   if (a.name != b.name || a.format != b.format || a.computed.size() != b.computed.size() ||
       a.bounds.size() != a.computed.size() || b.bounds.size() != b.computed.size()) {
     throw std::invalid_argument("side by side: tensor '" + a.name + "' (" + std::string(format_name(a.format)) + ", " +
@@ -61,7 +60,7 @@ SideBySideTensor compare_tensors(const TensorReport& a, const TensorReport& b, c
       t.worst = DivergentElement{int64_t(i), {}, x, y, a.exact_nearest[i], a.bounds[i], b.bounds[i], divergence, usage};
     }
   }
-  if (t.worst.index >= 0) t.worst.coords = coords(problem, t.worst.index);
+  if (t.worst.index >= 0) t.worst.coords = layout.coords(t.worst.index);
   return t;
 }
 
@@ -77,7 +76,8 @@ SideBySide side_by_side(std::string name, const KernelCheck& a, const KernelChec
   for (const TensorReport& ta : a.tensors) {
     for (const TensorReport& tb : b.tensors) {
       if (ta.name != tb.name) continue;
-      s.tensors.push_back(compare_tensors(ta, tb, problem, ta.name == "y" ? y_coords : state_coords));
+      const TensorLayout layout = ta.name == "y" ? y_layout(problem) : state_layout(problem, ta.elements);
+      s.tensors.push_back(compare_tensors(ta, tb, layout));
     }
   }
   if (s.tensors.empty()) {

@@ -58,11 +58,11 @@ struct SideBySide {
 };
 
 // Compares one tensor of two checks (same name, format and size; else
-// std::invalid_argument). `coords` names the flat index for `problem`.
-SideBySideTensor compare_tensors(const TensorReport& a, const TensorReport& b, const Problem& problem, CoordFn coords);
+// std::invalid_argument). `layout` names the flat index.
+SideBySideTensor compare_tensors(const TensorReport& a, const TensorReport& b, const TensorLayout& layout);
 
 // Compares the tensors both checks have under the same name ("y", "final_state"; y with
-// y_coords, states with state_coords). Throws std::invalid_argument when they share none.
+// Mamba2's y_layout, states with its state_layout). Throws std::invalid_argument when they share none.
 SideBySide side_by_side(std::string name, const KernelCheck& a, const KernelCheck& b, const Problem& problem);
 
 }  // namespace ssmv::verify

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "verify/judge/sharp_weight.h"
 
@@ -93,27 +94,16 @@ void keep_bad(std::vector<std::pair<double, WorstElement>>& kept, std::pair<doub
   if (kept.size() > kKeptBadElements) kept.pop_back();
 }
 
-// The tensor's shape in the dump, from its coordinates: y (sequence, token, head, dim) is
-// [T, H, P]; a state (sequence or slot, head, dim, state) is [S, H, P, N]; others are flat.
-std::vector<int64_t> tensor_dims(const std::vector<std::string>& coord_names, int64_t elements, const Shape& s) {
-  if (coord_names == kYCoordNames && s.H * s.P > 0) return {elements / (s.H * s.P), s.H, s.P};
-  if (coord_names.size() == 4 && coord_names[1] == "head" && coord_names[3] == "state" && s.H * s.P * s.N > 0) {
-    return {elements / (s.H * s.P * s.N), s.H, s.P, s.N};
-  }
-  return {elements};
-}
-
 }  // namespace
 
-TensorJudge::TensorJudge(std::string name, Format format, int64_t elements, const Problem& problem, CoordFn coords,
-                         std::vector<std::string> coord_names, ElementDetail detail)
-    : problem_(problem), coords_(coords), keep_(detail == ElementDetail::elements),
+TensorJudge::TensorJudge(std::string name, Format format, int64_t elements, TensorLayout layout, ElementDetail detail)
+    : coords_(std::move(layout.coords)), keep_(detail == ElementDetail::elements),
       keep_weights_(detail != ElementDetail::summary), serial_(next_serial()) {
   report_.name = std::move(name);
   report_.format = format;
-  report_.coord_names = std::move(coord_names);
+  report_.coord_names = std::move(layout.coord_names);
   report_.elements = elements;
-  report_.dims = tensor_dims(report_.coord_names, elements, problem.shape);
+  report_.dims = std::move(layout.dims);
   if (keep_) {
     report_.computed.assign(size_t(elements), 0);
     report_.exact_nearest.assign(size_t(elements), 0.0);
@@ -212,7 +202,7 @@ TensorReport TensorJudge::finish() {
     }
   }
   for (auto& [key, e] : bad) {
-    e.coords = coords_(problem_, e.index);
+    e.coords = coords_(e.index);
     r.bad.push_back(std::move(e));
   }
   r.max_abs_difference = abs_diff.result();
@@ -220,7 +210,7 @@ TensorReport TensorJudge::finish() {
   r.max_err_over_scale = over_scale.result();
   r.max_ulps_at_scale = ulps_at_scale.result();
   for (DifferenceAt* d : {&r.max_abs_difference, &r.max_rel_difference, &r.max_err_over_scale, &r.max_ulps_at_scale}) {
-    if (d->index >= 0) d->coords = coords_(problem_, d->index);
+    if (d->index >= 0) d->coords = coords_(d->index);
   }
   if (r.count(Verdict::invalid) > 0) r.max_bound_usage = HUGE_VAL;
   // Percentiles of the sorted distances: element floor(q·(n − 1)).
@@ -243,7 +233,7 @@ TensorReport TensorJudge::finish() {
   if (worst) {
     r.worst = worst->worst;
     worst_inputs_ = worst->worst_inputs;
-    r.worst.coords = coords_(problem_, r.worst.index);
+    r.worst.coords = coords_(r.worst.index);
     char buf[80];
     mpfr_snprintf(buf, sizeof buf, "%.40Rg", worst->worst_value);
     r.worst.exact_decimal = buf;

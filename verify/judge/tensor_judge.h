@@ -10,6 +10,7 @@
 #include <mpfr.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,7 +19,7 @@
 #include <vector>
 
 #include "reference/handed_value.h"
-#include "spec/problem.h"
+#include "verify/judge/tensor_layout.h"
 #include "verify/judge/tensor_report.h"
 
 namespace ssmv::verify {
@@ -31,8 +32,7 @@ enum class ElementDetail : uint8_t { elements, summary, sharp_weights };
 
 class TensorJudge {
  public:
-  TensorJudge(std::string name, Format format, int64_t elements, const Problem& problem, CoordFn coords,
-              std::vector<std::string> coord_names, ElementDetail detail);
+  TensorJudge(std::string name, Format format, int64_t elements, TensorLayout layout, ElementDetail detail);
   ~TensorJudge();
   TensorJudge(const TensorJudge&) = delete;
   TensorJudge& operator=(const TensorJudge&) = delete;
@@ -61,8 +61,7 @@ class TensorJudge {
   static uint64_t next_serial();
 
   TensorReport report_;  // name, format, coordinates, elements; per-element vectors when kept
-  const Problem& problem_;
-  CoordFn coords_;
+  std::function<std::vector<int64_t>(int64_t)> coords_;  // the layout's
   bool keep_, keep_weights_;
   uint64_t serial_;
   std::mutex mutex_;

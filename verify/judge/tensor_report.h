@@ -9,6 +9,7 @@
 
 #include "reference/reference.h"
 #include "verify/judge/sharp_result.h"
+#include "verify/judge/tensor_layout.h"
 #include "verify/judge/verdict.h"
 
 namespace ssmv::verify {
@@ -88,23 +89,14 @@ struct TensorReport {
   Verdict overall() const;
 };
 
-// Maps a flat index to named coordinates.
-using CoordFn = std::vector<int64_t> (*)(const Problem&, int64_t index);
-std::vector<int64_t> y_coords(const Problem& p, int64_t index);      // sequence, token (in sequence), head, dim
-std::vector<int64_t> state_coords(const Problem& p, int64_t index);  // sequence, head, dim, state
-// The names of those coordinates, for TensorReport::coord_names.
-extern const std::vector<std::string> kYCoordNames;      // sequence, token, head, dim
-extern const std::vector<std::string> kStateCoordNames;  // sequence, head, dim, state
 
 // The bit patterns of `values` in `f` (values of the format, NaN and Inf included, encode
 // exactly; round-to-nearest-even is the encoding).
 std::vector<Bits> format_bits(Format f, const std::vector<float>& values);
 
 // Judges every element of `computed` (bit patterns in `format`) against `exact` with
-// per-element `bounds`.
+// per-element `bounds`, the tensor laid out as `layout` says (verify/judge/tensor_layout.h).
 TensorReport judge_tensor(const std::string& name, Format format, const std::vector<Bits>& computed,
-                          const ref::ExactValues& exact, const std::vector<double>& bounds,
-                          const Problem& problem, CoordFn coords,
-                          std::vector<std::string> coord_names);
+                          const ref::ExactValues& exact, const std::vector<double>& bounds, TensorLayout layout);
 
 }  // namespace ssmv::verify

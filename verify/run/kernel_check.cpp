@@ -75,13 +75,10 @@ KernelCheck judge_ssu(const DecodeProblem& d, const ref::ExactDecodeResult& exac
     std::copy(b.stored_state.begin() + r * per, b.stored_state.begin() + (r + 1) * per,
               pool_bound.begin() + d.out_slot(r) * per);
   }
-  // state_coords reads H, P, N of the problem: over the pool the first coordinate is the slot.
   KernelCheck kc{kernel, contract.name, device, {}};
-  kc.tensors.push_back(judge_tensor("y", d.problem.formats.output, got.y, exact.result.y, b.y,
-                                    d.problem, y_coords, kYCoordNames));
-  kc.tensors.push_back(judge_tensor("state_pool", d.problem.formats.state, got.state_pool,
-                                    exact.state_pool, pool_bound, d.problem, state_coords,
-                                    {"slot", "head", "dim", "state"}));
+  kc.tensors.push_back(judge_tensor("y", d.problem.formats.output, got.y, exact.result.y, b.y, y_layout(d.problem)));
+  kc.tensors.push_back(judge_tensor("state_pool", d.problem.formats.state, got.state_pool, exact.state_pool, pool_bound,
+                                    state_layout(d.problem, int64_t(got.state_pool.size()), "slot")));
   attribute_worst(kc.tensors[0], in, bound::BoundOf::y, kc.tensors[0].worst.index);
   const int64_t w = kc.tensors[1].worst.index, writer = w < 0 ? -1 : writer_of(d, w / per);
   if (writer >= 0) attribute_worst(kc.tensors[1], in, bound::BoundOf::stored_state, writer * per + w % per);
@@ -101,10 +98,10 @@ KernelCheck judge_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, in
 
   KernelCheck kc{"chunk_scan", contract.name, device, {}};
   const Format st = p.formats.state;
-  kc.tensors.push_back(judge_tensor("y", p.formats.output, format_bits(p.formats.output, got.y), exact.y,
-                                    b.y, p, y_coords, kYCoordNames));
+  kc.tensors.push_back(
+      judge_tensor("y", p.formats.output, format_bits(p.formats.output, got.y), exact.y, b.y, y_layout(p)));
   kc.tensors.push_back(judge_tensor("final_state", st, format_bits(st, got.final_state), exact.final_state,
-                                    b.final_state, p, state_coords, kStateCoordNames));
+                                    b.final_state, state_layout(p, int64_t(got.final_state.size()))));
   attribute_worst(kc.tensors[0], p, contract, exact, bound::BoundOf::y);
   attribute_worst(kc.tensors[1], p, contract, exact, bound::BoundOf::final_state);
   if (!got.boundary_states.empty()) {
@@ -118,7 +115,7 @@ KernelCheck judge_chunk_scan(const Problem& p, chunk_scan::ContractKind kind, in
                                  sa.state.certified_error.end());
     }
     kc.tensors.push_back(judge_tensor("boundary_states", st, format_bits(st, got.boundary_states), all,
-                                      b.boundary_state, p, state_coords, {"chunk", "head", "dim", "state"}));
+                                      b.boundary_state, state_layout(p, int64_t(got.boundary_states.size()), "chunk")));
     attribute_worst(kc.tensors[2], p, contract, exact, bound::BoundOf::boundary_state);
   }
   return kc;
@@ -215,9 +212,9 @@ KernelCheck check_handoff(const Problem& p, int64_t split, chunk_scan::ContractK
   KernelCheck kc{"chunk_scan+ssu", chunked.name + "+" + sequential.name, std::string(device_name(device)), {}};
   if (split == 0) kc = KernelCheck{"ssu", sequential.name, std::string(device_name(device)), {}};
   if (!decoded) kc = KernelCheck{"chunk_scan", chunked.name, std::string(device_name(device)), {}};
-  kc.tensors.push_back(judge_tensor("y", p.formats.output, got.y, exact.y, bounds.y, p, y_coords, kYCoordNames));
+  kc.tensors.push_back(judge_tensor("y", p.formats.output, got.y, exact.y, bounds.y, y_layout(p)));
   kc.tensors.push_back(judge_tensor("final_state", p.formats.state, got.final_state, exact.final_state,
-                                    bounds.final_state, p, state_coords, kStateCoordNames));
+                                    bounds.final_state, state_layout(p, int64_t(got.final_state.size()))));
   attribute_handoff(kc, p, prefill, chunked, sequential, false, exact);
   return kc;
 }

@@ -40,7 +40,7 @@ inline KernelCheck planted_check(const Problem& p, const KernelCheck& honest, co
   std::vector<Bits> bits = y.computed;
   for (const Plant& pl : plants) bits.at(size_t(pl.index)) = pl.bits;
   KernelCheck kc = honest;
-  kc.tensors[0] = judge_tensor("y", y.format, bits, exact.y, y.bounds, p, y_coords, y.coord_names);
+  kc.tensors[0] = judge_tensor("y", y.format, bits, exact.y, y.bounds, y_layout(p));
   return kc;
 }
 

@@ -150,10 +150,9 @@ TEST_P(CheckOutputs, StreamedJudgementEqualsJudgingTheKeptResult) {
     std::vector<float> y(exact.y.size());
     for (size_t i = 0; i < y.size(); ++i) y[i] = float(exact.y.nearest[i]) * (i % 7 == 0 ? 1.001f : 1.0f);
     if (with_nan) y[5] = NAN;
-    TensorReport ky = judge_tensor("y", p.formats.output, format_bits(p.formats.output, y), exact.y, b.y, p, y_coords,
-                                   kYCoordNames);
+    TensorReport ky = judge_tensor("y", p.formats.output, format_bits(p.formats.output, y), exact.y, b.y, y_layout(p));
     TensorReport ks = judge_tensor("final_state", p.formats.state, format_bits(p.formats.state, final_state),
-                                   exact.final_state, b.stored_state, p, state_coords, kStateCoordNames);
+                                   exact.final_state, b.stored_state, state_layout(p, int64_t(final_state.size())));
     attribute_worst(ky, in, bound::BoundOf::y, ky.worst.index);
     attribute_worst(ks, in, bound::BoundOf::stored_state, ks.worst.index);
     ASSERT_FALSE(ky.worst_bound_sources.empty());
@@ -193,10 +192,9 @@ TEST_P(CheckOutputs, StreamedChunkedJudgementEqualsJudgingTheKeptResult) {
   }
   std::vector<float> y(exact.y.size());
   for (size_t i = 0; i < y.size(); ++i) y[i] = float(exact.y.nearest[i]) * (i % 7 == 0 ? 1.001f : 1.0f);
-  TensorReport ky = judge_tensor("y", p.formats.output, format_bits(p.formats.output, y), exact.y, b.y, p, y_coords,
-                                 kYCoordNames);
+  TensorReport ky = judge_tensor("y", p.formats.output, format_bits(p.formats.output, y), exact.y, b.y, y_layout(p));
   TensorReport ks = judge_tensor("final_state", p.formats.state, format_bits(p.formats.state, final_state),
-                                 exact.final_state, b.final_state, p, state_coords, kStateCoordNames);
+                                 exact.final_state, b.final_state, state_layout(p, int64_t(final_state.size())));
   attribute_worst(ky, p, c, exact, bound::BoundOf::y);
   attribute_worst(ks, p, c, exact, bound::BoundOf::final_state);
   ASSERT_FALSE(ky.worst_bound_sources.empty());
@@ -232,10 +230,9 @@ TEST_P(CheckOutputs, StreamedHandoffJudgementEqualsJudgingTheKeptResult) {
   std::vector<float> y(exact.y.size());
   for (size_t i = 0; i < y.size(); ++i) y[i] = float(exact.y.nearest[i]) * (i % 7 == 0 ? 1.001f : 1.0f);
   KernelCheck kept{"handoff", "", "external", {}};
-  kept.tensors.push_back(judge_tensor("y", p.formats.output, format_bits(p.formats.output, y), exact.y, b.y, p,
-                                      y_coords, kYCoordNames));
+  kept.tensors.push_back(judge_tensor("y", p.formats.output, format_bits(p.formats.output, y), exact.y, b.y, y_layout(p)));
   kept.tensors.push_back(judge_tensor("final_state", p.formats.state, format_bits(p.formats.state, final_state),
-                                      exact.final_state, b.final_state, p, state_coords, kStateCoordNames));
+                                      exact.final_state, b.final_state, state_layout(p, int64_t(final_state.size()))));
   attribute_handoff(kept, p, prefill, chunked, decode, true, exact);
   ASSERT_FALSE(kept.tensors[0].worst_bound_sources.empty());
   ASSERT_FALSE(kept.tensors[1].worst_bound_sources.empty());
