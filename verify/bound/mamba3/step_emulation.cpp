@@ -69,13 +69,12 @@ EmulatedSteps emulate_steps(const Problem& pr, const EmulationOptions& o) {
         // [147–163] the angle: tanh·PI·dt + state, reduced, stored; pairs r >= R load 0.
         for (int64_t r = 0; r < N2; ++r) {
           const float a = r < R ? pr.angles[size_t(pr.angle_index(t, h, r))] : 0.0f;
-          float th = o.fns.tanh(a) * kPiF32;
-          th = th * dt;
+          const float tp = o.fns.tanh(a) * kPiF32;
           const bool keep_state = r < R && o.bug != PlantedBug::angle_state_ignored;
-          th = th + (keep_state ? angle[r] : 0.0f);
+          const float prev = keep_state ? angle[r] : 0.0f;
+          float th = o.fused ? std::fma(tp, dt, prev) : tp * dt + prev;
           const float kq = std::floor(th / kTwoPiF32);
-          const float p2 = kTwoPiF32 * kq;
-          th = th - p2;
+          th = o.fused ? std::fma(-kTwoPiF32, kq, th) : th - kTwoPiF32 * kq;
           if (r < R) angle[r] = th;
           cs[size_t(r)] = o.fns.cos(th);
           sn[size_t(r)] = o.fns.sin(th);
@@ -84,10 +83,9 @@ EmulatedSteps emulate_steps(const Problem& pr, const EmulationOptions& o) {
         for (int64_t r = 0; r < N2; ++r) {
           for (std::vector<float>* v : {&q, &k}) {
             const float u0 = (*v)[size_t(2 * r)], u1 = (*v)[size_t(2 * r + 1)];
-            const float a0 = u0 * cs[size_t(r)], b0 = u1 * sn[size_t(r)];
-            const float a1 = u0 * sn[size_t(r)], b1 = u1 * cs[size_t(r)];
-            (*v)[size_t(2 * r)] = a0 - b0;
-            (*v)[size_t(2 * r + 1)] = a1 + b1;
+            const float b0 = u1 * sn[size_t(r)], b1 = u1 * cs[size_t(r)];
+            (*v)[size_t(2 * r)] = o.fused ? std::fma(u0, cs[size_t(r)], -b0) : u0 * cs[size_t(r)] - b0;
+            (*v)[size_t(2 * r + 1)] = o.fused ? std::fma(u0, sn[size_t(r)], b1) : u0 * sn[size_t(r)] + b1;
           }
         }
         // [185–191] the gates.
@@ -105,25 +103,22 @@ EmulatedSteps emulate_steps(const Problem& pr, const EmulationOptions& o) {
           const float gx = gamma * x;
           for (int64_t n = 0; n < N; ++n) {
             const float d1 = bx * bp[n];
-            const float d2 = gx * k[size_t(n)];
-            const float diff = d1 + d2;
+            const float diff = o.fused ? std::fma(gx, k[size_t(n)], d1) : d1 + gx * k[size_t(n)];
             float s0 = Sst[p * N + n];
             if (o.bug == PlantedBug::state_rounded_before_update) s0 = to_format(Format::bf16, s0);
-            const float dec = s0 * alpha;
-            Sf[size_t(p * N + n)] = dec + diff;
+            Sf[size_t(p * N + n)] = o.fused ? std::fma(s0, alpha, diff) : s0 * alpha + diff;
           }
         }
         // [207–222] y = bf16(S)·bf16(c) (exact products, summed in fp32), + D·x, ·silu(z), stored.
         for (int64_t p = 0; p < P; ++p) {
           float acc = 0.0f;
           for (int64_t n = 0; n < N; ++n) {
-            const float prod = to_format(o.dot_operands, Sf[size_t(p * N + n)]) * to_format(o.dot_operands, q[size_t(n)]);
-            acc = acc + prod;
+            const float sd = to_format(o.dot_operands, Sf[size_t(p * N + n)]), cd = to_format(o.dot_operands, q[size_t(n)]);
+            acc = o.fused ? std::fma(sd, cd, acc) : acc + sd * cd;
           }
           const float x = pr.x[size_t(pr.x_index(t, h, p))];
           if (pr.has_D()) {
-            const float dx = pr.D[size_t(h)] * x;
-            acc = acc + dx;
+            acc = o.fused ? std::fma(pr.D[size_t(h)], x, acc) : acc + pr.D[size_t(h)] * x;
           }
           if (pr.has_z()) {
             const float z = pr.z[size_t(pr.x_index(t, h, p))];

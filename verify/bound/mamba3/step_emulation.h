@@ -44,6 +44,10 @@ struct EmulationOptions {
   Format dot_operands = Format::bf16;  // what S and c are rounded to before C·S (fp32: not rounded)
   Transcendentals fns = library_transcendentals();
   PlantedBug bug = PlantedBug::none;
+  // Contract every multiply-add the source allows into one fmaf, as Triton's default
+  // enable_fp_fusion may: θ = fma(t·PI, dt, θ_prev), θ − 2π·k, the turn's second product, the
+  // update's fma(γ·x, b, d1) and fma(S, α, diff), the dot's accumulation, fma(D, x, y).
+  bool fused = false;
 };
 
 struct EmulatedSteps {
