@@ -18,7 +18,7 @@ namespace ssmv::bound::mamba3 {
 // certified reference run one token at a time (reference/mamba3/reference.h: compute on a
 // sequence's first token, then decode; tests/certified_trace.h builds this from it). Everything
 // else exact (λ, α, β, γ, tanh, u = B + B_bias, b_t and c_t from θ_t) the bound evaluates in
-// double with a stated margin (docs/mamba3-bounds.md §5).
+// double with a stated margin (docs/mamba3-bounds.md §9).
 struct ExactTrace {
   std::vector<double> angle;        // [T, H, R] θ_t reduced to [0, 2π) (any representative mod 2π)
   std::vector<double> angle_error;  // [T, H, R] |θ_t − angle| modulo 2π, at most

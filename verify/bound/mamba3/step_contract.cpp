@@ -6,6 +6,12 @@
 #include <limits>
 
 namespace ssmv::bound::mamba3 {
+
+// The constants as the kernel has them: fp32(π) = 3.14159274..., and 1.44269504089 rounds to the
+// same fp32 as log2 e (0x3FB8AA3B, the constant of tl.exp's lowering).
+static_assert(kPiF32 == 3.14159274f && kTwoPiF32 == 2 * kPiF32);
+static_assert(kLog2eF32 == float(1.4426950408889634) && kLog2eF32 == 0x1.715476p+0f);
+
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();

@@ -26,9 +26,9 @@ struct StepContract {
   // (`tl.dot(ssm_state.to(tl.bfloat16), q_block...to(tl.bfloat16))`, line 207). fp32: no
   // rounding (a variant that keeps them in fp32 and reduces with fp32 FMAs, not tf32).
   Format dot_operands = Format::bf16;
-  // The dot may run on tensor cores (the truncating w16_a26_rz model of docs/design.md §4): the
-  // bound then takes the larger of that model and a chain of fp32 FMAs in any order. false:
-  // only the FMA chain.
+  // The dot may run on tensor cores (the truncating w16_a26_rz model measured for tl.dot in
+  // docs/measurements/triton-dot.md): the bound then takes the larger of that model and a chain
+  // of fp32 FMAs in any order. false: only the FMA chain.
   bool dot_tensor_cores = true;
   // Budgets, |computed − exact| ≤ (ulp_const + ulp_per_abs_arg·|x|)·ulp_fp32(exact) + abs_error
   // for x in [arg_lo, arg_hi] (spec/contract.h). `exp` is the whole of exp2(fl(adt·log2e_f)),
@@ -47,7 +47,7 @@ StepContract production_h200();
 
 // The host emulation (step_emulation.h): every transcendental through the C++ library's fp32
 // functions (std::tanh, std::cos, std::sin, std::exp2 on floats); budgets derived in
-// docs/mamba3-bounds.md §6 and checked by tests/emulation_budget_test.cpp; exp covers adt > 0
+// docs/mamba3-bounds.md §10 and checked by tests/emulation_budget_test.cpp; exp covers adt > 0
 // as well; the division is IEEE (½ ULP).
 StepContract host_emulation();
 
