@@ -25,6 +25,7 @@
 
 #include "reference/reference.h"
 #include "spec/realistic_problem.h"
+#include "verify/family/registry.h"
 #include "verify/run/kernel_check.h"
 #include "verify/tensor_file/dump_metadata.h"
 #include "verify/tensor_file/problem_file.h"
@@ -231,7 +232,7 @@ int plain(const Options& o) {
   refuse_options(o, {"--tokens", "--batch", "--heads", "--P", "--N", "--seed", "--threads"});
   std::map<std::string, std::string> metadata;
   const tf::TensorMap tensors = tf::load_tensor_file(o.path, &metadata);
-  const tf::DumpOptions d = tf::dump_options_from_metadata(metadata, o.path);
+  const tf::DumpOptions d = tf::dump_options_from_metadata(metadata, o.path, ssmv::family::kernel_names());
   tf::ProblemFileOptions po;
   po.formats = Formats{d.input_format.value_or(Format::bf16), d.state_format.value_or(Format::fp32),
                        d.output_format.value_or(Format::bf16)};

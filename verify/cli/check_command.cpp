@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -12,10 +13,8 @@
 #include "spec/progress.h"
 #include "verify/cli/command_line.h"
 #include "verify/cli/dump_options.h"
-#include "verify/cli/hints.h"
 #include "verify/cli/verdict_table.h"
-#include "verify/judge/external_check.h"
-#include "verify/judge/stochastic_bias.h"
+#include "verify/family/family.h"
 #include "verify/sharp/sharp_verdict.h"
 
 namespace ssmv::cli {
@@ -110,48 +109,34 @@ int check_command(const std::vector<std::string>& args) {
 
   std::optional<progress::Display> display;
   if (!quiet) display.emplace(stderr, "ssmv check", isatty(fileno(stderr)) != 0);
-  const ResolvedDump dump = [&] {
+  // The family reads the problem, the kernel and the outputs; the files' tensors are dropped
+  // before judging (their bytes are as large as the dump).
+  const std::unique_ptr<family::Dump> dump = [&] {
     const progress::Phase reading("reading the dump", 0, "");
-    return resolve_dump(problem_path, outputs_path, declared);
+    const DumpOnDisk disk = read_dump(problem_path, outputs_path, declared);
+    return family_of(disk.options, problem_path, "").read(disk.files());
   }();
-  const Contract& contract = dump.kernel.family == "handoff" ? dump.kernel.decode_contract : dump.kernel.contract;
-  const bool stochastic = verify::stores_stochastically(contract, "y", dump.problem.formats) ||
-                          verify::stores_stochastically(contract, "final_state", dump.problem.formats);
-  // The table prints no per-element vectors; the bias test of a stochastic rounding reads them.
-  // The sharp verdict reads every element's weight (it judges one kernel per dump, not a
-  // hand-off); without it the table needs none.
-  const bool sharp_reads_weights = sharp && dump.kernel.family != "handoff";
-  verify::KernelCheck kc;
+  family::CheckOptions options;
+  options.sharp = sharp;
+  options.sharp_options = sharp_options;
+  options.sharp_options.threads = ref::default_threads();
+  options.false_alarm = false_alarm;
+  family::CheckedDump checked;
   try {
-    kc = verify::check_external(
-        dump.problem, dump.kernel, dump.outputs.y, dump.outputs.final_states,
-        stochastic ? verify::ElementDetail::elements
-                   : (sharp_reads_weights ? verify::ElementDetail::sharp_weights : verify::ElementDetail::summary));
-    if (sharp) {
-      sharp_options.threads = ref::default_threads();
-      sharp::sharp_verdicts(dump.problem, dump.kernel, kc, dump.outputs.y, dump.outputs.final_states, sharp_options);
-    }
+    checked = dump->check(problem_path, options);
   } catch (const std::invalid_argument& e) {  // e.g. a transcendental outside its budget's range
-    const std::string hint = softplus_hint(dump.problem);
+    const std::string hint = dump->error_hint();
     throw UsageError("ssmv check " + problem_path + ": " + e.what() + (hint.empty() ? "" : "\n" + hint));
   }
-  const bool suspicious = sharp::any_suspicious(kc);
-  // The sharp verdict has read its per-element weights (2 bytes per element: 134 MB for a
-  // 256-request decode step's final state); give them back before the table copies the check.
-  for (verify::TensorReport& t : kc.tensors) std::vector<uint16_t>().swap(t.sharp_weights);
+  const bool suspicious = sharp::any_suspicious(checked.entry.check);
   display.reset();  // the progress line is cleared before the report is printed
   if (timings) print_timings(stderr);
   VerdictTable table("ssmv check");
-  table.add(verify::report_entry(problem_path, kc, dump.problem));
+  table.add(checked.entry);
   table.print(stdout);
   table.print_bad_elements(stdout);
   if (!table.ok()) {
-    for (const std::string& hint : {softplus_hint(dump.problem),
-                                    narrower_format_hint("y", dump.problem.formats.output, dump.outputs.y),
-                                    narrower_format_hint("final_states", dump.problem.formats.state,
-                                                         dump.outputs.final_states)}) {
-      if (!hint.empty()) std::printf("\n%s\n", hint.c_str());
-    }
+    for (const std::string& hint : dump->failure_hints()) std::printf("\n%s\n", hint.c_str());
   }
   table.write_files(json_path, markdown_path, junit_path);
   if (!table.ok()) {
@@ -159,14 +144,13 @@ int check_command(const std::vector<std::string>& args) {
                 "OTHER` sets this dump beside another kernel's on the same problem\n", problem_path.c_str());
   }
   bool biased = false;
-  for (const verify::TensorBias& b : verify::stochastic_biases(dump.problem, dump.kernel, kc, dump.outputs.y,
-                                                               dump.outputs.final_states, false_alarm)) {
+  for (const verify::TensorBias& b : checked.biases) {
     std::printf("\nstochastic rounding of %s: %s\n", b.tensor.c_str(), b.bias.text().c_str());
     biased = biased || b.bias.biased;
   }
   if (sharp) {
     std::printf("\nsharp verdict (docs/sharp-verdicts.md):\n");
-    for (const verify::TensorReport& t : kc.tensors) {
+    for (const verify::TensorReport& t : checked.entry.check.tensors) {
       if (!t.sharp.evaluated && t.sharp.why_not.empty()) continue;
       std::printf("  %s: %s\n", t.name.c_str(), t.sharp.text().c_str());
       for (size_t i = 1; i < t.sharp.attribution.size() && i < 3; ++i) {

@@ -20,17 +20,13 @@
 #include <string>
 #include <vector>
 
+#include "verify/cli/usage_error.h"
+
 namespace CLI {
 class App;  // included by command_line.cpp only
 }
 
 namespace ssmv::cli {
-
-// Bad usage: the message names the option and the value; ssmv exits with code 2.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 class CommandLine {
  public:

@@ -12,12 +12,15 @@
 #include "verify/cli/command_line.h"
 #include "verify/cli/dump_options.h"
 #include "verify/cli/verdict_table.h"
+#include "verify/family/mamba2/dump_reading.h"
 #include "verify/judge/external_check.h"
 #include "verify/judge/side_by_side.h"
 
 namespace ssmv::cli {
 namespace {
 
+using family::mamba2::kernel_of;
+using family::mamba2::problem_of;
 using tensor_file::DumpOptions;
 
 // The options that describe the problem (shared by both sides), without the kernel's.
@@ -97,10 +100,16 @@ SideResult check_side(const std::string& label, const Side& side, const LoadedFi
     if (!o.dt_softplus) o.dt_softplus = problem_file.declared.dt_softplus;
     if (!o.dt_limit) o.dt_limit = problem_file.declared.dt_limit;
   }
-  SideResult r{problem_of(problem_file, o), {}};
+  // Side by side is Mamba2's so far: the other families' checks keep no per-element values.
+  const family::Family& fam = family_of(o, side.file.path, label + "-");
+  if (fam.name() != "mamba2") {
+    throw UsageError("ssmv compare: side " + label + "'s kernel '" + *o.kernel + "' is of the " + fam.name() +
+                     " family; compare sets Mamba2's kernels (ssu, chunk_scan, handoff) side by side only");
+  }
+  SideResult r{problem_of(problem_file.tensors, problem_file.path, o), {}};
   // The same problem on both sides: a dump that holds inputs must hold these inputs.
   if (has_problem_tensors(side.file) && side.file.path != problem_file.path) {
-    const std::string diff = first_difference(r.problem, problem_of(side.file, o));
+    const std::string diff = first_difference(r.problem, problem_of(side.file.tensors, side.file.path, o));
     if (!diff.empty()) {
       throw UsageError("ssmv compare: " + side.file.path + " (side " + label + ") is a dump of another problem than " +
                        problem_file.path + ": " + diff);
@@ -108,7 +117,7 @@ SideResult check_side(const std::string& label, const Side& side, const LoadedFi
   }
   // A hand-off's per-sequence prefix belongs to its side: the tensor prefill_tokens of the
   // side's own file (the other side of a compare is usually no hand-off).
-  const verify::ExternalKernel kernel = kernel_of(o, side.file, r.problem, label + "-");
+  const verify::ExternalKernel kernel = kernel_of(o, side.file.tensors, side.file.path, r.problem, label + "-");
   const tensor_file::KernelOutputs outputs =
       tensor_file::outputs_from_tensors(side.file.tensors, side.file.path, r.problem);
   r.check = verify::check_external(r.problem, kernel, outputs.y, outputs.final_states);

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "verify/contracts/contract_json.h"
+#include "verify/family/registry.h"
 #include "verify/tensor_file/tensor_file.h"
 
 namespace ssmv::cli {
@@ -94,8 +94,9 @@ void add_kernel_options(CommandLine& line, const std::string& prefix, DumpOption
             "stored in the state format between launches; chunk_scan: a chunked prefill with --chunk-size; handoff: "
             "the first K tokens of every sequence through the chunked kernel, the rest decoded token by token from "
             "the state it stored in the state format", [&o, kernel](const std::string& k) {
-    if (k != "ssu" && k != "chunk_scan" && k != "handoff") {
-      throw UsageError("option '" + kernel + "' = '" + k + "': expected " + tensor_file::kDumpKernels);
+    if (family::family_of_kernel(k) == nullptr) {
+      throw UsageError("option '" + kernel + "' = '" + k + "': expected " +
+                       tensor_file::kernel_choices(family::kernel_names()));
     }
     o.kernel = k;
   });
@@ -129,7 +130,7 @@ LoadedFile load_dump_file(const std::string& path) {
   f.path = path;
   std::map<std::string, std::string> metadata;
   f.tensors = tensor_file::load_tensor_file(path, &metadata);
-  f.declared = tensor_file::dump_options_from_metadata(metadata, path);
+  f.declared = tensor_file::dump_options_from_metadata(metadata, path, family::kernel_names());
   return f;
 }
 
@@ -152,91 +153,35 @@ DumpOptions merge_declared(const DumpOptions& declared, const std::string& what,
   return o;
 }
 
-Problem problem_of(const LoadedFile& file, const DumpOptions& o) {
-  tensor_file::ProblemFileOptions po;
-  if (o.input_format) po.formats.input = *o.input_format;
-  if (o.state_format) po.formats.state = *o.state_format;
-  if (o.output_format) po.formats.output = *o.output_format;
-  po.dt_softplus = o.dt_softplus.value_or(false);
-  if (o.dt_limit) {
-    po.dt_limit_lo = o.dt_limit->first;
-    po.dt_limit_hi = o.dt_limit->second;
+DumpOnDisk read_dump(const std::string& problem_path, const std::string& outputs_path, const DeclaredOptions& declared) {
+  DumpOnDisk d;
+  d.problem_file = load_dump_file(problem_path);
+  contracts_override(declared.dump, d.problem_file, "");
+  d.options = merge_declared(resolve_declared(declared), "option", d.problem_file);
+  if (!outputs_path.empty() && outputs_path != problem_path) {
+    d.outputs_file = load_dump_file(outputs_path);
+    contracts_override(declared.dump, *d.outputs_file, "");
+    d.options = merge_declared(d.options, "option or " + problem_path + " metadata", *d.outputs_file);
   }
-  return tensor_file::problem_from_tensors(file.tensors, file.path, po);
-}
-
-verify::ExternalKernel kernel_of(const DumpOptions& o, const LoadedFile& problem_file, const Problem& problem,
-                                 const std::string& prefix) {
-  if (!o.kernel) {
-    throw UsageError("no kernel: give --" + prefix + "kernel ssu|chunk_scan|handoff, or store 'ssmv.kernel' in " +
-                     problem_file.path + " (docs/tensor-files.md)");
-  }
-  verify::ExternalKernel k;
-  k.family = *o.kernel;
-  const bool chunked = k.family != "ssu";
-  if (!chunked && (o.chunk_size || o.chunk_layout)) {
-    throw UsageError("option '--" + prefix + (o.chunk_size ? "chunk-size" : "chunk-layout") +
-                     "' given for kernel 'ssu', which has no chunks");
-  }
-  if (k.family != "handoff" && o.decode_contract) {
-    throw UsageError("option '--" + prefix + "decode-contract' = '" + *o.decode_contract + "' given for kernel '" +
-                     k.family + "': only a hand-off has a decode part");
-  }
-  const int64_t L = o.chunk_size.value_or(256);
-  const std::string contract = o.contract.value_or(chunked ? "chunk_scan.production" : "ssu");
-  k.contract = verify::load_contract(contract, chunked ? L : 0);
-  if (chunked && o.chunk_layout) parse_chunk_layout(*o.chunk_layout, k.contract.chunk_layout);  // validated when read
-  if (k.family == "handoff") k.decode_contract = verify::load_contract(o.decode_contract.value_or("ssu"), 0);
-
-  const std::optional<std::vector<int64_t>> tensor =
-      tensor_file::prefill_tokens_from_tensors(problem_file.tensors, problem_file.path, problem);
-  if (k.family != "handoff") {
-    if (tensor || o.prefill_tokens) {
-      throw UsageError(std::string(tensor ? "tensor 'prefill_tokens' in " + problem_file.path
-                                          : "option '--" + prefix + "prefill-tokens'") +
-                       " given for kernel '" + k.family +
-                       "': prefill tokens describe a hand-off (--" + prefix + "kernel handoff)");
-    }
-  } else if (tensor && o.prefill_tokens) {
-    for (size_t q = 0; q < tensor->size(); ++q) {
-      if ((*tensor)[q] != *o.prefill_tokens) {
-        throw UsageError("prefill tokens: " + std::to_string(*o.prefill_tokens) + " (option or metadata) contradicts " +
-                         problem_file.path + " tensor 'prefill_tokens'[" + std::to_string(q) + "] = " +
-                         std::to_string((*tensor)[q]));
-      }
-    }
-    k.prefill_tokens = *tensor;
-  } else if (tensor) {
-    k.prefill_tokens = *tensor;
-  } else if (o.prefill_tokens) {
-    k.prefill_tokens.assign(problem.shape.num_sequences(), *o.prefill_tokens);
-  } else {
-    throw UsageError("kernel 'handoff' needs the prefix: --" + prefix + "prefill-tokens K, metadata " +
-                     "'ssmv.prefill_tokens', or a tensor prefill_tokens [S] in " + problem_file.path);
-  }
-  k.tokens_per_launch = o.tokens_per_launch.value_or(1);
-  verify::validate_external(problem, k);
-  return k;
-}
-
-ResolvedDump resolve_dump(const std::string& problem_path, const std::string& outputs_path,
-                          const DeclaredOptions& declared) {
-  LoadedFile problem_file = load_dump_file(problem_path);
-  contracts_override(declared.dump, problem_file, "");
-  DumpOptions options = merge_declared(resolve_declared(declared), "option", problem_file);
-  LoadedFile outputs_file;
-  const bool separate_outputs = !outputs_path.empty() && outputs_path != problem_path;
-  if (separate_outputs) {
-    outputs_file = load_dump_file(outputs_path);
-    contracts_override(declared.dump, outputs_file, "");
-    options = merge_declared(options, "option or " + problem_path + " metadata", outputs_file);
-  }
-  ResolvedDump d;
-  d.problem = problem_of(problem_file, options);
-  d.kernel = kernel_of(options, problem_file, d.problem, "");
-  const LoadedFile& outputs = separate_outputs ? outputs_file : problem_file;
-  d.outputs = tensor_file::outputs_from_tensors(outputs.tensors, outputs.path, d.problem);
   return d;
+}
+
+family::DumpFiles DumpOnDisk::files() const {
+  const LoadedFile& outputs = outputs_file ? *outputs_file : problem_file;
+  return {problem_file.path, &problem_file.tensors, outputs.path, &outputs.tensors, options};
+}
+
+const family::Family& family_of(const DumpOptions& o, const std::string& problem_path, const std::string& prefix) {
+  std::string choices;
+  for (const std::string& k : family::kernel_names()) choices += (choices.empty() ? "" : "|") + k;
+  if (!o.kernel) {
+    throw UsageError("no kernel: give --" + prefix + "kernel " + choices + ", or store 'ssmv.kernel' in " +
+                     problem_path + " (docs/tensor-files.md)");
+  }
+  const family::Family* f = family::family_of_kernel(*o.kernel);
+  // Flags and metadata are checked against the registry when read; a caller's own options may not be.
+  if (f == nullptr) throw UsageError("kernel '" + *o.kernel + "': expected " + choices);
+  return *f;
 }
 
 }  // namespace ssmv::cli

@@ -4,14 +4,14 @@
 // files that contradict each other, is a usage error naming both values.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "spec/problem.h"
 #include "verify/cli/command_line.h"
-#include "verify/judge/external_check.h"
+#include "verify/family/family.h"
 #include "verify/tensor_file/dump_metadata.h"
-#include "verify/tensor_file/problem_file.h"
+#include "verify/tensor_file/tensor.h"
 
 namespace ssmv::cli {
 
@@ -33,7 +33,8 @@ void add_problem_options(CommandLine& line, DeclaredOptions& o);
 // check, "a-" / "b-" for compare's two sides), read into `o`.
 void add_kernel_options(CommandLine& line, const std::string& prefix, tensor_file::DumpOptions& o);
 
-// A file's tensors and metadata, loaded once.
+// A file's tensors and metadata, loaded once; ssmv.kernel must name a registered kernel
+// (verify/family/registry.h).
 struct LoadedFile {
   std::string path;
   tensor_file::TensorMap tensors;
@@ -51,24 +52,21 @@ void contracts_override(const tensor_file::DumpOptions& flags, LoadedFile& file,
 tensor_file::DumpOptions merge_declared(const tensor_file::DumpOptions& declared, const std::string& what,
                                         const LoadedFile& file);
 
-// The problem of `file` under the merged options (defaults: bf16 inputs, fp32 state, bf16
-// output, no softplus, no limit).
-Problem problem_of(const LoadedFile& file, const tensor_file::DumpOptions& options);
-
-// The kernel that made a dump, from the merged options and the problem file (its optional
-// prefill_tokens tensor): defaults chunk size 256, contracts ssu / chunk_scan.production.
-// `flag_prefix` names the flags in messages ("" or "a-"/"b-").
-verify::ExternalKernel kernel_of(const tensor_file::DumpOptions& options, const LoadedFile& problem_file,
-                                 const Problem& problem, const std::string& flag_prefix);
-
-// A dump resolved as `ssmv check` resolves it: the problem file (and a separate outputs
-// file, "" or the same path: none) with their metadata, merged with the flags.
-struct ResolvedDump {
-  Problem problem;
-  verify::ExternalKernel kernel;
-  tensor_file::KernelOutputs outputs;
+// A dump as `ssmv check` reads it: the problem file and an optional separate outputs file,
+// their metadata merged with the flags. Its family reads the problem, kernel and outputs from
+// files(); drop it then (the tensors' bytes are as large as the dump).
+struct DumpOnDisk {
+  LoadedFile problem_file;
+  std::optional<LoadedFile> outputs_file;  // none: the outputs are in the problem file
+  tensor_file::DumpOptions options;
+  family::DumpFiles files() const;
 };
-ResolvedDump resolve_dump(const std::string& problem_path, const std::string& outputs_path,
-                          const DeclaredOptions& declared);
+// outputs_path "" or the problem's path: the outputs are in the problem file.
+DumpOnDisk read_dump(const std::string& problem_path, const std::string& outputs_path, const DeclaredOptions& declared);
+
+// The family of the dump's kernel (verify/family/registry.h); a UsageError when the options
+// name no kernel. `flag_prefix` names the flag in the message ("" or "a-"/"b-").
+const family::Family& family_of(const tensor_file::DumpOptions& options, const std::string& problem_path,
+                                const std::string& flag_prefix);
 
 }  // namespace ssmv::cli

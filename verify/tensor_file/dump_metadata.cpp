@@ -1,5 +1,6 @@
 #include "verify/tensor_file/dump_metadata.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -89,7 +90,16 @@ bool parse_dt_limit(const std::string& text, bool allow_rounding, std::pair<floa
 
 std::string dt_limit_text(std::pair<float, float> limit) { return hex_float(limit.first) + "," + hex_float(limit.second); }
 
-DumpOptions dump_options_from_metadata(const std::map<std::string, std::string>& metadata, const std::string& file) {
+std::string kernel_choices(const std::vector<std::string>& kernels) {
+  std::string text;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == kernels.size() ? " or " : ", ") + kernels[i];
+  }
+  return text;
+}
+
+DumpOptions dump_options_from_metadata(const std::map<std::string, std::string>& metadata, const std::string& file,
+                                       const std::vector<std::string>& kernels) {
   DumpOptions o;
   for (const auto& [full_key, v] : metadata) {
     if (full_key.rfind(kPrefix, 0) != 0) continue;  // another tool's key
@@ -100,7 +110,9 @@ DumpOptions dump_options_from_metadata(const std::map<std::string, std::string>&
       Where{file, ""}.fail("metadata '" + full_key + "'", "unknown key (known: " + known + ")");
     }
     if (key == "kernel") {
-      if (v != "ssu" && v != "chunk_scan" && v != "handoff") bad(file, key, v, std::string("expected ") + kDumpKernels);
+      if (std::find(kernels.begin(), kernels.end(), v) == kernels.end()) {
+        bad(file, key, v, "expected " + kernel_choices(kernels));
+      }
       o.kernel = v;
     } else if (key == "input_format" || key == "state_format" || key == "output_format") {
       Format f;

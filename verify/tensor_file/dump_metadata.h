@@ -7,7 +7,7 @@
 // the keys that start with "ssmv." and ignores the others (safetensors writers add their
 // own, e.g. "format": "pt"); an unknown "ssmv." key is an error, so a misspelt option is
 // never silently ignored. Keys (docs/tensor-files.md):
-//   ssmv.kernel          ssu | chunk_scan | handoff
+//   ssmv.kernel          a registered kernel (verify/family/registry.h): ssu | chunk_scan | handoff, ...
 //   ssmv.input_format, ssmv.state_format, ssmv.output_format   fp32 | bf16 | fp16
 //   ssmv.dt_softplus     true | false
 //   ssmv.dt_limit        "LO,HI": fp32 values (decimal, C99 hex float, inf, -inf)
@@ -23,6 +23,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "spec/format.h"
 
@@ -42,13 +43,14 @@ struct DumpOptions {
   std::optional<std::string> source;
 };
 
-// The kernel families a dump can name, as `ssmv check --kernel` takes them.
-inline constexpr const char* kDumpKernels = "ssu, chunk_scan or handoff";
-
 // Reads the "ssmv." keys of `metadata`; every value is validated (TensorFileError naming
-// the file, "metadata 'ssmv.<key>'", the value and what was expected).
-DumpOptions dump_options_from_metadata(const std::map<std::string, std::string>& metadata,
-                                       const std::string& file);
+// the file, "metadata 'ssmv.<key>'", the value and what was expected). `kernels`: the kernel
+// names ssmv.kernel may take (the registered ones, verify/family/registry.h; this library
+// sits below the families).
+DumpOptions dump_options_from_metadata(const std::map<std::string, std::string>& metadata, const std::string& file,
+                                       const std::vector<std::string>& kernels);
+// "ssu, chunk_scan or handoff": a list of kernel names as messages print it.
+std::string kernel_choices(const std::vector<std::string>& kernels);
 // The inverse: the "ssmv." keys of the fields that are set (dt limits as hex floats).
 std::map<std::string, std::string> metadata_from_dump_options(const DumpOptions& options);
 

@@ -18,6 +18,7 @@
 
 #include "verify/cli/dump_options.h"
 #include "verify/contracts/contract_json.h"
+#include "verify/family/mamba2/dump_reading.h"
 #include "verify/judge/external_check.h"
 #include "verify/judge/side_by_side.h"
 #include "verify/judge/stochastic_bias.h"
@@ -36,11 +37,11 @@ std::vector<std::string> fixtures() {
   return out;
 }
 
-cli::ResolvedDump load(const std::string& name) {
-  return cli::resolve_dump(std::string(SSMV_FLASHINFER_FIXTURES) + "/" + name, "", {});
+family::mamba2::ResolvedDump load(const std::string& name) {
+  return family::mamba2::resolve(cli::read_dump(std::string(SSMV_FLASHINFER_FIXTURES) + "/" + name, "", {}).files());
 }
 
-bool scaled_int16(const cli::ResolvedDump& d) { return d.problem.formats.state == Format::int16_scaled; }
+bool scaled_int16(const family::mamba2::ResolvedDump& d) { return d.problem.formats.state == Format::int16_scaled; }
 
 const TensorReport& tensor(const KernelCheck& kc, const std::string& name) {
   for (const TensorReport& t : kc.tensors) {
@@ -55,7 +56,7 @@ TEST(FlashInferFixtures, CoverTheAlgorithmsStatesAndLaunchCadences) {
   int mtp = 0, stp = 0, sr = 0, fp32_out = 0, handoff = 0, int16 = 0, int16_mtp = 0;
   std::set<int64_t> cadences;
   for (const std::string& f : fixtures()) {
-    const cli::ResolvedDump d = load(f);
+    const family::mamba2::ResolvedDump d = load(f);
     if (d.kernel.family == "handoff") {
       ++handoff;
       EXPECT_EQ(d.kernel.contract.name, "triton.chunk_scan");
@@ -82,7 +83,7 @@ TEST(FlashInferFixtures, CoverTheAlgorithmsStatesAndLaunchCadences) {
 class FlashInferFixture : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FlashInferFixture, IsWithinItsPreset) {
-  const cli::ResolvedDump d = load(GetParam());
+  const family::mamba2::ResolvedDump d = load(GetParam());
   const Contract& decoder = d.kernel.family == "handoff" ? d.kernel.decode_contract : d.kernel.contract;
   EXPECT_EQ(decoder.name, stochastic(GetParam()) ? "flashinfer.ssu.sr" : "flashinfer.ssu");
   const KernelCheck kc = check_external(d.problem, d.kernel, d.outputs.y, d.outputs.final_states);
@@ -119,7 +120,7 @@ TEST_P(FlashInferFixture, IsWithinItsPreset) {
 // as launched 4 tokens at a time (one store per 4 tokens) exceeds that cadence's bound.
 TEST_P(FlashInferFixture, WrongContractsAndCadencesAreViolations) {
   const std::string f = GetParam();
-  cli::ResolvedDump d = load(f);
+  family::mamba2::ResolvedDump d = load(f);
   const auto final_state_violations = [&](const ExternalKernel& k) {
     return tensor(check_external(d.problem, k, d.outputs.y, d.outputs.final_states), "final_state")
         .count(Verdict::violation);
@@ -184,8 +185,9 @@ TEST(FlashInferVsTriton, TheDecodesDifferOnlyWithinTheirContractsAndWhere) {
   using bound::BoundSource;
   const std::string dir = std::string(SSMV_FLASHINFER_FIXTURES) + "/";
   for (const std::string state : {"fp32", "bf16"}) {
-    const cli::ResolvedDump fi = load("cmp_stp_auto_" + state + "state.npz");
-    const cli::ResolvedDump tr = cli::resolve_dump(dir + "triton_same_problem/cmp_triton_" + state + "state.npz", "", {});
+    const family::mamba2::ResolvedDump fi = load("cmp_stp_auto_" + state + "state.npz");
+    const family::mamba2::ResolvedDump tr = family::mamba2::resolve(
+        cli::read_dump(dir + "triton_same_problem/cmp_triton_" + state + "state.npz", "", {}).files());
     EXPECT_EQ(fi.kernel.contract.name, "flashinfer.ssu");
     EXPECT_EQ(tr.kernel.contract.name, "triton.ssu");
     ASSERT_EQ(fi.problem.x, tr.problem.x);

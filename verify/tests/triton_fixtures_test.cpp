@@ -14,6 +14,7 @@
 
 #include "verify/cli/dump_options.h"
 #include "verify/contracts/contract_json.h"
+#include "verify/family/mamba2/dump_reading.h"
 #include "verify/judge/external_check.h"
 
 namespace ssmv::verify {
@@ -28,11 +29,11 @@ std::vector<std::string> fixtures() {
   return out;
 }
 
-cli::ResolvedDump load(const std::string& name) {
-  return cli::resolve_dump(std::string(SSMV_TRITON_FIXTURES) + "/" + name, "", {});
+family::mamba2::ResolvedDump load(const std::string& name) {
+  return family::mamba2::resolve(cli::read_dump(std::string(SSMV_TRITON_FIXTURES) + "/" + name, "", {}).files());
 }
 
-KernelCheck check(const cli::ResolvedDump& d) {
+KernelCheck check(const family::mamba2::ResolvedDump& d) {
   return check_external(d.problem, d.kernel, d.outputs.y, d.outputs.final_states);
 }
 
@@ -60,7 +61,7 @@ int64_t violations(const KernelCheck& kc, const std::string& name) {
 TEST(TritonFixtures, CoverEveryKernelFamilyAndLayout) {
   int ssu = 0, batched = 0, varlen = 0, handoff = 0;
   for (const std::string& f : judged_fixtures()) {
-    const cli::ResolvedDump d = load(f);
+    const family::mamba2::ResolvedDump d = load(f);
     ssu += d.kernel.family == "ssu";
     handoff += d.kernel.family == "handoff";
     if (d.kernel.family == "chunk_scan") (d.kernel.contract.chunk_layout == ChunkLayout::global ? varlen : batched)++;
@@ -74,7 +75,7 @@ TEST(TritonFixtures, CoverEveryKernelFamilyAndLayout) {
 class TritonFixture : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TritonFixture, IsWithinItsPreset) {
-  const cli::ResolvedDump d = load(GetParam());
+  const family::mamba2::ResolvedDump d = load(GetParam());
   const KernelCheck kc = check(d);
   ASSERT_FALSE(kc.tensors.empty());
   for (const TensorReport& t : kc.tensors) {
@@ -105,7 +106,7 @@ INSTANTIATE_TEST_SUITE_P(Dumps, TritonFixture, ::testing::ValuesIn(judged_fixtur
 TEST(TritonWrongContract, AnSsuDumpWithAnFp32StateViolatesTheBundledSsuPreset) {
   int judged = 0;
   for (const std::string& f : judged_fixtures()) {
-    cli::ResolvedDump d = load(f);
+    family::mamba2::ResolvedDump d = load(f);
     if (d.kernel.family != "ssu" || d.problem.formats.state != Format::fp32 || !d.problem.dt_softplus) continue;
     d.kernel.contract = load_contract("ssu", 0);
     EXPECT_GT(violations(check(d), "final_state"), 0) << f;
@@ -119,7 +120,7 @@ TEST(TritonWrongContract, AnSsuDumpWithAnFp32StateViolatesTheBundledSsuPreset) {
 TEST(TritonWrongContract, AChunkedDumpViolatesTheFp32Contract) {
   int judged = 0;
   for (const std::string& f : judged_fixtures()) {
-    cli::ResolvedDump d = load(f);
+    family::mamba2::ResolvedDump d = load(f);
     if (d.kernel.family == "ssu") continue;
     const ChunkLayout layout = d.kernel.contract.chunk_layout;
     d.kernel.contract = load_contract("chunk_scan.fp32", d.kernel.contract.chunk_size);
@@ -136,7 +137,7 @@ TEST(TritonWrongContract, AChunkedDumpViolatesTheFp32Contract) {
 TEST(TritonWrongOption, AFlippedSoftplusOptionIsAViolationInY) {
   int judged = 0;
   for (const std::string& f : judged_fixtures()) {
-    cli::ResolvedDump d = load(f);
+    family::mamba2::ResolvedDump d = load(f);
     if (d.kernel.family == "ssu" && d.problem.dt_softplus) continue;  // refused instead (exp argument > 0)
     d.problem.dt_softplus = !d.problem.dt_softplus;
     EXPECT_GT(violations(check(d), "y"), 0) << f;
@@ -151,7 +152,7 @@ TEST(TritonWrongOption, AFlippedSoftplusOptionIsAViolationInY) {
 // decode bound (measured usage 50 to 87 as one kernel; 61 with the prefix halved).
 TEST(TritonWrongOption, AHandoffJudgedAsOneDecodeKernelIsAViolation) {
   for (const char* name : {"handoff_L64_K100_fp32state.npz", "example_handoff_K200_fp32state.npz"}) {
-    cli::ResolvedDump d = load(name);
+    family::mamba2::ResolvedDump d = load(name);
     d.kernel.family = "ssu";
     d.kernel.prefill_tokens.clear();
     d.kernel.contract = d.kernel.decode_contract;
@@ -160,7 +161,7 @@ TEST(TritonWrongOption, AHandoffJudgedAsOneDecodeKernelIsAViolation) {
 }
 
 TEST(TritonWrongOption, AHalvedHandoffPrefixIsAViolationInY) {
-  cli::ResolvedDump d = load("example_handoff_K200_fp32state.npz");
+  family::mamba2::ResolvedDump d = load("example_handoff_K200_fp32state.npz");
   for (int64_t& k : d.kernel.prefill_tokens) k /= 2;
   EXPECT_GT(violations(check(d), "y"), 0);
 }
@@ -180,13 +181,13 @@ TEST(TritonPresets, Fp32InputsAreRefusedByTheChunkedPreset) {
 }
 
 TEST(TritonPresets, APresetOfTheOtherFamilyIsRefused) {
-  cli::ResolvedDump d = load("ssu_bf16in_fp32state_z_D_T4.npz");
+  family::mamba2::ResolvedDump d = load("ssu_bf16in_fp32state_z_D_T4.npz");
   d.kernel.contract = load_contract("triton.chunk_scan", 64);
   EXPECT_THROW(check(d), ProblemError);
 }
 
 TEST(TritonPresets, AnSsuDumpWithoutItsSoftplusIsRefusedNotJudged) {
-  cli::ResolvedDump d = load("ssu_bf16in_fp32state_z_D_T4.npz");
+  family::mamba2::ResolvedDump d = load("ssu_bf16in_fp32state_z_D_T4.npz");
   d.problem.dt_softplus = false;  // δ = dt + dt_bias < 0 for these data: δ·A > 0
   try {
     check(d);

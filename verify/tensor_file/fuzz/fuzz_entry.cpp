@@ -86,12 +86,12 @@ void exercise(const TensorMap& m) {
 void exercise_metadata(const std::map<std::string, std::string>& metadata) {
   DumpOptions o;
   try {
-    o = dump_options_from_metadata(metadata, "fuzz");
+    o = dump_options_from_metadata(metadata, "fuzz", kFuzzKernels);
   } catch (const TensorFileError&) {
     return;
   }
   const std::map<std::string, std::string> keys = metadata_from_dump_options(o);
-  if (metadata_from_dump_options(dump_options_from_metadata(keys, "fuzz-rt")) != keys) {
+  if (metadata_from_dump_options(dump_options_from_metadata(keys, "fuzz-rt", kFuzzKernels)) != keys) {
     finding("dump options round trip changed the metadata", "");
   }
 }

@@ -11,6 +11,7 @@
 
 #include "verify/json/json.h"
 #include "verify/tensor_file/dump_metadata.h"
+#include "verify/tensor_file/fuzz/fuzz_entry.h"
 #include "verify/tensor_file/problem_file.h"
 #include "verify/tensor_file/tensor_file.h"
 
@@ -67,7 +68,7 @@ std::string map_summary(const TensorMap& m, const std::map<std::string, std::str
     for (const auto& [k, v] : metadata) out += (out.back() == '{' ? "" : ", ") + k + "=" + v;
     out += "}";
     try {
-      (void)dump_options_from_metadata(metadata, "fuzz");
+      (void)dump_options_from_metadata(metadata, "fuzz", kFuzzKernels);
       out += " | options ok";
     } catch (const TensorFileError& e) {
       out += std::string(" | options error: ") + e.what();

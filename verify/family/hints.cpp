@@ -1,29 +1,9 @@
-#include "verify/cli/hints.h"
+#include "verify/family/hints.h"
 
 #include <algorithm>
 #include <cstdio>
 
-namespace ssmv::cli {
-
-std::string softplus_hint(const Problem& p) {
-  if (p.dt_softplus) return "";
-  const int64_t H = p.shape.H;
-  int64_t negative = 0;
-  double lowest = 0;
-  for (size_t i = 0; i < p.dt.size(); ++i) {
-    const double delta = double(p.dt[i]) + (p.has_dt_bias() ? double(p.dt_bias[i % size_t(H)]) : 0.0);
-    if (delta <= 0) ++negative;
-    lowest = std::min(lowest, delta);
-  }
-  if (negative == 0) return "";
-  char buf[320];
-  std::snprintf(buf, sizeof buf,
-                "hint: judged without softplus, δ = dt + dt_bias is <= 0 at %lld of %zu (token, head) pairs (lowest "
-                "%.4g); a kernel that applies softplus to dt (mamba_ssm's dt_softplus=True) needs --dt-softplus "
-                "(or metadata ssmv.dt_softplus = true)",
-                (long long)negative, p.dt.size(), lowest);
-  return buf;
-}
+namespace ssmv::family {
 
 std::string narrower_format_hint(const std::string& tensor, Format declared, const std::vector<float>& values) {
   // Few values say nothing: 16 nonzero values all in the narrower format by chance is
@@ -47,4 +27,4 @@ std::string narrower_format_hint(const std::string& tensor, Format declared, con
   return "";
 }
 
-}  // namespace ssmv::cli
+}  // namespace ssmv::family

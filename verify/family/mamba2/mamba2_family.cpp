@@ -1,0 +1,93 @@
+#include "verify/family/mamba2/mamba2_family.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "verify/family/hints.h"
+#include "verify/family/mamba2/dump_reading.h"
+#include "verify/judge/external_check.h"
+
+namespace ssmv::family::mamba2 {
+namespace {
+
+class Mamba2Dump : public Dump {
+ public:
+  explicit Mamba2Dump(ResolvedDump d)
+      : problem_(std::move(d.problem)), kernel_(std::move(d.kernel)), outputs_(std::move(d.outputs)) {}
+
+  CheckedDump check(const std::string& name, const CheckOptions& o) const override {
+    const Contract& contract = kernel_.family == "handoff" ? kernel_.decode_contract : kernel_.contract;
+    const bool stochastic = verify::stores_stochastically(contract, "y", problem_.formats) ||
+                            verify::stores_stochastically(contract, "final_state", problem_.formats);
+    // The bias test of a stochastic rounding reads every element's values; the sharp verdict
+    // every element's weight (it judges one kernel per dump, not a hand-off); the table
+    // prints no per-element vectors.
+    const bool sharp_reads_weights = o.sharp && kernel_.family != "handoff";
+    verify::KernelCheck kc = verify::check_external(
+        problem_, kernel_, outputs_.y, outputs_.final_states,
+        stochastic ? verify::ElementDetail::elements
+                   : (sharp_reads_weights ? verify::ElementDetail::sharp_weights : verify::ElementDetail::summary));
+    if (o.sharp) sharp::sharp_verdicts(problem_, kernel_, kc, outputs_.y, outputs_.final_states, o.sharp_options);
+    // The sharp verdict has read its per-element weights (2 bytes per element: 134 MB for a
+    // 256-request decode step's final state); give them back before the report keeps the check.
+    for (verify::TensorReport& t : kc.tensors) std::vector<uint16_t>().swap(t.sharp_weights);
+    CheckedDump r;
+    r.biases = verify::stochastic_biases(problem_, kernel_, kc, outputs_.y, outputs_.final_states, o.false_alarm);
+    r.entry = verify::report_entry(name, std::move(kc), problem_);
+    return r;
+  }
+
+  std::vector<std::string> failure_hints() const override {
+    std::vector<std::string> hints;
+    for (std::string hint : {softplus_hint(problem_), narrower_format_hint("y", problem_.formats.output, outputs_.y),
+                             narrower_format_hint("final_states", problem_.formats.state, outputs_.final_states)}) {
+      if (!hint.empty()) hints.push_back(std::move(hint));
+    }
+    return hints;
+  }
+
+  std::string error_hint() const override { return softplus_hint(problem_); }
+
+ private:
+  Problem problem_;
+  verify::ExternalKernel kernel_;
+  tensor_file::KernelOutputs outputs_;
+};
+
+class Mamba2Family : public Family {
+ public:
+  std::string name() const override { return "mamba2"; }
+  std::vector<std::string> kernels() const override { return {"ssu", "chunk_scan", "handoff"}; }
+  std::unique_ptr<Dump> read(const DumpFiles& f) const override {
+    return std::make_unique<Mamba2Dump>(resolve(f));
+  }
+};
+
+}  // namespace
+
+const Family& family() {
+  static const Mamba2Family f;
+  return f;
+}
+
+std::string softplus_hint(const Problem& p) {
+  if (p.dt_softplus) return "";
+  const int64_t H = p.shape.H;
+  int64_t negative = 0;
+  double lowest = 0;
+  for (size_t i = 0; i < p.dt.size(); ++i) {
+    const double delta = double(p.dt[i]) + (p.has_dt_bias() ? double(p.dt_bias[i % size_t(H)]) : 0.0);
+    if (delta <= 0) ++negative;
+    lowest = std::min(lowest, delta);
+  }
+  if (negative == 0) return "";
+  char buf[320];
+  std::snprintf(buf, sizeof buf,
+                "hint: judged without softplus, δ = dt + dt_bias is <= 0 at %lld of %zu (token, head) pairs (lowest "
+                "%.4g); a kernel that applies softplus to dt (mamba_ssm's dt_softplus=True) needs --dt-softplus "
+                "(or metadata ssmv.dt_softplus = true)",
+                (long long)negative, p.dt.size(), lowest);
+  return buf;
+}
+
+}  // namespace ssmv::family::mamba2

@@ -1,0 +1,29 @@
+#include "verify/family/registry.h"
+
+#include "verify/family/mamba2/mamba2_family.h"
+
+namespace ssmv::family {
+
+const std::vector<const Family*>& families() {
+  static const std::vector<const Family*> registered = {&mamba2::family()};
+  return registered;
+}
+
+const Family* family_of_kernel(const std::string& kernel) {
+  for (const Family* f : families()) {
+    for (const std::string& k : f->kernels()) {
+      if (k == kernel) return f;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<std::string> kernel_names() {
+  std::vector<std::string> names;
+  for (const Family* f : families()) {
+    for (const std::string& k : f->kernels()) names.push_back(k);
+  }
+  return names;
+}
+
+}  // namespace ssmv::family
