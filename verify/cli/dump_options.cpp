@@ -90,10 +90,9 @@ void add_kernel_options(CommandLine& line, const std::string& prefix, DumpOption
   const std::string side = prefix.empty() ? "" : "side " + prefix.substr(0, 1) + ": ";
   line.group(prefix.empty() ? "The kernel that made the dump"
                             : "Side " + prefix.substr(0, 1) + "'s kernel (as ssmv check's options)");
-  line.text(kernel, "K", side + "ssu: a decode kernel launched once per token (or --tokens-per-launch), the state "
-            "stored in the state format between launches; chunk_scan: a chunked prefill with --chunk-size; handoff: "
-            "the first K tokens of every sequence through the chunked kernel, the rest decoded token by token from "
-            "the state it stored in the state format", [&o, kernel](const std::string& k) {
+  std::string kernels;  // each registered family's kernels, as it describes them
+  for (const family::Family* f : family::families()) kernels += (kernels.empty() ? "" : "; ") + f->kernel_help();
+  line.text(kernel, "K", side + kernels, [&o, kernel](const std::string& k) {
     if (family::family_of_kernel(k) == nullptr) {
       throw UsageError("option '" + kernel + "' = '" + k + "': expected " +
                        tensor_file::kernel_choices(family::kernel_names()));

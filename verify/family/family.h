@@ -60,6 +60,8 @@ class Family {
   virtual ~Family() = default;
   virtual std::string name() const = 0;                  // "mamba2"
   virtual std::vector<std::string> kernels() const = 0;  // the kernel names it owns ("ssu", ...)
+  // What each of its kernels is, for `ssmv check --help`'s --kernel ("ssu: a decode kernel ...").
+  virtual std::string kernel_help() const = 0;
   // Reads the problem, the kernel and its outputs. Throws ProblemError, tensor_file's
   // TensorFileError or cli::UsageError naming the tensor, option or metadata key and value.
   virtual std::unique_ptr<Dump> read(const DumpFiles& files) const = 0;

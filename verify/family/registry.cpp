@@ -1,11 +1,12 @@
 #include "verify/family/registry.h"
 
 #include "verify/family/mamba2/mamba2_family.h"
+#include "verify/family/mamba3/mamba3_family.h"
 
 namespace ssmv::family {
 
 const std::vector<const Family*>& families() {
-  static const std::vector<const Family*> registered = {&mamba2::family()};
+  static const std::vector<const Family*> registered = {&mamba2::family(), &mamba3::family()};
   return registered;
 }
 

@@ -58,6 +58,12 @@ class Mamba2Family : public Family {
  public:
   std::string name() const override { return "mamba2"; }
   std::vector<std::string> kernels() const override { return {"ssu", "chunk_scan", "handoff"}; }
+  std::string kernel_help() const override {
+    return "ssu: a decode kernel launched once per token (or --tokens-per-launch), the state stored in the state "
+           "format between launches; chunk_scan: a chunked prefill with --chunk-size; handoff: the first K tokens of "
+           "every sequence through the chunked kernel, the rest decoded token by token from the state it stored in "
+           "the state format";
+  }
   std::unique_ptr<Dump> read(const DumpFiles& f) const override {
     return std::make_unique<Mamba2Dump>(resolve(f));
   }

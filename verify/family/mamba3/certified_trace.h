@@ -1,0 +1,35 @@
+// The certified Mamba-3 reference as the step kernel's check needs it: run one token at a
+// time — compute() on a sequence's first token, then decode() — so that the state after every
+// token is known (the step bound's ExactTrace, verify/bound/mamba3/step_bound.h), with y of
+// every token and the final four-part state as certified values for the judge.
+#pragma once
+
+#include <cstdint>
+
+#include "reference/mamba3/reference.h"
+#include "spec/mamba3/problem.h"
+#include "verify/bound/mamba3/step_bound.h"
+
+namespace ssmv::family::mamba3 {
+
+struct CertifiedRun {
+  bound::mamba3::ExactTrace trace;
+  ref::mamba3::CertifiedValues y;                         // [T, H, P]
+  ref::mamba3::CertifiedValues angle, S, B_prev, x_prev;  // the final four-part state, [S, ...]
+  int check_precision_bits = 0;                           // the precision hi + lo stand for
+};
+
+// |v| at most, from a certified value: |hi| + |lo| + the certificate's 2^-certified_bits of the
+// magnitude (reference/mamba3/certified_values.h), rounded up.
+double abs_upper(const ref::mamba3::CertifiedValues& v, size_t i);
+// The certificate's allowance for element i: 2^-certified_bits of its magnitude, rounded up.
+double certified_error(const ref::mamba3::CertifiedValues& v, size_t i);
+
+// Token t of `pr` (in sequence s) as a problem of one sequence of one token, starting from
+// sequence s's initial state when `with_initial`.
+ssmv::mamba3::Problem one_token(const ssmv::mamba3::Problem& pr, int64_t s, int64_t t, bool with_initial);
+
+// Throws ssmv::ProblemError or ref::CertificationError as the reference does. One thread.
+CertifiedRun certified_run(const ssmv::mamba3::Problem& pr);
+
+}  // namespace ssmv::family::mamba3

@@ -1,0 +1,95 @@
+// `ssmv check` on Mamba-3 step-kernel dumps, end to end through the family registry: dumps made
+// by the host emulation of mamba_ssm's step kernel (verify/bound/mamba3/step_emulation.h) under
+// the emulation's contract pass with every tensor of the four-part state judged; a planted bug
+// (β's term with b instead of b_prev) is a VIOLATION; Mamba2's options, a missing tensor, an
+// unknown contract and `ssmv compare` of a Mamba-3 dump are usage errors naming what is wrong.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "reference/mamba3/tests/test_problem.h"
+#include "verify/bound/mamba3/step_emulation.h"
+#include "verify/cli/tests/run_ssmv.h"
+#include "verify/family/mamba3/dump_reading.h"
+#include "verify/family/registry.h"
+#include "verify/tensor_file/dump_metadata.h"
+#include "verify/tensor_file/tensor_file.h"
+
+namespace ssmv::family::mamba3 {
+namespace {
+
+using cli::testing::run_ssmv;
+using ssmv::mamba3::Problem;
+
+// Two sequences of 5 and 3 decode tokens, H 4, P 8, N 16, G 2, R 4, from an initial state.
+Problem problem() { return ref::mamba3::testing::random_problem({0, 5, 8}, 4, 8, 16, 2, 4, 20261205, true); }
+
+class Mamba3Check : public cli::testing::TempDirTest {
+ protected:
+  Mamba3Check() : TempDirTest("ssmv_mamba3_check_") {}
+
+  // The emulation's outputs of `p` saved with `metadata`; `drop` leaves one tensor out.
+  std::string dump(const std::string& name, const Problem& p, bound::mamba3::PlantedBug bug,
+                   const std::map<std::string, std::string>& metadata, const std::string& drop = "") {
+    bound::mamba3::EmulationOptions o;
+    o.bug = bug;
+    const bound::mamba3::EmulatedSteps e = bound::mamba3::emulate_steps(p, o);
+    tensor_file::TensorMap m = dump_tensors(p, {e.y, {e.angle, e.S, e.B_prev, e.x_prev}});
+    if (!drop.empty()) m.erase(drop);
+    const std::string path = (dir_ / name).string();
+    tensor_file::save_npz(path, m, metadata);
+    return path;
+  }
+  static std::map<std::string, std::string> described() {
+    return {{"ssmv.kernel", "mamba3_step"}, {"ssmv.contract", "mamba3_siso_step.host_emulation"},
+            {"ssmv.input_format", "bf16"}, {"ssmv.state_format", "fp32"}, {"ssmv.output_format", "bf16"}};
+  }
+};
+
+TEST(Mamba3Registry, OwnsTheStepKernel) {
+  const Family* f = family_of_kernel("mamba3_step");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->name(), "mamba3");
+  EXPECT_EQ(family_of_kernel("ssu")->name(), "mamba2");
+}
+
+TEST_F(Mamba3Check, EmulatedStepKernelWithinItsContract) {
+  const std::string f = dump("honest.npz", problem(), bound::mamba3::PlantedBug::none, described());
+  const cli::testing::Outcome o = run_ssmv("check " + f + " --threads 2");
+  EXPECT_EQ(o.code, 0) << o.output;
+  for (const char* tensor : {"y", "final_angle_state", "final_state", "final_B_prev", "final_x_prev"}) {
+    EXPECT_NE(o.output.find(std::string("external ") + tensor + " "), std::string::npos) << tensor << "\n" << o.output;
+  }
+  EXPECT_NE(o.output.find("Mamba-3 family has no emulation"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("no VIOLATION, no INVALID"), std::string::npos) << o.output;
+}
+
+TEST_F(Mamba3Check, PlantedBugIsAViolation) {
+  const std::string f =
+      dump("planted.npz", problem(), bound::mamba3::PlantedBug::beta_uses_current_b, described());
+  const cli::testing::Outcome o = run_ssmv("check " + f + " --threads 2");
+  EXPECT_EQ(o.code, 1) << o.output;
+  EXPECT_NE(o.output.find("VIOLATION"), std::string::npos) << o.output;
+}
+
+TEST_F(Mamba3Check, BadInputsAreNamed) {
+  const Problem p = problem();
+  const std::string ok = dump("ok.npz", p, bound::mamba3::PlantedBug::none, described());
+  cli::testing::Outcome o = run_ssmv("check " + ok + " --dt-softplus");
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("'dt_softplus' (option or metadata ssmv.dt_softplus) given for kernel 'mamba3_step'"),
+            std::string::npos) << o.output;
+  o = run_ssmv("check " + ok + " --contract ssu");
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("contract 'ssu' is not a Mamba-3 step contract"), std::string::npos) << o.output;
+  o = run_ssmv("compare --a " + ok + " --b " + ok);
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("is of the mamba3 family"), std::string::npos) << o.output;
+  const std::string no_adt = dump("no_adt.npz", p, bound::mamba3::PlantedBug::none, described(), "adt");
+  o = run_ssmv("check " + no_adt);
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("tensor 'adt': missing"), std::string::npos) << o.output;
+}
+
+}  // namespace
+}  // namespace ssmv::family::mamba3
