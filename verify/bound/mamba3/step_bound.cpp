@@ -197,7 +197,10 @@ StepBounds step_bounds(const Problem& pr, const StepContract& c, const ExactTrac
           double E2, mag2;
           if (linear && psi - psi_err - E1 >= 0 && (psi + psi_err + E1) * (1 + div) < kTwoPiF) {
             E2 = E1;  // k = 0: r̂ = θ̂' exactly
-            mag2 = th1;
+            // θ̂' lies within E1 of the exact ψ, so below psi + psi_err + E1 (< 2π_f): the
+            // magnitude does not grow token after token while the angle does not wrap (th1 adds
+            // every token's increment to the previous bound; cos and sin are budgeted on a range).
+            mag2 = std::min(th1, (psi + psi_err + E1) * (1 + 0x1p-50));
             k.over[ri] = std::max(0.0, psi + psi_err + E1 - 2 * kPi);
           } else {
             const double kmax = std::floor(th1 * (1 + div) / kTwoPiF) + 1;
