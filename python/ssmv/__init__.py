@@ -1,4 +1,4 @@
-"""ssmv from Python: judge a Mamba2 state-space kernel's outputs against ssmv's certified
+"""ssmv from Python: judge a Mamba2 (or Mamba-3) state-space kernel's outputs against ssmv's certified
 reference and per-element error bounds, from a pytest test.
 
     import ssmv
@@ -7,6 +7,8 @@ reference and per-element error bounds, from a pytest test.
     ssmv.assert_within_contract(...)   # same arguments; AssertionError naming the worst element
     ssmv.compare(a=ssmv.Outputs(y=y1, kernel="chunk_scan", chunk_size=64), b=ssmv.Outputs(y=y2), x=x, ...)
     x = ssmv.bf16(x_float32)           # NumPy has no bf16: floats rounded to bf16, marked as bf16
+    ssmv.check_mamba3(x=x, B=B, C=C, dt=dt, adt=adt, trap=trap, angles=angles, B_bias=B_bias,
+                      C_bias=C_bias, y=y, ...)   # Mamba-3's SISO step kernel (mamba3_step)
 
 Each writes a self-describing dump (docs/tensor-files.md), runs the ssmv program on it
 (SSMV_BINARY, else `ssmv` on PATH — where `cmake --install` puts it — else the repository's
@@ -14,7 +16,8 @@ build/release/ssmv) and reads its JSON report (docs/report-schema.md). Standard 
 NumPy arrays are read when given, NumPy is not required.
 """
 
-from ._api import KERNELS, Outputs, __version__, assert_within_contract, cex_dir, check, compare
+from ._api import (KERNELS, MAMBA3_CONTRACTS, Outputs, __version__, assert_mamba3_within_contract,
+                   assert_within_contract, cex_dir, check, check_mamba3, compare)
 from ._bf16 import BF16Array, bf16
 from ._errors import BinaryNotFoundError, InputError, InputTypeError, SsmvError
 from ._run import find_binary
@@ -22,7 +25,8 @@ from .report import (BoundSource, Comparison, Difference, Entry, FormatValue, Re
                      TensorResult, WorstElement)
 
 __all__ = [
-    "check", "assert_within_contract", "compare", "Outputs", "bf16", "BF16Array", "find_binary", "cex_dir", "KERNELS", "__version__",
+    "check", "assert_within_contract", "compare", "check_mamba3", "assert_mamba3_within_contract",
+    "MAMBA3_CONTRACTS", "Outputs", "bf16", "BF16Array", "find_binary", "cex_dir", "KERNELS", "__version__",
     "Report", "Entry", "TensorResult", "WorstElement", "Difference", "BoundSource", "Real", "FormatValue",
     "Comparison", "TensorComparison", "SsmvError", "InputError", "InputTypeError", "BinaryNotFoundError",
 ]

@@ -23,6 +23,8 @@ from .report import Report
 __version__ = "0.1.0"
 
 KERNELS = ("ssu", "chunk_scan", "handoff")
+MAMBA3_KERNEL = "mamba3_step"  # check_mamba3()'s
+MAMBA3_CONTRACTS = ("mamba3_siso_step.production", "mamba3_siso_step.host_emulation")
 CHUNK_LAYOUTS = ("sequence", "global")
 
 
@@ -106,32 +108,47 @@ def _dt_limit(arg, value, round_dt_limit, notes):
 
 # --- the dump --------------------------------------------------------------------------
 
-def _problem_arrays(tensors, formats, notes, need_inputs=True):
-    """Converts the problem's and outputs' tensors; infers the formats. Returns the dump's
-    arrays and its format metadata."""
+def _problem_arrays(tensors, formats, notes, need_inputs=True, family=_arrays.MAMBA2):
+    """Converts the problem's and outputs' tensors of `family` (_arrays.MAMBA2, MAMBA3); infers
+    the formats. Returns the dump's arrays and its format metadata."""
     conv = {}
     for name, obj in tensors.items():
         if obj is None:
             continue
-        c = _arrays.to_array(name, obj)
+        c = _arrays.to_array(name, obj, family)
         if c.note:
             notes.append(c.note)
         conv[name] = c
     if need_inputs:
-        for name in ("x", "dt", "A", "B", "C"):
+        for name in family.required:
             if name not in conv:
-                raise InputError(f"{name} is missing: the problem needs x, dt, A, B and C")
-    for name in _arrays.INT_TENSORS:
+                needs = ", ".join(family.required[:-1]) + " and " + family.required[-1]
+                what = "the problem" if family is _arrays.MAMBA2 else f"a {family.name} problem"
+                raise InputError(f"{name} is missing: {what} needs {needs}")
+    for name in family.ints:
         if name in conv:
             _arrays.check_integer(name, conv[name])
-    for name in _arrays.FP32_TENSORS:
+    for name in family.fp32:
         if name in conv:
             _arrays.check_fp32_values(name, conv[name])
+            if name not in family.outputs:
+                _arrays.check_finite(name, conv[name])
+    for name in family.dtype_format:
+        if name in conv:
+            _, note = _arrays.check_dtype_format(name, conv[name])
+            if note:
+                notes.append(note)
             _arrays.check_finite(name, conv[name])
+    loose = [n for n in family.bf16_state_parts if n in conv and conv[n].dtype_format == "bf16"]
+    if loose:  # bf16 K/V state parts: in an fp32 state (declared, inferred from the others or default) widened
+        others = [(n, conv.get(n)) for n in family.state if n not in loose]
+        if _arrays.infer_format("state", "state_format", formats.get("state_format"), others)[0] in (None, "fp32"):
+            for n in loose:
+                notes.append(_arrays.widen_bf16(n, conv[n]))
     meta = {}
-    groups = (("input", "input_format", _arrays.INPUT_TENSORS),
-              ("state", "state_format", _arrays.STATE_TENSORS),
-              ("output", "output_format", _arrays.OUTPUT_TENSORS))
+    groups = (("input", "input_format", family.input),
+              ("state", "state_format", family.state),
+              ("output", "output_format", family.output))
     for group, arg, names in groups:
         members = [(n, conv.get(n)) for n in names]
         f, note = _arrays.infer_format(group, arg, formats.get(arg), members)
@@ -139,8 +156,8 @@ def _problem_arrays(tensors, formats, notes, need_inputs=True):
             notes.append(note)
         if f is not None:
             meta["ssmv." + arg] = f
-    for name in _arrays.INPUT_TENSORS + ("initial_states",):
-        if name in conv:
+    for name in family.input + family.state:
+        if name in conv and name not in family.outputs:
             _arrays.check_finite(name, conv[name])
     return {n: c.array for n, c in conv.items()}, meta
 
@@ -151,9 +168,16 @@ def _formats(input_format, state_format, output_format):
             "output_format": _arrays.format_name("output_format", output_format)}
 
 
+def _not_mamba3(prefix, kernel):
+    if kernel == MAMBA3_KERNEL:
+        raise InputError(f"{prefix}kernel={kernel!r}: a Mamba-3 kernel, whose tensors are not Mamba2's: check it "
+                         "with ssmv.check_mamba3() (this function takes Mamba2's 'ssu', 'chunk_scan', 'handoff')")
+
+
 def _kernel_meta(prefix, kernel, contract, decode_contract, chunk_size, chunk_layout, prefill_tokens, arrays):
     if kernel is None:
         raise InputError(f"{prefix}kernel=None: expected one of {', '.join(repr(k) for k in KERNELS)}")
+    _not_mamba3(prefix, kernel)
     meta = {"ssmv.kernel": _choice(prefix + "kernel", kernel, KERNELS)}
     c = _contract(prefix + "contract", contract)
     if c:
@@ -260,6 +284,7 @@ def _check(*, x, dt, A, B, C, y, final_states, z, D, dt_bias, initial_states, cu
            kernel, contract, decode_contract, chunk_size, chunk_layout, dt_softplus, dt_limit, round_dt_limit,
            input_format, state_format, output_format, source, name, dump, binary):
     notes = []
+    _not_mamba3("", kernel)
     if y is None:
         raise InputError("y is missing: pass the kernel's output y (and final_states, when it returns them)")
     formats = _formats(input_format, state_format, output_format)
@@ -274,6 +299,12 @@ def _check(*, x, dt, A, B, C, y, final_states, z, D, dt_bias, initial_states, cu
         meta["ssmv.dt_limit"] = lim
     meta["ssmv.source"] = f"ssmv Python package {__version__}" + (f": {source}" if source else "")
     _default_notes(meta, notes)
+    return _check_dump(arrays, meta, notes, name, dump, binary)
+
+
+def _check_dump(arrays, meta, notes, name, dump, binary):
+    """`ssmv check` on the dump of `arrays` and `meta`: its Report (the dump kept when asked or
+    when something failed)."""
     if isinstance(dump, (str, os.PathLike)) and str(dump).endswith(".npz"):
         fname = Path(dump).name
     else:
@@ -344,11 +375,7 @@ def assert_within_contract(*, x=None, dt=None, A=None, B=None, C=None, y=None, f
     args = dict(locals())
     __tracebackhide__ = True
     del args["msg"]
-    report = _check(**args)
-    if not report.ok:
-        head = f"Expected {msg or 'the kernel outputs'} to be within its contract."
-        raise AssertionError(head + "\n" + report.failure_message())
-    return report
+    return _assert_ok(_check(**args), msg)
 
 
 assert_within_contract.__doc__ = (
@@ -358,6 +385,130 @@ assert_within_contract.__doc__ = (
     "worst element exactly, its bound's sources, and the kept dump that `ssmv check DUMP` "
     "re-runs; the same lines as the C++ EXPECT_WITHIN_CONTRACT. Returns the Report when it passes.\n"
     "msg: what to call the outputs in the message's first line.\n" + _CHECK_DOC)
+
+
+# --- Mamba-3 ------------------------------------------------------------------------------
+
+_MAMBA3_INITIAL = ("initial_angle_state", "initial_states", "initial_B_prev", "initial_x_prev")
+_MAMBA3_FINAL = ("final_angle_state", "final_states", "final_B_prev", "final_x_prev")
+
+
+def _check_mamba3(*, x, B, C, dt, adt, trap, angles, B_bias, C_bias, y, D, z, cu_seqlens, initial_angle_state,
+                  initial_states, initial_B_prev, initial_x_prev, final_angle_state, final_states, final_B_prev,
+                  final_x_prev, contract, input_format, state_format, output_format, source, name, dump, binary):
+    notes = []
+    if y is None:
+        raise InputError("y is missing: pass the kernel's output y (and the final state parts it returns)")
+    initial = dict(initial_angle_state=initial_angle_state, initial_states=initial_states,
+                   initial_B_prev=initial_B_prev, initial_x_prev=initial_x_prev)
+    given = [n for n, v in initial.items() if v is not None]
+    if 0 < len(given) < len(initial):
+        missing = [n for n in initial if n not in given]
+        raise InputError(f"{', '.join(given)} given without {', '.join(missing)}: the initial four-part state "
+                         f"({', '.join(_MAMBA3_INITIAL)}) is given whole or not at all (none: the zero state)")
+    formats = _formats(input_format, state_format, output_format)
+    arrays, meta = _problem_arrays(
+        dict(x=x, B=B, C=C, dt=dt, adt=adt, trap=trap, angles=angles, B_bias=B_bias, C_bias=C_bias, D=D, z=z,
+             cu_seqlens=cu_seqlens, **initial, y=y, final_angle_state=final_angle_state, final_states=final_states,
+             final_B_prev=final_B_prev, final_x_prev=final_x_prev), formats, notes, family=_arrays.MAMBA3)
+    if "cu_seqlens" not in arrays:
+        for n in _MAMBA3_INITIAL + _MAMBA3_FINAL:
+            if n in arrays and arrays[n].shape[0] != 1:
+                raise InputError(
+                    f"{n} has shape {list(arrays[n].shape)}: {arrays[n].shape[0]} sequences, but cu_seqlens is not "
+                    "given (one sequence of all the tokens); one launch of mamba_ssm's step kernel over a batch of "
+                    "S sequences is S tokens with cu_seqlens=[0, 1, ..., S]")
+    meta["ssmv.kernel"] = MAMBA3_KERNEL
+    c = _contract("contract", contract)
+    if c:
+        meta["ssmv.contract"] = c
+    else:
+        notes.append(f"contract not given: ssmv's default {MAMBA3_CONTRACTS[0]} (mamba_ssm's Triton step kernel on "
+                     f"an H200; adt <= 0); a C++ host emulation of it: contract='{MAMBA3_CONTRACTS[1]}' "
+                     "(docs/mamba3-bounds.md)")
+    if "ssmv.state_format" not in meta:
+        notes.append("state_format not given and no state tensor to infer it from: fp32 (ssmv's default, the "
+                     "step kernel's), the format the four-part state is stored in between tokens")
+    meta["ssmv.source"] = f"ssmv Python package {__version__}" + (f": {source}" if source else "")
+    return _check_dump(arrays, meta, notes, name, dump, binary)
+
+
+_MAMBA3_DOC = """
+    The problem: one launch of mamba_ssm's Mamba-3 SISO decode step kernel
+    (mamba3_siso_step) per token, the four-part state it returns fed to the next launch
+    (docs/tensor-files.md, "Mamba-3 dumps"; docs/mamba3-semantics.md). The tokens of S
+    sequences are packed by sequence: token t of the packed axis T. ssmv's names, with
+    mamba_ssm's in brackets:
+      x [V] [T, H, P], B [K] and C [Q] [T, G, N], trap [Trap] [T, H] (the logit of λ),
+      z [Z] [T, H, P] (optional): the input format;
+      dt [DT] and adt [ADT] [T, H], B_bias [K_bias] and C_bias [Q_bias] [H, N], D [H]
+      (optional): fp32 values;
+      angles [Angles] [T, H, R]: bf16 or fp32, the format of its dtype;
+      cu_seqlens [S + 1] (optional: one sequence). One launch over a batch of S sequences is
+      S tokens with cu_seqlens=[0, 1, ..., S].
+      The initial four-part state, all or none (none: zero): initial_angle_state
+      [Angle_State] [S, H, R] (fp32), initial_states [SSM_State] [S, H, P, N],
+      initial_B_prev [K_State] [S, H, N] (the previous token's B after bias and rotation),
+      initial_x_prev [V_State] [S, H, P] (its x): the state format. bf16 B_prev and x_prev
+      (the kernel returns V_State in the input dtype; the layer caches both in the model
+      dtype) are widened to fp32 when the state is fp32, with a note.
+    The kernel's outputs: y [T, H, P] (its first result, the output format); the parts of the
+    state it returns after each sequence's last token, each optional, in the initial parts'
+    layouts: final_angle_state (judged on the circle, mod 2π), final_states, final_B_prev,
+    final_x_prev.
+    Tensors and format inference as in check(): NumPy arrays, torch tensors (bf16 as they
+    are), ssmv.bf16(values), buffers, nested lists; int16/uint16 arrays are bf16 bit patterns;
+    formats are inferred from the dtypes (the report's notes say so); float64 needs
+    input_format= etc. (fp32 tensors and angles may be float64 holding fp32 values).
+    contract: 'mamba3_siso_step.production' (ssmv's default: mamba_ssm's Triton step kernel
+    on an H200, adt <= 0) or 'mamba3_siso_step.host_emulation' (ssmv's C++ emulation of it).
+    Mamba2's options (dt_softplus, dt_limit, chunk_size, A, dt_bias, ...) are not arguments:
+    Mamba-3's dt is taken as given. dump, name, source, binary: as in check().
+"""
+
+
+@_public
+def check_mamba3(*, x, B, C, dt, adt, trap, angles, B_bias, C_bias, y, D=None, z=None, cu_seqlens=None,
+                 initial_angle_state=None, initial_states=None, initial_B_prev=None, initial_x_prev=None,
+                 final_angle_state=None, final_states=None, final_B_prev=None, final_x_prev=None, contract=None,
+                 input_format=None, state_format=None, output_format=None, source=None, name=None, dump=None,
+                 binary=None) -> Report:
+    args = dict(locals())
+    __tracebackhide__ = True
+    return _check_mamba3(**args)
+
+
+check_mamba3.__doc__ = (
+    "Judges the outputs of a Mamba-3 SISO step kernel (ssmv kernel 'mamba3_step') with `ssmv check`: "
+    "y and every final state part given, element by element, against the certified reference run token by "
+    "token and the step bound of the contract; returns the Report (per tensor: y, final_angle_state, "
+    "final_state, final_B_prev, final_x_prev).\n" + _MAMBA3_DOC)
+
+
+@_public
+def assert_mamba3_within_contract(*, x, B, C, dt, adt, trap, angles, B_bias, C_bias, y, D=None, z=None,
+                                  cu_seqlens=None, initial_angle_state=None, initial_states=None,
+                                  initial_B_prev=None, initial_x_prev=None, final_angle_state=None,
+                                  final_states=None, final_B_prev=None, final_x_prev=None, contract=None,
+                                  input_format=None, state_format=None, output_format=None, source=None, name=None,
+                                  dump=None, binary=None, msg=None) -> Report:
+    args = dict(locals())
+    __tracebackhide__ = True
+    del args["msg"]
+    return _assert_ok(_check_mamba3(**args), msg)
+
+
+assert_mamba3_within_contract.__doc__ = (
+    "Like check_mamba3(), and raises AssertionError unless no element is VIOLATION or INVALID, with "
+    "assert_within_contract()'s message (the worst element, its bound's sources, the kept dump). Returns the "
+    "Report when it passes.\nmsg: what to call the outputs in the message's first line.\n" + _MAMBA3_DOC)
+
+
+def _assert_ok(report, msg):
+    if not report.ok:
+        head = f"Expected {msg or 'the kernel outputs'} to be within its contract."
+        raise AssertionError(head + "\n" + report.failure_message())
+    return report
 
 
 @dataclass

@@ -13,6 +13,7 @@ import ctypes
 import math
 import numbers
 import sys
+from typing import Dict, NamedTuple, Tuple
 
 from ._errors import InputError, InputTypeError
 from ._tensor import DTYPES, Tensor, bf16_bits_as_fp32, byteswapped, to_fp32
@@ -24,7 +25,8 @@ _FORMAT_ALIASES = {
     "fp16": "fp16", "float16": "fp16", "f16": "fp16", "half": "fp16",
 }
 
-# The tensors ssmv reads (docs/tensor-files.md), by the format their values are in.
+# The tensors ssmv reads (docs/tensor-files.md), by the format their values are in: Mamba2's
+# (ssmv.check); Mamba-3's are the table MAMBA3 below.
 INPUT_TENSORS = ("x", "dt", "B", "C", "z")          # input format
 FP32_TENSORS = ("A", "D", "dt_bias")                 # always fp32
 STATE_TENSORS = ("initial_states", "final_states")   # state format
@@ -47,6 +49,68 @@ _RANKS = {
     "cu_seqlens": ((1,), "[S + 1]"),
     "prefill_tokens": ((1,), "[S]"),
 }
+
+
+class Family(NamedTuple):
+    """One family's tensors (docs/tensor-files.md): what the dump writer checks and converts.
+    `input`, `state`, `output`: the tensors of those formats (inferred from their dtypes or
+    declared); `fp32`: always fp32 values; `dtype_format`: in the format their own dtype says
+    (bf16 or fp32: Mamba-3's angles); `ints`: integer tensors; `outputs`: the kernel's outputs,
+    which may hold NaN/Inf (every other tensor is an input and must be finite); `required`: the
+    problem's tensors that must be given; `ranks`: {name: (ranks, layout text)}; `rank_hints`:
+    {(name, rank): a hint appended to the wrong-rank message}; `bf16_state_parts`: state
+    tensors that may hold bf16 values next to an fp32 state (widened to fp32 then, exactly) and
+    say nothing about the state format."""
+    name: str
+    input: Tuple[str, ...]
+    state: Tuple[str, ...]
+    output: Tuple[str, ...]
+    fp32: Tuple[str, ...]
+    dtype_format: Tuple[str, ...]
+    ints: Tuple[str, ...]
+    outputs: Tuple[str, ...]
+    required: Tuple[str, ...]
+    ranks: Dict[str, Tuple[Tuple[int, ...], str]]
+    rank_hints: Dict[Tuple[str, int], str]
+    bf16_state_parts: Tuple[str, ...] = ()
+
+
+MAMBA2 = Family(
+    "Mamba2", INPUT_TENSORS, STATE_TENSORS, OUTPUT_TENSORS, FP32_TENSORS, (), INT_TENSORS,
+    ("y", "final_states"), ("x", "dt", "A", "B", "C"), _RANKS,
+    {("A", 3): " (selective_state_update's A [H, P, N] is broadcast from per-head values: pass A[:, 0, 0])",
+     ("dt", 3): " (selective_state_update's dt [batch, H, P] is broadcast: pass dt[:, :, 0])"})
+
+# Mamba-3 SISO (kernel mamba3_step; verify/family/mamba3/dump_reading.h): tokens packed by
+# sequence only (no batched layout), the four-part state [S, H, ...].
+_PACK = " (launches stacked [L, batch, ...]: pack them by sequence, v.transpose(0, 1).reshape(batch * L, " \
+        "...), with cu_seqlens = [0, L, 2L, ..., batch * L])"
+MAMBA3 = Family(
+    "Mamba-3", ("x", "B", "C", "trap", "z"),
+    ("initial_states", "initial_B_prev", "initial_x_prev", "final_states", "final_B_prev", "final_x_prev"),
+    ("y",), ("dt", "adt", "B_bias", "C_bias", "D", "initial_angle_state", "final_angle_state"), ("angles",),
+    ("cu_seqlens",), ("y", "final_angle_state", "final_states", "final_B_prev", "final_x_prev"),
+    ("x", "B", "C", "dt", "adt", "trap", "angles", "B_bias", "C_bias"),
+    {
+        "x": ((3,), "[T, H, P]"), "z": ((3,), "[T, H, P], like x"), "y": ((3,), "[T, H, P], like x"),
+        "B": ((3,), "[T, G, N]"), "C": ((3,), "[T, G, N]"),
+        "dt": ((2,), "[T, H]"), "adt": ((2,), "[T, H]"), "trap": ((2,), "[T, H]"),
+        "angles": ((3,), "[T, H, R]"),
+        "B_bias": ((2,), "[H, N]"), "C_bias": ((2,), "[H, N]"), "D": ((1,), "[H] (one D per head)"),
+        "cu_seqlens": ((1,), "[S + 1]"),
+        "initial_angle_state": ((3,), "[S, H, R]"), "final_angle_state": ((3,), "[S, H, R]"),
+        "initial_states": ((4,), "[S, H, P, N]"), "final_states": ((4,), "[S, H, P, N]"),
+        "initial_B_prev": ((3,), "[S, H, N]"), "final_B_prev": ((3,), "[S, H, N]"),
+        "initial_x_prev": ((3,), "[S, H, P]"), "final_x_prev": ((3,), "[S, H, P]"),
+    },
+    {**{(n, 4): _PACK for n in ("x", "z", "y", "angles")}, **{(n, 3): _PACK for n in ("dt", "adt", "trap")},
+     **{(n, 4): " (SISO: squeeze the rank axis of a [T, G, 1, N] " + n + "; " + _PACK[2:] for n in ("B", "C")},
+     ("D", 2): " (mamba_ssm's Mamba-3 D is per head)",
+     ("initial_B_prev", 4): " (the layer's k_state [S, 1, H, N]: pass k_state[:, 0])",
+     ("final_B_prev", 4): " (the layer's k_state [S, 1, H, N]: pass k_state[:, 0])"},
+    # mamba_ssm's step kernel returns the V state in the input dtype (bf16), and the layer caches
+    # the K and V states in the model dtype: ssmv holds them in the state format.
+    ("initial_B_prev", "initial_x_prev", "final_B_prev", "final_x_prev"))
 
 
 def hexfloat(v):
@@ -260,23 +324,20 @@ def read(name, obj):
                          "anything with __dlpack__ or .numpy()), an ssmv.bf16() array, a buffer or nested lists")
 
 
-def to_array(name, obj):
-    """The Converted tensor of a problem or output argument, its rank checked; None for None."""
+def to_array(name, obj, family=MAMBA2):
+    """The Converted tensor of a problem or output argument of `family`, its rank checked;
+    None for None."""
     if obj is None:
         return None
     conv = read(name, obj)
-    _check_rank(name, conv.array)
+    _check_rank(name, conv.array, family)
     return conv
 
 
-def _check_rank(name, arr):
-    ranks, layout = _RANKS[name]
+def _check_rank(name, arr, family):
+    ranks, layout = family.ranks[name]
     if arr.ndim not in ranks:
-        hint = ""
-        if name == "A" and arr.ndim == 3:
-            hint = " (selective_state_update's A [H, P, N] is broadcast from per-head values: pass A[:, 0, 0])"
-        if name == "dt" and arr.ndim == 3:
-            hint = " (selective_state_update's dt [batch, H, P] is broadcast: pass dt[:, :, 0])"
+        hint = family.rank_hints.get((name, arr.ndim), "")
         raise InputError(f"{name} has shape {list(arr.shape)}: expected {layout}{hint}")
 
 
@@ -352,6 +413,31 @@ def check_fp32_values(name, conv):
                                  f"{f!r}): pass the float32 values the kernel got")
         conv.array = Tensor.of_values("float32", t.shape, values)
     conv.dtype_format = "fp32"
+
+
+def widen_bf16(name, conv):
+    """bf16 values (or int16 bit patterns) as the float32 tensor of the same values; a note."""
+    t = conv.array
+    described = conv.described
+    conv.array = Tensor("float32", t.shape, bf16_bits_as_fp32(t.data))
+    conv.dtype_format, conv.bf16_dtype, conv.described = "fp32", False, "float32"
+    return f"{name} {described}: bf16 values written as fp32, the state format"
+
+
+def check_dtype_format(name, conv):
+    """A tensor in the format its own dtype says, bf16 or fp32 (Mamba-3's angles): bf16 values
+    and int16/uint16 bit patterns stay bf16, float32 is fp32, float64 must hold fp32 values
+    (written as float32). Returns the format and a note when something was done."""
+    if conv.dtype_format in ("bf16", "fp32"):
+        return conv.dtype_format, None
+    if conv.dtype_format == "fp64":
+        described = conv.described
+        check_fp32_values(name, conv)
+        return "fp32", (f"{name} {described}: read as fp32 values (ssmv takes {name}' format from its dtype, "
+                        "bf16 or float32; pass a bf16 tensor for bf16)")
+    raise InputTypeError(f"{name} has dtype {conv.described}: {name} holds bf16 values (a bf16 tensor, "
+                         "ssmv.bf16(), int16 bit patterns) or fp32 values (float32), the format ssmv reads from "
+                         "its dtype")
 
 
 def infer_format(group, arg, declared, convs):
