@@ -1,6 +1,9 @@
 #include "verify/family/mamba3/certified_trace.h"
 
+#include <atomic>
 #include <cmath>
+
+#include "spec/parallel.h"
 
 namespace ssmv::family::mamba3 {
 namespace {
@@ -30,36 +33,37 @@ double abs_upper(const CertifiedValues& v, size_t i) {
   return (std::fabs(v.hi[i]) + std::fabs(v.lo[i]) + certified_error(v, i)) * (1 + 0x1p-50);
 }
 
-Problem one_token(const Problem& pr, int64_t s, int64_t t, bool with_initial) {
+Problem one_token(const Problem& pr, int64_t s, int64_t h, int64_t t, bool with_initial) {
   const auto& sh = pr.shape;
-  const int64_t H = sh.H, P = sh.P, N = sh.N, G = sh.G, R = sh.R;
+  const int64_t P = sh.P, N = sh.N, R = sh.R, g = sh.group_of(h);
   Problem o;
-  o.shape = ssmv::mamba3::Shape{{0, 1}, H, P, N, G, R};
+  o.shape = ssmv::mamba3::Shape{{0, 1}, 1, P, N, 1, R};
   o.formats = pr.formats;
-  const auto rows = [](const std::vector<float>& v, int64_t from, int64_t row) {
-    return std::vector<float>(v.begin() + from * row, v.begin() + (from + 1) * row);
+  // `count` values of v from flat index `from`.
+  const auto part = [](const std::vector<float>& v, int64_t from, int64_t count) {
+    return std::vector<float>(v.begin() + from, v.begin() + from + count);
   };
-  o.x = rows(pr.x, t, H * P);
-  o.B = rows(pr.B, t, G * N);
-  o.C = rows(pr.C, t, G * N);
-  o.dt = rows(pr.dt, t, H);
-  o.adt = rows(pr.adt, t, H);
-  o.trap = rows(pr.trap, t, H);
-  o.angles = rows(pr.angles, t, H * R);
-  o.B_bias = pr.B_bias;
-  o.C_bias = pr.C_bias;
-  o.D = pr.D;
-  if (pr.has_z()) o.z = rows(pr.z, t, H * P);
+  o.x = part(pr.x, pr.x_index(t, h, 0), P);
+  o.B = part(pr.B, pr.bc_index(t, g, 0), N);
+  o.C = part(pr.C, pr.bc_index(t, g, 0), N);
+  o.dt = part(pr.dt, pr.th_index(t, h), 1);
+  o.adt = part(pr.adt, pr.th_index(t, h), 1);
+  o.trap = part(pr.trap, pr.th_index(t, h), 1);
+  o.angles = part(pr.angles, pr.angle_index(t, h, 0), R);
+  o.B_bias = part(pr.B_bias, pr.bias_index(h, 0), N);
+  o.C_bias = part(pr.C_bias, pr.bias_index(h, 0), N);
+  if (pr.has_D()) o.D = part(pr.D, h, 1);
+  if (pr.has_z()) o.z = part(pr.z, pr.x_index(t, h, 0), P);
   if (with_initial) {
-    o.initial.angle = rows(pr.initial.angle, s, H * R);
-    o.initial.S = rows(pr.initial.S, s, H * P * N);
-    o.initial.B_prev = rows(pr.initial.B_prev, s, H * N);
-    o.initial.x_prev = rows(pr.initial.x_prev, s, H * P);
+    o.initial.angle = part(pr.initial.angle, pr.angle_state_index(s, h, 0), R);
+    o.initial.S = part(pr.initial.S, pr.state_index(s, h, 0, 0), P * N);
+    o.initial.B_prev = part(pr.initial.B_prev, pr.b_prev_index(s, h, 0), N);
+    o.initial.x_prev = part(pr.initial.x_prev, pr.x_prev_index(s, h, 0), P);
   }
   return o;
 }
 
-CertifiedRun certified_run(const Problem& pr) {
+CertifiedRun certified_run(const Problem& pr, int threads) {
   ssmv::mamba3::validate(pr);
   const auto& sh = pr.shape;
   const int64_t T = sh.num_tokens(), H = sh.H, P = sh.P, N = sh.N, R = sh.R, S = sh.num_sequences();
@@ -73,28 +77,34 @@ CertifiedRun certified_run(const Problem& pr) {
   c.S.resize(size_t(S * H * P * N));
   c.B_prev.resize(size_t(S * H * N));
   c.x_prev.resize(size_t(S * H * P));
-  for (int64_t s = 0; s < S; ++s) {
+  std::atomic<int> check_bits{0};
+  // One task per (sequence, head) pair: the pairs are independent and each writes its own
+  // elements, so the values are the same for any thread count.
+  for_each_task(S * H, resolve_threads(threads), [&](int64_t task, int64_t) {
+    const int64_t s = task / H, h = task % H;
     ref::mamba3::Result r;
     for (int64_t t = sh.cu_seqlens[size_t(s)]; t < sh.cu_seqlens[size_t(s + 1)]; ++t) {
       const bool first = t == sh.cu_seqlens[size_t(s)];
-      const Problem one = one_token(pr, s, t, first && pr.has_initial_state());
+      const Problem one = one_token(pr, s, h, t, first && pr.has_initial_state());
       r = first ? ref::mamba3::compute(one) : ref::mamba3::decode(one, r.carried);
-      c.check_precision_bits = r.check_precision_bits;
-      copy_into(c.y, size_t(t * H * P), r.y);
-      for (int64_t i = 0; i < H * P; ++i) c.trace.y_abs[size_t(t * H * P + i)] = abs_upper(r.y, size_t(i));
-      for (int64_t i = 0; i < H * P * N; ++i) c.trace.S_abs[size_t(t * H * P * N + i)] = abs_upper(r.state, size_t(i));
-      for (int64_t i = 0; i < H * R; ++i) {
-        const size_t j = size_t(t * H * R + i);
+      check_bits = r.check_precision_bits;
+      copy_into(c.y, size_t(pr.x_index(t, h, 0)), r.y);
+      for (int64_t p = 0; p < P; ++p) c.trace.y_abs[size_t(pr.x_index(t, h, p))] = abs_upper(r.y, size_t(p));
+      const size_t s0 = size_t((t * H + h) * P * N);
+      for (int64_t i = 0; i < P * N; ++i) c.trace.S_abs[s0 + size_t(i)] = abs_upper(r.state, size_t(i));
+      for (int64_t i = 0; i < R; ++i) {
+        const size_t j = size_t(pr.angle_index(t, h, i));
         c.trace.angle[j] = r.angle_state.hi[size_t(i)] + r.angle_state.lo[size_t(i)];
         // The certificate and the rounding of hi + lo to a double (|θ| < 2π < 8: 2^-51).
         c.trace.angle_error[j] = certified_error(r.angle_state, size_t(i)) + 0x1p-50;
       }
     }
-    copy_into(c.angle, size_t(s * H * R), r.angle_state);
-    copy_into(c.S, size_t(s * H * P * N), r.state);
-    copy_into(c.B_prev, size_t(s * H * N), r.B_prev);
-    copy_into(c.x_prev, size_t(s * H * P), r.x_prev);
-  }
+    copy_into(c.angle, size_t(pr.angle_state_index(s, h, 0)), r.angle_state);
+    copy_into(c.S, size_t(pr.state_index(s, h, 0, 0)), r.state);
+    copy_into(c.B_prev, size_t(pr.b_prev_index(s, h, 0)), r.B_prev);
+    copy_into(c.x_prev, size_t(pr.x_prev_index(s, h, 0)), r.x_prev);
+  });
+  c.check_precision_bits = check_bits;
   return c;
 }
 

@@ -1,7 +1,8 @@
 // The certified Mamba-3 reference as the step kernel's check needs it: run one token at a
 // time — compute() on a sequence's first token, then decode() — so that the state after every
 // token is known (the step bound's ExactTrace, verify/bound/mamba3/step_bound.h), with y of
-// every token and the final four-part state as certified values for the judge.
+// every token and the final four-part state as certified values for the judge. The pairs
+// (sequence, head) are independent and run on worker threads.
 #pragma once
 
 #include <cstdint>
@@ -25,11 +26,14 @@ double abs_upper(const ref::mamba3::CertifiedValues& v, size_t i);
 // The certificate's allowance for element i: 2^-certified_bits of its magnitude, rounded up.
 double certified_error(const ref::mamba3::CertifiedValues& v, size_t i);
 
-// Token t of `pr` (in sequence s) as a problem of one sequence of one token, starting from
-// sequence s's initial state when `with_initial`.
-ssmv::mamba3::Problem one_token(const ssmv::mamba3::Problem& pr, int64_t s, int64_t t, bool with_initial);
+// Token t of head h of `pr` (in sequence s) as a problem of one sequence, one token and one
+// head (G = 1: the head's group of B and C), starting from sequence s's initial state of head h
+// when `with_initial`.
+ssmv::mamba3::Problem one_token(const ssmv::mamba3::Problem& pr, int64_t s, int64_t h, int64_t t, bool with_initial);
 
-// Throws ssmv::ProblemError or ref::CertificationError as the reference does. One thread.
-CertifiedRun certified_run(const ssmv::mamba3::Problem& pr);
+// Each (sequence, head) pair on its own, token by token, `threads` workers (0: every core); the
+// same values for any count. Throws ssmv::ProblemError or ref::CertificationError as the
+// reference does.
+CertifiedRun certified_run(const ssmv::mamba3::Problem& pr, int threads = 0);
 
 }  // namespace ssmv::family::mamba3

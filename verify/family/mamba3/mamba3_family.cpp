@@ -109,7 +109,7 @@ class Mamba3Dump : public Dump {
     const Outputs& out = d_.outputs;
     const CertifiedRun run = [&] {
       const progress::Phase phase("reference", 0, "");
-      return certified_run(p);
+      return certified_run(p, ref::default_threads());
     }();
     const bound::mamba3::StepBounds b = bound::mamba3::step_bounds(p, contract_, run.trace);
     const int64_t P = p.shape.P, N = p.shape.N, R = p.shape.R;

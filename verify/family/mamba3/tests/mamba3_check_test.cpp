@@ -68,6 +68,20 @@ TEST_F(Mamba3Check, EmulatedStepKernelWithinItsContract) {
   EXPECT_NE(o.output.find("no VIOLATION, no INVALID"), std::string::npos) << o.output;
 }
 
+// The (sequence, head) pairs run on worker threads: the report is the same bytes for any count.
+TEST_F(Mamba3Check, ReportIndependentOfThreads) {
+  const std::string f = dump("threads.npz", problem(), bound::mamba3::PlantedBug::none, described());
+  std::string reports[2];
+  for (int threads : {1, 3}) {
+    const std::string json = (dir_ / ("t" + std::to_string(threads) + ".json")).string();
+    ASSERT_EQ(run_ssmv("check " + f + " --threads " + std::to_string(threads) + " --json " + json).code, 0);
+    std::ifstream in(json);
+    reports[threads == 1 ? 0 : 1] = std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  EXPECT_FALSE(reports[0].empty());
+  EXPECT_EQ(reports[0], reports[1]);
+}
+
 TEST_F(Mamba3Check, PlantedBugIsAViolation) {
   const std::string f =
       dump("planted.npz", problem(), bound::mamba3::PlantedBug::beta_uses_current_b, described());
