@@ -63,6 +63,45 @@ Problem one_token(const Problem& pr, int64_t s, int64_t h, int64_t t, bool with_
   return o;
 }
 
+Problem pair_problem(const Problem& pr, int64_t s, int64_t h) {
+  const auto& sh = pr.shape;
+  const int64_t P = sh.P, N = sh.N, R = sh.R, g = sh.group_of(h);
+  const int64_t t0 = sh.cu_seqlens[size_t(s)], len = sh.seq_len(s);
+  Problem o;
+  o.shape = ssmv::mamba3::Shape{{0, len}, 1, P, N, 1, R};
+  o.formats = pr.formats;
+  // Rows [t0, t0 + len) of a token tensor, `count` values from `offset` in each row of `stride`.
+  const auto rows = [&](const std::vector<float>& v, int64_t stride, int64_t offset, int64_t count) {
+    std::vector<float> out;
+    out.reserve(size_t(len * count));
+    for (int64_t t = t0; t < t0 + len; ++t) {
+      out.insert(out.end(), v.begin() + t * stride + offset, v.begin() + t * stride + offset + count);
+    }
+    return out;
+  };
+  const auto part = [](const std::vector<float>& v, int64_t from, int64_t count) {
+    return std::vector<float>(v.begin() + from, v.begin() + from + count);
+  };
+  o.x = rows(pr.x, sh.H * P, h * P, P);
+  o.B = rows(pr.B, sh.G * N, g * N, N);
+  o.C = rows(pr.C, sh.G * N, g * N, N);
+  o.dt = rows(pr.dt, sh.H, h, 1);
+  o.adt = rows(pr.adt, sh.H, h, 1);
+  o.trap = rows(pr.trap, sh.H, h, 1);
+  o.angles = rows(pr.angles, sh.H * R, h * R, R);
+  o.B_bias = part(pr.B_bias, pr.bias_index(h, 0), N);
+  o.C_bias = part(pr.C_bias, pr.bias_index(h, 0), N);
+  if (pr.has_D()) o.D = part(pr.D, h, 1);
+  if (pr.has_z()) o.z = rows(pr.z, sh.H * P, h * P, P);
+  if (pr.has_initial_state()) {
+    o.initial.angle = part(pr.initial.angle, pr.angle_state_index(s, h, 0), R);
+    o.initial.S = part(pr.initial.S, pr.state_index(s, h, 0, 0), P * N);
+    o.initial.B_prev = part(pr.initial.B_prev, pr.b_prev_index(s, h, 0), N);
+    o.initial.x_prev = part(pr.initial.x_prev, pr.x_prev_index(s, h, 0), P);
+  }
+  return o;
+}
+
 CertifiedRun certified_run(const Problem& pr, int threads) {
   ssmv::mamba3::validate(pr);
   const auto& sh = pr.shape;

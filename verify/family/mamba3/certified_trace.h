@@ -31,6 +31,11 @@ double certified_error(const ref::mamba3::CertifiedValues& v, size_t i);
 // when `with_initial`.
 ssmv::mamba3::Problem one_token(const ssmv::mamba3::Problem& pr, int64_t s, int64_t h, int64_t t, bool with_initial);
 
+// Sequence s of head h of `pr` alone: a problem of one sequence and one head (G = 1), with the
+// pair's initial state when `pr` has one. The bound and the reference of a pair depend on
+// nothing else, so a check may run pair by pair.
+ssmv::mamba3::Problem pair_problem(const ssmv::mamba3::Problem& pr, int64_t s, int64_t h);
+
 // Each (sequence, head) pair on its own, token by token, `threads` workers (0: every core); the
 // same values for any count. Throws ssmv::ProblemError or ref::CertificationError as the
 // reference does.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "spec/parallel.h"
 #include "spec/progress.h"
 #include "verify/bound/mamba3/step_bound.h"
 #include "verify/cli/usage_error.h"
@@ -57,33 +58,29 @@ verify::TensorLayout state_layout(const Problem& p, std::vector<std::string> nam
 // 2π as a double-double (hi = RN(2π)).
 constexpr double kTwoPiHi = 6.283185307179586, kTwoPiLo = 2.4492935982947064e-16;
 
-// One tensor judged: the kernel's `computed` (values of `f`) against the certified values with
-// the bounds. `circular`: an angle, judged against the representative θ + 2πk of the exact θ
-// nearest the kernel's value (the bound is a distance on the circle, step_bound.h).
-verify::TensorReport judge(const std::string& name, Format f, const std::vector<float>& computed,
-                           const CertifiedValues& exact, const std::vector<double>& bounds, int check_bits,
-                           verify::TensorLayout layout, bool circular) {
-  verify::TensorJudge judge(name, f, int64_t(computed.size()), std::move(layout), verify::ElementDetail::summary);
-  for (size_t i = 0; i < computed.size(); ++i) {
-    double hi = exact.hi[i], lo = exact.lo[i], error = certified_error(exact, i);
-    Bits exact_rounded = exact.rounded(f, i);
-    if (circular && std::isfinite(computed[i])) {
-      const double k = std::nearbyint((double(computed[i]) - hi) / kTwoPiHi);
-      if (k != 0) {
-        // hi + lo + k·2π in double-double: TwoSum of the leading parts, the rest in lo; the
-        // error of this sum (below 2^-100 for |k| ≤ 2^20 of a value below 2^24) is charged.
-        const double a = hi, b = k * kTwoPiHi, s = a + b, bb = s - a, e = (a - (s - bb)) + (b - bb);
-        hi = s + (e + lo + k * kTwoPiLo);
-        lo = (s - hi) + (e + lo + k * kTwoPiLo);
-        error += std::ldexp(std::fabs(hi), -90);
-        exact_rounded = round_nearest_even(f, hi);
-      }
+// Element i of a tensor judged: the kernel's `computed` (a value of `f`) against the certified
+// value k of `exact` with its bound. `circular`: an angle, judged against the representative
+// θ + 2πk of the exact θ nearest the kernel's value (the bound is a distance on the circle,
+// step_bound.h).
+void judge_element(verify::TensorJudge& judge, int64_t i, Format f, float computed, const CertifiedValues& exact,
+                   size_t k, double bound, int check_bits, bool circular) {
+  double hi = exact.hi[k], lo = exact.lo[k], error = certified_error(exact, k);
+  Bits exact_rounded = exact.rounded(f, k);
+  if (circular && std::isfinite(computed)) {
+    const double turns = std::nearbyint((double(computed) - hi) / kTwoPiHi);
+    if (turns != 0) {
+      // hi + lo + turns·2π in double-double: TwoSum of the leading parts, the rest in lo; the
+      // error of this sum (below 2^-100 for |turns| ≤ 2^20 of a value below 2^24) is charged.
+      const double a = hi, b = turns * kTwoPiHi, sum = a + b, bb = sum - a, e = (a - (sum - bb)) + (b - bb);
+      const double rest = e + lo + turns * kTwoPiLo;
+      hi = sum + rest;
+      lo = (sum - hi) + rest;
+      error += std::ldexp(std::fabs(hi), -90);
+      exact_rounded = round_nearest_even(f, hi);
     }
-    const ref::HandedValue value{nullptr, hi, lo, check_bits};
-    judge.add(int64_t(i), round_nearest_even(f, double(computed[i])), exact_rounded, hi, error, exact.magnitude[i],
-              bounds[i], value);
   }
-  return judge.finish();
+  const ref::HandedValue value{nullptr, hi, lo, check_bits};
+  judge.add(i, round_nearest_even(f, double(computed)), exact_rounded, hi, error, exact.magnitude[k], bound, value);
 }
 
 std::string summary(const Problem& p) {
@@ -104,37 +101,66 @@ class Mamba3Dump : public Dump {
  public:
   explicit Mamba3Dump(ResolvedDump d) : d_(std::move(d)), contract_(step_contract(d_.contract)) {}
 
+  // Pair by pair ((sequence, head) on the worker threads): the certified run of the pair, its
+  // bounds, its elements judged; nothing is kept per element beyond the dump and the judges.
   CheckedDump check(const std::string& name, const CheckOptions& o) const override {
     const Problem& p = d_.problem;
     const Outputs& out = d_.outputs;
-    const CertifiedRun run = [&] {
-      const progress::Phase phase("reference", 0, "");
-      return certified_run(p, ref::default_threads());
-    }();
-    const bound::mamba3::StepBounds b = bound::mamba3::step_bounds(p, contract_, run.trace);
-    const int64_t P = p.shape.P, N = p.shape.N, R = p.shape.R;
+    const ssmv::mamba3::FourPartState& fs = out.final_state;
+    const ssmv::mamba3::Shape& sh = p.shape;
+    const int64_t S = sh.num_sequences(), H = sh.H, P = sh.P, N = sh.N, R = sh.R;
+    const auto judge_of = [&](const char* tensor, Format f, const std::vector<float>& values, verify::TensorLayout l) {
+      return values.empty() ? nullptr
+                            : std::make_unique<verify::TensorJudge>(tensor, f, int64_t(values.size()), std::move(l),
+                                                                    verify::ElementDetail::summary);
+    };
+    const std::unique_ptr<verify::TensorJudge> y = judge_of("y", p.formats.output, out.y, y_layout(p));
+    const std::unique_ptr<verify::TensorJudge> angle =
+        judge_of("final_angle_state", Format::fp32, fs.angle, state_layout(p, {"sequence", "head", "angle"}, {R}));
+    const std::unique_ptr<verify::TensorJudge> state =
+        judge_of("final_state", p.formats.state, fs.S, state_layout(p, {"sequence", "head", "dim", "state"}, {P, N}));
+    const std::unique_ptr<verify::TensorJudge> b_prev =
+        judge_of("final_B_prev", p.formats.state, fs.B_prev, state_layout(p, {"sequence", "head", "state"}, {N}));
+    const std::unique_ptr<verify::TensorJudge> x_prev =
+        judge_of("final_x_prev", p.formats.state, fs.x_prev, state_layout(p, {"sequence", "head", "dim"}, {P}));
+    {
+      const progress::Phase phase("reference, bounds and judging", S * H, "pairs");
+      for_each_task(S * H, ref::default_threads(), [&](int64_t task, int64_t) {
+        const int64_t s = task / H, h = task % H, t0 = sh.cu_seqlens[size_t(s)];
+        const Problem pair = pair_problem(p, s, h);
+        const CertifiedRun run = certified_run(pair, 1);
+        const bound::mamba3::StepBounds b = bound::mamba3::step_bounds(pair, contract_, run.trace);
+        const int bits = run.check_precision_bits;
+        const Format fo = p.formats.output, fst = p.formats.state;
+        for (int64_t t = 0; t < sh.seq_len(s); ++t) {
+          for (int64_t q = 0; q < P; ++q) {
+            const int64_t i = p.x_index(t0 + t, h, q);
+            const size_t k = size_t(pair.x_index(t, 0, q));
+            judge_element(*y, i, fo, out.y[size_t(i)], run.y, k, b.y[k], bits, false);
+          }
+        }
+        // The pair's final state: elements [base, base + n) of each part, k from 0.
+        const auto part = [&](verify::TensorJudge* judge, Format f, const std::vector<float>& computed, int64_t base,
+                              const CertifiedValues& exact, const std::vector<double>& bound, bool circular) {
+          if (judge == nullptr) return;
+          for (size_t k = 0; k < exact.size(); ++k) {
+            const int64_t i = base + int64_t(k);
+            judge_element(*judge, i, f, computed[size_t(i)], exact, k, bound[k], bits, circular);
+          }
+        };
+        part(angle.get(), Format::fp32, fs.angle, p.angle_state_index(s, h, 0), run.angle, b.angle, true);
+        part(state.get(), fst, fs.S, p.state_index(s, h, 0, 0), run.S, b.S, false);
+        part(b_prev.get(), fst, fs.B_prev, p.b_prev_index(s, h, 0), run.B_prev, b.B_prev, false);
+        part(x_prev.get(), fst, fs.x_prev, p.x_prev_index(s, h, 0), run.x_prev, b.x_prev, false);
+        progress::advance(1);
+      });
+    }
     verify::KernelCheck kc;
     kc.kernel = d_.kernel;
     kc.contract = contract_.name;
     kc.device = "external";
-    const int bits = run.check_precision_bits;
-    kc.tensors.push_back(judge("y", p.formats.output, out.y, run.y, b.y, bits, y_layout(p), false));
-    const ssmv::mamba3::FourPartState& fs = out.final_state;
-    if (!fs.angle.empty()) {
-      kc.tensors.push_back(judge("final_angle_state", Format::fp32, fs.angle, run.angle, b.angle, bits,
-                                 state_layout(p, {"sequence", "head", "angle"}, {R}), true));
-    }
-    if (!fs.S.empty()) {
-      kc.tensors.push_back(judge("final_state", p.formats.state, fs.S, run.S, b.S, bits,
-                                 state_layout(p, {"sequence", "head", "dim", "state"}, {P, N}), false));
-    }
-    if (!fs.B_prev.empty()) {
-      kc.tensors.push_back(judge("final_B_prev", p.formats.state, fs.B_prev, run.B_prev, b.B_prev, bits,
-                                 state_layout(p, {"sequence", "head", "state"}, {N}), false));
-    }
-    if (!fs.x_prev.empty()) {
-      kc.tensors.push_back(judge("final_x_prev", p.formats.state, fs.x_prev, run.x_prev, b.x_prev, bits,
-                                 state_layout(p, {"sequence", "head", "dim"}, {P}), false));
+    for (verify::TensorJudge* judge : {y.get(), angle.get(), state.get(), b_prev.get(), x_prev.get()}) {
+      if (judge != nullptr) kc.tensors.push_back(judge->finish());
     }
     if (o.sharp) {
       for (verify::TensorReport& t : kc.tensors) {
