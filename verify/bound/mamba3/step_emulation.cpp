@@ -15,6 +15,42 @@ using ssmv::mamba3::Problem;
 // output format, or the .to(tl.bfloat16) before the dot.
 float to_format(Format f, float v) { return f == Format::fp32 ? v : float(round_value(f, double(v))); }
 
+// The fp32 operations of one emulation: native fp32 arithmetic, or with noise_seed the
+// Monte Carlo model of EmulationOptions::noise_seed (a splitmix64 stream, one draw per operation).
+class Ops {
+ public:
+  Ops(bool fused, uint64_t seed) : fused_(fused), on_(seed != 0), state_(seed) {}
+  float mul(float a, float b) { return on_ ? noisy(double(a) * double(b)) : a * b; }
+  float add(float a, float b) { return on_ ? noisy(double(a) + double(b)) : a + b; }
+  float sub(float a, float b) { return on_ ? noisy(double(a) - double(b)) : a - b; }
+  float div(float a, float b) { return on_ ? noisy(double(a) / double(b)) : a / b; }
+  // a·b + c: one rounding when the kernel fuses it, two otherwise (the product's, then the sum's).
+  float mul_add(float a, float b, float c) {
+    if (fused_) return on_ ? noisy(double(a) * double(b) + double(c)) : std::fma(a, b, c);
+    return add(mul(a, b), c);
+  }
+
+ private:
+  float noisy(double v) {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    const double uniform = double(z >> 11) * 0x1p-53 * 2 - 1;  // in [-1, 1)
+    return float(v + uniform * 0x1p-24 * std::fabs(v));
+  }
+  bool fused_, on_;
+  uint64_t state_;
+};
+
+// 0.5·t + 0.5 with t = tanh(0.5x) kept to 11 significant bits (PlantedBug::gate_via_tanh_approx).
+float sigmoid_via_coarse_tanh(float x) {
+  int e = 0;
+  const double m = std::frexp(std::tanh(0.5 * double(x)), &e);
+  const float t = float(std::ldexp(std::nearbyint(std::ldexp(m, 11)), e - 11));
+  return 0.5f * t + 0.5f;
+}
+
 }  // namespace
 
 float sigmoid_f32(float x) {
@@ -50,6 +86,7 @@ EmulatedSteps emulate_steps(const Problem& pr, const EmulationOptions& o) {
     res.B_prev = pr.initial.B_prev;
     res.x_prev = pr.initial.x_prev;
   }
+  Ops op(o.fused, o.noise_seed);
   std::vector<float> q(static_cast<size_t>(N)), k(static_cast<size_t>(N)), cs(static_cast<size_t>(N2)),
       sn(static_cast<size_t>(N2)), Sf(static_cast<size_t>(P * N));
   for (int64_t s = 0; s < S; ++s) {
@@ -62,19 +99,19 @@ EmulatedSteps emulate_steps(const Problem& pr, const EmulationOptions& o) {
       for (int64_t t = sh.cu_seqlens[size_t(s)]; t < sh.cu_seqlens[size_t(s + 1)]; ++t) {
         // [142–143] bias added in fp32.
         for (int64_t n = 0; n < N; ++n) {
-          q[size_t(n)] = pr.C[size_t(pr.bc_index(t, g, n))] + pr.C_bias[size_t(pr.bias_index(h, n))];
-          k[size_t(n)] = pr.B[size_t(pr.bc_index(t, g, n))] + pr.B_bias[size_t(pr.bias_index(h, n))];
+          q[size_t(n)] = op.add(pr.C[size_t(pr.bc_index(t, g, n))], pr.C_bias[size_t(pr.bias_index(h, n))]);
+          k[size_t(n)] = op.add(pr.B[size_t(pr.bc_index(t, g, n))], pr.B_bias[size_t(pr.bias_index(h, n))]);
         }
         const float dt = pr.dt[size_t(pr.th_index(t, h))];
         // [147–163] the angle: tanh·PI·dt + state, reduced, stored; pairs r >= R load 0.
         for (int64_t r = 0; r < N2; ++r) {
           const float a = r < R ? pr.angles[size_t(pr.angle_index(t, h, r))] : 0.0f;
-          const float tp = o.fns.tanh(a) * kPiF32;
+          const float tp = op.mul(o.fns.tanh(a), kPiF32);
           const bool keep_state = r < R && o.bug != PlantedBug::angle_state_ignored;
           const float prev = keep_state ? angle[r] : 0.0f;
-          float th = o.fused ? std::fma(tp, dt, prev) : tp * dt + prev;
-          const float kq = std::floor(th / kTwoPiF32);
-          th = o.fused ? std::fma(-kTwoPiF32, kq, th) : th - kTwoPiF32 * kq;
+          float th = op.mul_add(tp, dt, prev);
+          const float kq = std::floor(op.div(th, kTwoPiF32));
+          th = op.mul_add(-kTwoPiF32, kq, th);
           if (r < R) angle[r] = th;
           cs[size_t(r)] = o.fns.cos(th);
           sn[size_t(r)] = o.fns.sin(th);
@@ -83,30 +120,30 @@ EmulatedSteps emulate_steps(const Problem& pr, const EmulationOptions& o) {
         for (int64_t r = 0; r < N2; ++r) {
           for (std::vector<float>* v : {&q, &k}) {
             const float u0 = (*v)[size_t(2 * r)], u1 = (*v)[size_t(2 * r + 1)];
-            const float b0 = u1 * sn[size_t(r)], b1 = u1 * cs[size_t(r)];
-            (*v)[size_t(2 * r)] = o.fused ? std::fma(u0, cs[size_t(r)], -b0) : u0 * cs[size_t(r)] - b0;
-            (*v)[size_t(2 * r + 1)] = o.fused ? std::fma(u0, sn[size_t(r)], b1) : u0 * sn[size_t(r)] + b1;
+            const float b0 = op.mul(u1, sn[size_t(r)]), b1 = op.mul(u1, cs[size_t(r)]);
+            (*v)[size_t(2 * r)] = op.mul_add(u0, cs[size_t(r)], -b0);
+            (*v)[size_t(2 * r + 1)] = op.mul_add(u0, sn[size_t(r)], b1);
           }
         }
         // [185–191] the gates.
-        const float adt = pr.adt[size_t(pr.th_index(t, h))] * kLog2eF32;
+        const float adt = op.mul(pr.adt[size_t(pr.th_index(t, h))], kLog2eF32);
         const float lam = o.fns.sigmoid(pr.trap[size_t(pr.th_index(t, h))]);
         const float alpha = o.fns.exp2(adt);
-        const float ad = o.bug == PlantedBug::beta_without_decay ? dt : alpha * dt;
-        const float beta = ad * (1.0f - lam);
-        const float gamma = lam * dt;
+        const float ad = o.bug == PlantedBug::beta_without_decay ? dt : op.mul(alpha, dt);
+        const float beta = op.mul(ad, op.sub(1.0f, lam));
+        const float gamma = op.mul(lam, dt);
         // [193–200] the update: (β·x_prev)·b_prev + (γ·x)·b, then S·α + that.
         const float* bp = o.bug == PlantedBug::beta_uses_current_b ? k.data() : kprev;
         for (int64_t p = 0; p < P; ++p) {
           const float x = pr.x[size_t(pr.x_index(t, h, p))];
-          const float bx = beta * vprev[p];
-          const float gx = gamma * x;
+          const float bx = op.mul(beta, vprev[p]);
+          const float gx = op.mul(gamma, x);
           for (int64_t n = 0; n < N; ++n) {
-            const float d1 = bx * bp[n];
-            const float diff = o.fused ? std::fma(gx, k[size_t(n)], d1) : d1 + gx * k[size_t(n)];
+            const float d1 = op.mul(bx, bp[n]);
+            const float diff = op.mul_add(gx, k[size_t(n)], d1);
             float s0 = Sst[p * N + n];
             if (o.bug == PlantedBug::state_rounded_before_update) s0 = to_format(Format::bf16, s0);
-            Sf[size_t(p * N + n)] = o.fused ? std::fma(s0, alpha, diff) : s0 * alpha + diff;
+            Sf[size_t(p * N + n)] = op.mul_add(s0, alpha, diff);
           }
         }
         // [207–222] y = bf16(S)·bf16(c) (exact products, summed in fp32), + D·x, ·silu(z), stored.
@@ -114,16 +151,17 @@ EmulatedSteps emulate_steps(const Problem& pr, const EmulationOptions& o) {
           float acc = 0.0f;
           for (int64_t n = 0; n < N; ++n) {
             const float sd = to_format(o.dot_operands, Sf[size_t(p * N + n)]), cd = to_format(o.dot_operands, q[size_t(n)]);
-            acc = o.fused ? std::fma(sd, cd, acc) : acc + sd * cd;
+            acc = op.mul_add(sd, cd, acc);
           }
           const float x = pr.x[size_t(pr.x_index(t, h, p))];
           if (pr.has_D()) {
-            acc = o.fused ? std::fma(pr.D[size_t(h)], x, acc) : acc + pr.D[size_t(h)] * x;
+            acc = op.mul_add(pr.D[size_t(h)], x, acc);
           }
           if (pr.has_z()) {
             const float z = pr.z[size_t(pr.x_index(t, h, p))];
-            const float gz = z * o.fns.sigmoid(z);
-            acc = acc * gz;
+            const float sz = o.bug == PlantedBug::gate_via_tanh_approx ? sigmoid_via_coarse_tanh(z) : o.fns.sigmoid(z);
+            const float gz = op.mul(z, sz);
+            acc = op.mul(acc, gz);
           }
           res.y[size_t(pr.x_index(t, h, p))] = to_format(out, acc);
         }

@@ -12,6 +12,7 @@
 // It is the bound's test object (tests/step_bound_test.cpp), not a model of the GPU's bits.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -38,6 +39,10 @@ enum class PlantedBug {
   beta_without_decay,         // β = dt·(1 − λ), α left out
   angle_state_ignored,        // θ = π·tanh(angle)·dt, the carried angle not added
   state_rounded_before_update,  // the carried fp32 state rounded to bf16 before α·S (fp32 state)
+  // The z gate's σ as 0.5·tanh(0.5·z) + 0.5 with a tanh of 11 significant bits (relative error up
+  // to 2^-11, the PTX ISA's figure for tanh.approx: mamba_ssm's commented-out silu form). Small
+  // enough to stay within y's bound; for the sharp verdict.
+  gate_via_tanh_approx,
 };
 
 struct EmulationOptions {
@@ -48,6 +53,12 @@ struct EmulationOptions {
   // enable_fp_fusion may: θ = fma(t·PI, dt, θ_prev), θ − 2π·k, the turn's second product, the
   // update's fma(γ·x, b, d1) and fma(S, α, diff), the dot's accumulation, fma(D, x, y).
   bool fused = false;
+  // The Monte Carlo runs of the sharp verdict (verify/family/mamba3/sharp.h): every fp32
+  // operation's result v (computed exactly in double) moved by a uniform error in ±u|v|,
+  // u = 2^-24 (at least round to nearest's half ULP; its variance u²v²/3 bounds RN's from above),
+  // then stored as the fp32 nearest; the draws from this seed, in the operations' order. 0: none
+  // (the plain fp32 arithmetic above, bit for bit).
+  uint64_t noise_seed = 0;
 };
 
 struct EmulatedSteps {

@@ -1,6 +1,7 @@
 #include "verify/family/mamba3/mamba3_family.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 
@@ -11,6 +12,8 @@
 #include "verify/family/hints.h"
 #include "verify/family/mamba3/certified_trace.h"
 #include "verify/family/mamba3/dump_reading.h"
+#include "verify/family/mamba3/sharp.h"
+#include "verify/sharp/calibrated_test.h"
 #include "verify/judge/tensor_judge.h"
 
 namespace ssmv::family::mamba3 {
@@ -97,6 +100,42 @@ std::string summary(const Problem& p) {
   return buf;
 }
 
+// Pair (s, h)'s share of the kernel's outputs, in the pair problem's layouts (pair_problem).
+PairOutputs pair_outputs(const Problem& p, const Outputs& out, int64_t s, int64_t h) {
+  const ssmv::mamba3::Shape& sh = p.shape;
+  const int64_t P = sh.P, N = sh.N, R = sh.R, t0 = sh.cu_seqlens[size_t(s)];
+  const auto part = [](const std::vector<float>& v, int64_t from, int64_t count) {
+    return v.empty() ? std::vector<float>{} : std::vector<float>(v.begin() + from, v.begin() + from + count);
+  };
+  PairOutputs o;
+  for (int64_t t = t0; t < t0 + sh.seq_len(s); ++t) {
+    o.y.insert(o.y.end(), out.y.begin() + p.x_index(t, h, 0), out.y.begin() + p.x_index(t, h, 0) + P);
+  }
+  const ssmv::mamba3::FourPartState& fs = out.final_state;
+  o.angle = part(fs.angle, p.angle_state_index(s, h, 0), R);
+  o.S = part(fs.S, p.state_index(s, h, 0, 0), P * N);
+  o.B_prev = part(fs.B_prev, p.b_prev_index(s, h, 0), N);
+  o.x_prev = part(fs.x_prev, p.x_prev_index(s, h, 0), P);
+  return o;
+}
+
+// The sharp verdict of one part from the pairs' energies (in pair order: sequence, then head),
+// summed per head.
+void sharp_decide(verify::SharpResult& r, const std::vector<PairEnergies>& pairs, Part part, int64_t H,
+                  const sharp::SharpOptions& o) {
+  std::vector<std::vector<double>> kernel(1, std::vector<double>(size_t(H), 0.0));
+  std::vector<std::vector<double>> null(size_t(o.runs), std::vector<double>(size_t(H), 0.0));
+  std::vector<int64_t> elements(size_t(H), 0);
+  for (size_t task = 0; task < pairs.size(); ++task) {
+    const size_t h = task % size_t(H);
+    const PairEnergies& e = pairs[task];
+    kernel[0][h] += e.energy[part][0];
+    for (int m = 0; m < o.runs; ++m) null[size_t(m)][h] += e.energy[part][size_t(m + 1)];
+    elements[h] += e.elements[part];
+  }
+  sharp::decide(r, {"as declared"}, kernel, null, elements, o);
+}
+
 class Mamba3Dump : public Dump {
  public:
   explicit Mamba3Dump(ResolvedDump d) : d_(std::move(d)), contract_(step_contract(d_.contract)) {}
@@ -123,8 +162,11 @@ class Mamba3Dump : public Dump {
         judge_of("final_B_prev", p.formats.state, fs.B_prev, state_layout(p, {"sequence", "head", "state"}, {N}));
     const std::unique_ptr<verify::TensorJudge> x_prev =
         judge_of("final_x_prev", p.formats.state, fs.x_prev, state_layout(p, {"sequence", "head", "dim"}, {P}));
+    if (o.sharp) sharp::validate(o.sharp_options);
+    std::vector<PairEnergies> energies(o.sharp ? size_t(S * H) : 0);
     {
-      const progress::Phase phase("reference, bounds and judging", S * H, "pairs");
+      const progress::Phase phase(o.sharp ? "reference, bounds, judging and the sharp runs"
+                                          : "reference, bounds and judging", S * H, "pairs");
       for_each_task(S * H, ref::default_threads(), [&](int64_t task, int64_t) {
         const int64_t s = task / H, h = task % H, t0 = sh.cu_seqlens[size_t(s)];
         const Problem pair = pair_problem(p, s, h);
@@ -152,6 +194,10 @@ class Mamba3Dump : public Dump {
         part(state.get(), fst, fs.S, p.state_index(s, h, 0, 0), run.S, b.S, false);
         part(b_prev.get(), fst, fs.B_prev, p.b_prev_index(s, h, 0), run.B_prev, b.B_prev, false);
         part(x_prev.get(), fst, fs.x_prev, p.x_prev_index(s, h, 0), run.x_prev, b.x_prev, false);
+        if (o.sharp) {
+          energies[size_t(task)] = pair_energies(pair, contract_, pair_outputs(p, out, s, h), b, o.sharp_options,
+                                                 o.sharp_options.seed * 0x9e3779b97f4a7c15ull + uint64_t(task));
+        }
         progress::advance(1);
       });
     }
@@ -163,8 +209,13 @@ class Mamba3Dump : public Dump {
       if (judge != nullptr) kc.tensors.push_back(judge->finish());
     }
     if (o.sharp) {
-      for (verify::TensorReport& t : kc.tensors) {
-        t.sharp.why_not = "the Mamba-3 family has no emulation of its rounding model yet";
+      const Part parts[] = {kY, kAngle, kState, kBPrev, kXPrev};
+      size_t t = 0;
+      for (size_t k = 0; k < 5; ++k) {
+        const verify::TensorJudge* judge = std::array<verify::TensorJudge*, 5>{y.get(), angle.get(), state.get(),
+                                                                              b_prev.get(), x_prev.get()}[k];
+        if (judge == nullptr) continue;
+        sharp_decide(kc.tensors[t++].sharp, energies, parts[k], H, o.sharp_options);
       }
     }
     CheckedDump r;

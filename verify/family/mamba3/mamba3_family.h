@@ -6,8 +6,8 @@
 //
 // Kernel "mamba3_step". Contracts (--contract): mamba3_siso_step.production (the default: the
 // kernel on an H200 as Triton 3.6 compiles it) and mamba3_siso_step.host_emulation (the C++
-// library's fp32 transcendentals). Not yet: the prefill (mamba3_siso_combined), a hand-off,
-// contract files, the sharp verdict (no emulation of the rounding model: each tensor says so).
+// library's fp32 transcendentals). The sharp verdict: sharp.h. Not yet: the prefill
+// (mamba3_siso_combined), a hand-off, contract files.
 #pragma once
 
 #include "verify/family/family.h"

@@ -1,0 +1,99 @@
+#include "verify/family/mamba3/sharp.h"
+
+#include <cmath>
+#include <memory>
+
+#include "verify/bound/mamba3/step_emulation.h"
+#include "verify/judge/sharp_weight.h"
+
+namespace ssmv::family::mamba3 {
+namespace {
+
+using bound::mamba3::EmulatedSteps;
+using bound::mamba3::EmulationOptions;
+using bound::mamba3::StepContract;
+using bound::mamba3::Transcendentals;
+
+uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// f's library value moved by the budget's full width at x, the sign drawn per call from `state`.
+// `arg_scale` turns f's argument into the budget's (exp2 of adt·log2e is budgeted in adt).
+std::function<float(float)> noisy(std::function<float(float)> f, const TranscendentalBudget& b,
+                                  std::shared_ptr<uint64_t> state, double arg_scale = 1) {
+  return [f = std::move(f), b, state, arg_scale](float x) {
+    const float v = f(x);
+    const double a = std::fabs(double(x) * arg_scale);
+    const double width = (b.ulp_const + b.ulp_per_abs_arg * a) * ulp_of(Format::fp32, std::fabs(double(v))) +
+                         b.abs_error;
+    const bool up = (mix(*state += 0x9e3779b97f4a7c15ull) >> 63) != 0;
+    return float(double(v) + (up ? width : -width));
+  };
+}
+
+Transcendentals noisy_transcendentals(const StepContract& c, uint64_t seed) {
+  const Transcendentals lib = bound::mamba3::library_transcendentals();
+  auto state = std::make_shared<uint64_t>(seed);
+  Transcendentals t;
+  t.tanh = noisy(lib.tanh, c.tanh, state);
+  t.cos = noisy(lib.cos, c.cos, state);
+  t.sin = noisy(lib.sin, c.sin, state);
+  t.exp2 = noisy(lib.exp2, c.exp, state, 1 / 1.4426950408889634);  // the argument is adt·log2 e
+  t.sigmoid = noisy(lib.sigmoid, c.sigmoid, state);
+  return t;
+}
+
+// Σ ((a_i − d_i)/w_i)² over the elements with a finite a_i and a positive weight; the angle's
+// differences on the circle. `count` gets the elements counted.
+double energy(const std::vector<float>& a, const std::vector<float>& d, const std::vector<double>& bounds,
+              bool circular, int64_t* count) {
+  constexpr double kTwoPi = 6.283185307179586;
+  double sum = 0;
+  int64_t n = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double w = verify::sharp_weight(verify::sharp_weight_bits(bounds[i]));
+    if (!std::isfinite(a[i]) || !(w > 0)) continue;
+    double diff = double(a[i]) - double(d[i]);
+    if (circular) diff -= kTwoPi * std::nearbyint(diff / kTwoPi);
+    sum += (diff / w) * (diff / w);
+    ++n;
+  }
+  if (count) *count = n;
+  return sum;
+}
+
+}  // namespace
+
+PairEnergies pair_energies(const ssmv::mamba3::Problem& pair, const StepContract& c, const PairOutputs& kernel,
+                           const bound::mamba3::StepBounds& bounds, const sharp::SharpOptions& o, uint64_t seed) {
+  EmulationOptions declared;
+  declared.dot_operands = c.dot_operands;
+  declared.fused = true;  // Triton's default enable_fp_fusion
+  const EmulatedSteps d = bound::mamba3::emulate_steps(pair, declared);
+  const std::array<const std::vector<float>*, kParts> d_parts = {&d.y, &d.angle, &d.S, &d.B_prev, &d.x_prev};
+  const std::array<const std::vector<float>*, kParts> k_parts = {&kernel.y, &kernel.angle, &kernel.S,
+                                                                 &kernel.B_prev, &kernel.x_prev};
+  const std::array<const std::vector<double>*, kParts> b_parts = {&bounds.y, &bounds.angle, &bounds.S,
+                                                                  &bounds.B_prev, &bounds.x_prev};
+  PairEnergies r;
+  for (size_t p = 0; p < kParts; ++p) {
+    r.energy[p].assign(size_t(1 + o.runs), 0.0);
+    if (!k_parts[p]->empty()) r.energy[p][0] = energy(*k_parts[p], *d_parts[p], *b_parts[p], p == kAngle, &r.elements[p]);
+  }
+  for (int m = 1; m <= o.runs; ++m) {
+    EmulationOptions run = declared;
+    run.noise_seed = mix(seed + uint64_t(m) * 0x632be59bd9b4e019ull) | 1;  // nonzero: noise on
+    run.fns = noisy_transcendentals(c, mix(run.noise_seed ^ 0xd1b54a32d192ed03ull));
+    const EmulatedSteps e = bound::mamba3::emulate_steps(pair, run);
+    const std::array<const std::vector<float>*, kParts> e_parts = {&e.y, &e.angle, &e.S, &e.B_prev, &e.x_prev};
+    for (size_t p = 0; p < kParts; ++p) {
+      if (!k_parts[p]->empty()) r.energy[p][size_t(m)] = energy(*e_parts[p], *d_parts[p], *b_parts[p], p == kAngle, nullptr);
+    }
+  }
+  return r;
+}
+
+}  // namespace ssmv::family::mamba3
