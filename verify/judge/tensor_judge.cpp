@@ -57,7 +57,10 @@ uint64_t TensorJudge::next_serial() {
 
 struct TensorJudge::Partial {
   std::array<int64_t, 4> counts{};
-  std::vector<int64_t> dense;  // [kDenseUlps] counts of each small ULP distance
+  // Counts of each small ULP distance, grown to the largest seen (at most kDenseUlps): most
+  // tensors' distances are a few ULPs, and 512 KiB zeroed per judge and thread had been most of
+  // a small check's time.
+  std::vector<int64_t> dense;
   std::vector<int64_t> large;  // the other ULP distances
   double max_bound_usage = 0;
   ScanMax abs_diff, rel_diff, over_scale, ulps_at_scale;
@@ -69,7 +72,7 @@ struct TensorJudge::Partial {
   mpfr_t worst_value;
   bool has_value = false;
   std::vector<std::pair<double, WorstElement>> bad;  // (key, element), worst first, at most kKeptBadElements
-  Partial() : dense(size_t(kDenseUlps), 0) { mpfr_init2(worst_value, 2); }
+  Partial() { mpfr_init2(worst_value, 2); }
   ~Partial() { mpfr_clear(worst_value); }
   Partial(const Partial&) = delete;
   Partial& operator=(const Partial&) = delete;
@@ -142,6 +145,9 @@ void TensorJudge::add(int64_t i, Bits computed, Bits exact_rounded, double exact
   ++r.counts[size_t(j.verdict)];
   if (j.verdict != Verdict::invalid) {
     if (j.ulps >= 0 && j.ulps < kDenseUlps) {
+      if (size_t(j.ulps) >= r.dense.size()) {
+        r.dense.resize(std::min(size_t(kDenseUlps), std::max(size_t(64), size_t(j.ulps) * 2)), 0);
+      }
       ++r.dense[size_t(j.ulps)];
     } else {
       r.large.push_back(j.ulps);
@@ -179,7 +185,7 @@ void TensorJudge::add(int64_t i, Bits computed, Bits exact_rounded, double exact
 
 TensorReport TensorJudge::finish() {
   TensorReport r = std::move(report_);
-  std::vector<int64_t> dense(size_t(kDenseUlps), 0), large;
+  std::vector<int64_t> dense, large;
   ScanMax abs_diff, rel_diff, over_scale, ulps_at_scale;
   double worst_key = -1;
   const Partial* worst = nullptr;
@@ -187,7 +193,8 @@ TensorReport TensorJudge::finish() {
   for (auto& [id, pp] : partials_) {
     const Partial& p = *pp;
     for (size_t v = 0; v < 4; ++v) r.counts[v] += p.counts[v];
-    for (size_t u = 0; u < dense.size(); ++u) dense[u] += p.dense[u];
+    if (p.dense.size() > dense.size()) dense.resize(p.dense.size(), 0);
+    for (size_t u = 0; u < p.dense.size(); ++u) dense[u] += p.dense[u];
     large.insert(large.end(), p.large.begin(), p.large.end());
     r.max_bound_usage = std::max(r.max_bound_usage, p.max_bound_usage);
     abs_diff.merge(p.abs_diff);
