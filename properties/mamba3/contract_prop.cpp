@@ -3,7 +3,9 @@
 // (verify/family/mamba3/certified_trace.h) under its contract (mamba3_siso_step.host_emulation)
 // for every element of y and of the final four-part state, the angle judged on the circle —
 // judged as `ssmv check` judges a dump (step_check.h). With the multiply-adds contracted into
-// fmaf as Triton's enable_fp_fusion may, too.
+// fmaf as Triton's enable_fp_fusion may, too; and a rounding-path change that must pass: the C·S
+// dot's operands kept in fp32 where the contract rounds them to bf16 (less rounding than declared
+// is within the bound: the control beside the planted bugs, planted_prop.cpp).
 //
 // Each test prints the distribution of the cases' largest bound usage (error ÷ bound). It says
 // little about tightness: with a bf16 state the largest usage is a correctly rounded (EXACT) store
@@ -27,6 +29,12 @@ void host_emulation_fused() {
   emulation_within_contract(o, "the host emulation (fused)");
 }
 
+void host_emulation_fp32_dot() {
+  bound::mamba3::EmulationOptions o;
+  o.dot_operands = Format::fp32;
+  emulation_within_contract(o, "the host emulation with fp32 dot operands");
+}
+
 void run_with_usage(const char* name, void (*fn)()) {
   const PropertyOutcome o = check_property("Mamba3PropertyContract", name, 2000, rc::detail::toProperty(fn));
   ASSERT_TRUE(o.passed) << o.message;
@@ -40,7 +48,11 @@ void run_with_usage(const char* name, void (*fn)()) {
 
 SSMV_REGISTER_PROPERTY(Mamba3PropertyContract, HostEmulation, 2000, false, host_emulation);
 SSMV_REGISTER_PROPERTY(Mamba3PropertyContract, HostEmulationFused, 2000, false, host_emulation_fused);
+SSMV_REGISTER_PROPERTY(Mamba3PropertyContract, Fp32DotOperands, 500, false, host_emulation_fp32_dot);
 TEST(Mamba3PropertyContract, HostEmulation) { run_with_usage("HostEmulation", &host_emulation); }
 TEST(Mamba3PropertyContract, HostEmulationFused) { run_with_usage("HostEmulationFused", &host_emulation_fused); }
+TEST(Mamba3PropertyContract, Fp32DotOperands) {
+  run_property("Mamba3PropertyContract", "Fp32DotOperands", 500, rc::detail::toProperty(&host_emulation_fp32_dot));
+}
 
 }  // namespace ssmv::prop::mamba3

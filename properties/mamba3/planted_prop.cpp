@@ -1,6 +1,7 @@
 // Mamba-3 SISO step kernel: planted bugs, each caught. A planted bug is a defect of the host
-// emulation of mamba_ssm's step kernel: the four PlantedBug variants of
-// verify/bound/mamba3/step_emulation.h, and the four-part decode state dropped piece by piece at
+// emulation of mamba_ssm's step kernel: the PlantedBug variants of
+// verify/bound/mamba3/step_emulation.h that the bound must catch (gate_via_tanh_approx stays within
+// it by design: the sharp verdict's), and the four-part decode state dropped piece by piece at
 // a hand-off (handoff.h: the emulation over [0, k) then over [k, len) from the returned state with
 // the angle, S, B_prev or x_prev zeroed — a caller that forgets one part of the carried state).
 //
@@ -55,6 +56,9 @@ void beta_uses_current_b() { with_bug(PlantedBug::beta_uses_current_b, "beta_use
 void beta_without_decay() { with_bug(PlantedBug::beta_without_decay, "beta_without_decay"); }
 void angle_state_ignored() { with_bug(PlantedBug::angle_state_ignored, "angle_state_ignored"); }
 void state_rounded_before_update() { with_bug(PlantedBug::state_rounded_before_update, "state_rounded_before_update"); }
+void angle_stored_bf16() { with_bug(PlantedBug::angle_stored_bf16, "angle_stored_bf16"); }
+void crude_exp2() { with_bug(PlantedBug::crude_exp2, "crude_exp2"); }
+void rotation_pairs_halves() { with_bug(PlantedBug::rotation_pairs_halves, "rotation_pairs_halves"); }
 void handoff_angle_dropped() { with_part_dropped(StatePart::angle); }
 void handoff_S_dropped() { with_part_dropped(StatePart::S); }
 void handoff_B_prev_dropped() { with_part_dropped(StatePart::B_prev); }
@@ -95,6 +99,9 @@ TEST(Mamba3PropertyPlanted, AngleStateIgnored) { expect_caught("AngleStateIgnore
 TEST(Mamba3PropertyPlanted, StateRoundedBeforeUpdate) {
   expect_caught("StateRoundedBeforeUpdate", &state_rounded_before_update);
 }
+TEST(Mamba3PropertyPlanted, AngleStoredBf16) { expect_caught("AngleStoredBf16", &angle_stored_bf16); }
+TEST(Mamba3PropertyPlanted, CrudeExp2) { expect_caught("CrudeExp2", &crude_exp2); }
+TEST(Mamba3PropertyPlanted, RotationPairsHalves) { expect_caught("RotationPairsHalves", &rotation_pairs_halves); }
 TEST(Mamba3PropertyPlanted, HandoffAngleDropped) { expect_caught("HandoffAngleDropped", &handoff_angle_dropped); }
 TEST(Mamba3PropertyPlanted, HandoffSDropped) { expect_caught("HandoffSDropped", &handoff_S_dropped); }
 TEST(Mamba3PropertyPlanted, HandoffBPrevDropped) { expect_caught("HandoffBPrevDropped", &handoff_B_prev_dropped); }

@@ -43,13 +43,15 @@ class Ops {
   uint64_t state_;
 };
 
-// 0.5·t + 0.5 with t = tanh(0.5x) kept to 11 significant bits (PlantedBug::gate_via_tanh_approx).
-float sigmoid_via_coarse_tanh(float x) {
+// v rounded to `bits` significant bits (nearest; the planted bugs' coarse functions).
+float keep_bits(double v, int bits) {
   int e = 0;
-  const double m = std::frexp(std::tanh(0.5 * double(x)), &e);
-  const float t = float(std::ldexp(std::nearbyint(std::ldexp(m, 11)), e - 11));
-  return 0.5f * t + 0.5f;
+  const double m = std::frexp(v, &e);
+  return float(std::ldexp(std::nearbyint(std::ldexp(m, bits)), e - bits));
 }
+
+// 0.5·t + 0.5 with t = tanh(0.5x) kept to 11 significant bits (PlantedBug::gate_via_tanh_approx).
+float sigmoid_via_coarse_tanh(float x) { return 0.5f * keep_bits(std::tanh(0.5 * double(x)), 11) + 0.5f; }
 
 }  // namespace
 
@@ -112,23 +114,25 @@ EmulatedSteps emulate_steps(const Problem& pr, const EmulationOptions& o) {
           float th = op.mul_add(tp, dt, prev);
           const float kq = std::floor(op.div(th, kTwoPiF32));
           th = op.mul_add(-kTwoPiF32, kq, th);
-          if (r < R) angle[r] = th;
+          if (r < R) angle[r] = o.bug == PlantedBug::angle_stored_bf16 ? to_format(Format::bf16, th) : th;
           cs[size_t(r)] = o.fns.cos(th);
           sn[size_t(r)] = o.fns.sin(th);
         }
         // [166–174] the turn of q and k, in fp32.
+        const bool halves = o.bug == PlantedBug::rotation_pairs_halves;
         for (int64_t r = 0; r < N2; ++r) {
+          const size_t i0 = size_t(halves ? r : 2 * r), i1 = size_t(halves ? r + N2 : 2 * r + 1);
           for (std::vector<float>* v : {&q, &k}) {
-            const float u0 = (*v)[size_t(2 * r)], u1 = (*v)[size_t(2 * r + 1)];
+            const float u0 = (*v)[i0], u1 = (*v)[i1];
             const float b0 = op.mul(u1, sn[size_t(r)]), b1 = op.mul(u1, cs[size_t(r)]);
-            (*v)[size_t(2 * r)] = op.mul_add(u0, cs[size_t(r)], -b0);
-            (*v)[size_t(2 * r + 1)] = op.mul_add(u0, sn[size_t(r)], b1);
+            (*v)[i0] = op.mul_add(u0, cs[size_t(r)], -b0);
+            (*v)[i1] = op.mul_add(u0, sn[size_t(r)], b1);
           }
         }
         // [185–191] the gates.
         const float adt = op.mul(pr.adt[size_t(pr.th_index(t, h))], kLog2eF32);
         const float lam = o.fns.sigmoid(pr.trap[size_t(pr.th_index(t, h))]);
-        const float alpha = o.fns.exp2(adt);
+        const float alpha = o.bug == PlantedBug::crude_exp2 ? keep_bits(o.fns.exp2(adt), 12) : o.fns.exp2(adt);
         const float ad = o.bug == PlantedBug::beta_without_decay ? dt : op.mul(alpha, dt);
         const float beta = op.mul(ad, op.sub(1.0f, lam));
         const float gamma = op.mul(lam, dt);

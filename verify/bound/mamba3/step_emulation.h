@@ -43,6 +43,9 @@ enum class PlantedBug {
   // to 2^-11, the PTX ISA's figure for tanh.approx: mamba_ssm's commented-out silu form). Small
   // enough to stay within y's bound; for the sharp verdict.
   gate_via_tanh_approx,
+  angle_stored_bf16,       // the angle state stored in bf16 between tokens (as the prefill's θ is)
+  crude_exp2,              // α = exp2(·) kept to 12 significant bits (a cheap exp2: 2^-12 relative)
+  rotation_pairs_halves,   // B and C turned in pairs (r, r + N/2) instead of (2r, 2r + 1)
 };
 
 struct EmulationOptions {
