@@ -3,17 +3,14 @@
 #include <cmath>
 #include <vector>
 
+#include "spec/splitmix.h"
+
 namespace ssmv {
 namespace {
 
 struct Rng {
   uint64_t s;
-  uint64_t next() {  // splitmix64
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
+  uint64_t next() { return splitmix64_next(s); }
   double uniform() { return double(next() >> 11) * 0x1p-53; }  // [0, 1)
   double normal() {                                              // Box–Muller
     const double u1 = 1.0 - uniform(), u2 = uniform();

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "spec/format.h"
+#include "spec/splitmix.h"
 #include "spec/vector_clones.h"
 
 namespace ssmv::sharp {
@@ -64,12 +65,7 @@ constexpr double kUlp32PerValue = 0x1p-23;  // ulp_fp32(v) ≤ 2^-23·|v| for a 
 class Rng {
  public:
   explicit Rng(uint64_t seed) : s_(seed) {}
-  uint64_t next() {
-    uint64_t z = (s_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
+  uint64_t next() { return splitmix64_next(s_); }
   double uniform() { return double(next() >> 11) * 0x1p-53; }  // [0, 1)
   // A sum's noise ([N3]): the Irwin–Hall sum of four uniforms from the four 16-bit parts of
   // one draw, centred and scaled to variance 1 (each part's variance is (2^32 − 1)/12 in units
@@ -91,11 +87,7 @@ class Rng {
 // (z >> 11)·2^-53 is formed from the draw's bits — 1 + (z >> 12)·2^-52, minus 1, plus the last
 // bit's 2^-53, each step exact — instead of an int64 → double conversion, which AVX2 lacks.
 inline double sym_of_key(uint64_t key) {
-  uint64_t z = key + 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  const uint64_t u53 = z >> 11;
+  const uint64_t u53 = splitmix64(key) >> 11;
   const double one_plus = std::bit_cast<double>(0x3ff0000000000000ull | (u53 >> 1));
   const double uniform = (one_plus - 1.0) + ((u53 & 1) ? 0x1p-53 : 0.0);
   return 2.0 * uniform - 1.0;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "spec/realistic_problem.h"
+#include "spec/splitmix.h"
 #include "verify/reports/report_text.h"
 
 namespace ssmv::verify::soundness {
@@ -30,12 +31,7 @@ int cases(int ci_default) {
 
 struct Rng {  // splitmix64, for choosing configurations
   uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
+  uint64_t next() { return splitmix64_next(s); }
   int64_t pick(int64_t lo, int64_t hi) { return lo + int64_t(next() % uint64_t(hi - lo + 1)); }
   template <class T, size_t K>
   T one_of(const T (&v)[K]) { return v[next() % K]; }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "spec/splitmix.h"
 #include "verify/bound/mamba3/step_contract.h"
 
 namespace ssmv::bound::mamba3 {
@@ -32,10 +33,7 @@ class Ops {
 
  private:
   float noisy(double v) {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
+    const uint64_t z = splitmix64_next(state_);
     const double uniform = double(z >> 11) * 0x1p-53 * 2 - 1;  // in [-1, 1)
     return float(v + uniform * 0x1p-24 * std::fabs(v));
   }

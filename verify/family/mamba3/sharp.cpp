@@ -3,6 +3,7 @@
 #include <cmath>
 #include <memory>
 
+#include "spec/splitmix.h"
 #include "verify/bound/mamba3/step_emulation.h"
 #include "verify/judge/sharp_weight.h"
 
@@ -14,12 +15,6 @@ using bound::mamba3::EmulationOptions;
 using bound::mamba3::StepContract;
 using bound::mamba3::Transcendentals;
 
-uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 // f's library value moved by the budget's full width at x, the sign drawn per call from `state`.
 // `arg_scale` turns f's argument into the budget's (exp2 of adt·log2e is budgeted in adt).
 std::function<float(float)> noisy(std::function<float(float)> f, const TranscendentalBudget& b,
@@ -29,7 +24,7 @@ std::function<float(float)> noisy(std::function<float(float)> f, const Transcend
     const double a = std::fabs(double(x) * arg_scale);
     const double width = (b.ulp_const + b.ulp_per_abs_arg * a) * ulp_of(Format::fp32, std::fabs(double(v))) +
                          b.abs_error;
-    const bool up = (mix(*state += 0x9e3779b97f4a7c15ull) >> 63) != 0;
+    const bool up = (splitmix64_next(*state) >> 63) != 0;
     return float(double(v) + (up ? width : -width));
   };
 }
@@ -85,8 +80,8 @@ PairEnergies pair_energies(const ssmv::mamba3::Problem& pair, const StepContract
   }
   for (int m = 1; m <= o.runs; ++m) {
     EmulationOptions run = declared;
-    run.noise_seed = mix(seed + uint64_t(m) * 0x632be59bd9b4e019ull) | 1;  // nonzero: noise on
-    run.fns = noisy_transcendentals(c, mix(run.noise_seed ^ 0xd1b54a32d192ed03ull));
+    run.noise_seed = splitmix64_mix(seed + uint64_t(m) * 0x632be59bd9b4e019ull) | 1;  // nonzero: noise on
+    run.fns = noisy_transcendentals(c, splitmix64_mix(run.noise_seed ^ 0xd1b54a32d192ed03ull));
     const EmulatedSteps e = bound::mamba3::emulate_steps(pair, run);
     const std::array<const std::vector<float>*, kParts> e_parts = {&e.y, &e.angle, &e.S, &e.B_prev, &e.x_prev};
     for (size_t p = 0; p < kParts; ++p) {
