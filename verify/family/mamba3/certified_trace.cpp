@@ -33,54 +33,30 @@ double abs_upper(const CertifiedValues& v, size_t i) {
   return (std::fabs(v.hi[i]) + std::fabs(v.lo[i]) + certified_error(v, i)) * (1 + 0x1p-50);
 }
 
-Problem one_token(const Problem& pr, int64_t s, int64_t h, int64_t t, bool with_initial) {
-  const auto& sh = pr.shape;
-  const int64_t P = sh.P, N = sh.N, R = sh.R, g = sh.group_of(h);
-  Problem o;
-  o.shape = ssmv::mamba3::Shape{{0, 1}, 1, P, N, 1, R};
-  o.formats = pr.formats;
-  // `count` values of v from flat index `from`.
+ssmv::mamba3::FourPartState pair_state(const Problem& pr, const ssmv::mamba3::FourPartState& state, int64_t s,
+                                       int64_t h) {
+  const int64_t P = pr.shape.P, N = pr.shape.N, R = pr.shape.R;
   const auto part = [](const std::vector<float>& v, int64_t from, int64_t count) {
-    return std::vector<float>(v.begin() + from, v.begin() + from + count);
+    return v.empty() ? std::vector<float>{} : std::vector<float>(v.begin() + from, v.begin() + from + count);
   };
-  o.x = part(pr.x, pr.x_index(t, h, 0), P);
-  o.B = part(pr.B, pr.bc_index(t, g, 0), N);
-  o.C = part(pr.C, pr.bc_index(t, g, 0), N);
-  o.dt = part(pr.dt, pr.th_index(t, h), 1);
-  o.adt = part(pr.adt, pr.th_index(t, h), 1);
-  o.trap = part(pr.trap, pr.th_index(t, h), 1);
-  o.angles = part(pr.angles, pr.angle_index(t, h, 0), R);
-  o.B_bias = part(pr.B_bias, pr.bias_index(h, 0), N);
-  o.C_bias = part(pr.C_bias, pr.bias_index(h, 0), N);
-  if (pr.has_D()) o.D = part(pr.D, h, 1);
-  if (pr.has_z()) o.z = part(pr.z, pr.x_index(t, h, 0), P);
-  if (with_initial) {
-    o.initial.angle = part(pr.initial.angle, pr.angle_state_index(s, h, 0), R);
-    o.initial.S = part(pr.initial.S, pr.state_index(s, h, 0, 0), P * N);
-    o.initial.B_prev = part(pr.initial.B_prev, pr.b_prev_index(s, h, 0), N);
-    o.initial.x_prev = part(pr.initial.x_prev, pr.x_prev_index(s, h, 0), P);
-  }
-  return o;
+  return {part(state.angle, pr.angle_state_index(s, h, 0), R), part(state.S, pr.state_index(s, h, 0, 0), P * N),
+          part(state.B_prev, pr.b_prev_index(s, h, 0), N), part(state.x_prev, pr.x_prev_index(s, h, 0), P)};
 }
 
-Problem pair_problem(const Problem& pr, int64_t s, int64_t h) {
+Problem pair_tokens(const Problem& pr, int64_t s, int64_t h, int64_t first, int64_t count, bool with_initial) {
   const auto& sh = pr.shape;
   const int64_t P = sh.P, N = sh.N, R = sh.R, g = sh.group_of(h);
-  const int64_t t0 = sh.cu_seqlens[size_t(s)], len = sh.seq_len(s);
   Problem o;
-  o.shape = ssmv::mamba3::Shape{{0, len}, 1, P, N, 1, R};
+  o.shape = ssmv::mamba3::Shape{{0, count}, 1, P, N, 1, R};
   o.formats = pr.formats;
-  // Rows [t0, t0 + len) of a token tensor, `count` values from `offset` in each row of `stride`.
-  const auto rows = [&](const std::vector<float>& v, int64_t stride, int64_t offset, int64_t count) {
+  // Tokens [first, first + count) of a token tensor: `width` values from `offset` in each row of `stride`.
+  const auto rows = [&](const std::vector<float>& v, int64_t stride, int64_t offset, int64_t width) {
     std::vector<float> out;
-    out.reserve(size_t(len * count));
-    for (int64_t t = t0; t < t0 + len; ++t) {
-      out.insert(out.end(), v.begin() + t * stride + offset, v.begin() + t * stride + offset + count);
+    out.reserve(size_t(count * width));
+    for (int64_t t = first; t < first + count; ++t) {
+      out.insert(out.end(), v.begin() + t * stride + offset, v.begin() + t * stride + offset + width);
     }
     return out;
-  };
-  const auto part = [](const std::vector<float>& v, int64_t from, int64_t count) {
-    return std::vector<float>(v.begin() + from, v.begin() + from + count);
   };
   o.x = rows(pr.x, sh.H * P, h * P, P);
   o.B = rows(pr.B, sh.G * N, g * N, N);
@@ -89,17 +65,16 @@ Problem pair_problem(const Problem& pr, int64_t s, int64_t h) {
   o.adt = rows(pr.adt, sh.H, h, 1);
   o.trap = rows(pr.trap, sh.H, h, 1);
   o.angles = rows(pr.angles, sh.H * R, h * R, R);
-  o.B_bias = part(pr.B_bias, pr.bias_index(h, 0), N);
-  o.C_bias = part(pr.C_bias, pr.bias_index(h, 0), N);
-  if (pr.has_D()) o.D = part(pr.D, h, 1);
+  o.B_bias = std::vector<float>(pr.B_bias.begin() + pr.bias_index(h, 0), pr.B_bias.begin() + pr.bias_index(h, N));
+  o.C_bias = std::vector<float>(pr.C_bias.begin() + pr.bias_index(h, 0), pr.C_bias.begin() + pr.bias_index(h, N));
+  if (pr.has_D()) o.D = {pr.D[size_t(h)]};
   if (pr.has_z()) o.z = rows(pr.z, sh.H * P, h * P, P);
-  if (pr.has_initial_state()) {
-    o.initial.angle = part(pr.initial.angle, pr.angle_state_index(s, h, 0), R);
-    o.initial.S = part(pr.initial.S, pr.state_index(s, h, 0, 0), P * N);
-    o.initial.B_prev = part(pr.initial.B_prev, pr.b_prev_index(s, h, 0), N);
-    o.initial.x_prev = part(pr.initial.x_prev, pr.x_prev_index(s, h, 0), P);
-  }
+  if (with_initial && pr.has_initial_state()) o.initial = pair_state(pr, pr.initial, s, h);
   return o;
+}
+
+Problem pair_problem(const Problem& pr, int64_t s, int64_t h) {
+  return pair_tokens(pr, s, h, pr.shape.cu_seqlens[size_t(s)], pr.shape.seq_len(s), true);
 }
 
 CertifiedRun certified_run(const Problem& pr, int threads) {
@@ -124,7 +99,7 @@ CertifiedRun certified_run(const Problem& pr, int threads) {
     ref::mamba3::Result r;
     for (int64_t t = sh.cu_seqlens[size_t(s)]; t < sh.cu_seqlens[size_t(s + 1)]; ++t) {
       const bool first = t == sh.cu_seqlens[size_t(s)];
-      const Problem one = one_token(pr, s, h, t, first && pr.has_initial_state());
+      const Problem one = pair_tokens(pr, s, h, t, 1, first);
       r = first ? ref::mamba3::compute(one) : ref::mamba3::decode(one, r.carried);
       check_bits = r.check_precision_bits;
       copy_into(c.y, size_t(pr.x_index(t, h, 0)), r.y);

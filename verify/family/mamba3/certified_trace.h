@@ -26,15 +26,20 @@ double abs_upper(const ref::mamba3::CertifiedValues& v, size_t i);
 // The certificate's allowance for element i: 2^-certified_bits of its magnitude, rounded up.
 double certified_error(const ref::mamba3::CertifiedValues& v, size_t i);
 
-// Token t of head h of `pr` (in sequence s) as a problem of one sequence, one token and one
-// head (G = 1: the head's group of B and C), starting from sequence s's initial state of head h
-// when `with_initial`.
-ssmv::mamba3::Problem one_token(const ssmv::mamba3::Problem& pr, int64_t s, int64_t h, int64_t t, bool with_initial);
+// Tokens [first, first + count) of head h of `pr` (all in sequence s) as a problem of one
+// sequence and one head (G = 1: the head's group of B and C), starting from sequence s's initial
+// state of head h when `with_initial` (and `pr` has one; else from zero).
+ssmv::mamba3::Problem pair_tokens(const ssmv::mamba3::Problem& pr, int64_t s, int64_t h, int64_t first, int64_t count,
+                                  bool with_initial);
 
-// Sequence s of head h of `pr` alone: a problem of one sequence and one head (G = 1), with the
-// pair's initial state when `pr` has one. The bound and the reference of a pair depend on
-// nothing else, so a check may run pair by pair.
+// Sequence s of head h of `pr` alone (pair_tokens over the whole sequence, from its initial
+// state). The bound and the reference of a pair depend on nothing else, so a check may run pair
+// by pair.
 ssmv::mamba3::Problem pair_problem(const ssmv::mamba3::Problem& pr, int64_t s, int64_t h);
+
+// Pair (s, h)'s share of a four-part state laid out as pr's (an empty part stays empty).
+ssmv::mamba3::FourPartState pair_state(const ssmv::mamba3::Problem& pr, const ssmv::mamba3::FourPartState& state,
+                                       int64_t s, int64_t h);
 
 // Each (sequence, head) pair on its own, token by token, `threads` workers (0: every core); the
 // same values for any count. Throws ssmv::ProblemError or ref::CertificationError as the

@@ -101,21 +101,14 @@ std::string summary(const Problem& p) {
 }
 
 // Pair (s, h)'s share of the kernel's outputs, in the pair problem's layouts (pair_problem).
-PairOutputs pair_outputs(const Problem& p, const Outputs& out, int64_t s, int64_t h) {
+Outputs pair_outputs(const Problem& p, const Outputs& out, int64_t s, int64_t h) {
   const ssmv::mamba3::Shape& sh = p.shape;
-  const int64_t P = sh.P, N = sh.N, R = sh.R, t0 = sh.cu_seqlens[size_t(s)];
-  const auto part = [](const std::vector<float>& v, int64_t from, int64_t count) {
-    return v.empty() ? std::vector<float>{} : std::vector<float>(v.begin() + from, v.begin() + from + count);
-  };
-  PairOutputs o;
+  const int64_t P = sh.P, t0 = sh.cu_seqlens[size_t(s)];
+  Outputs o;
   for (int64_t t = t0; t < t0 + sh.seq_len(s); ++t) {
     o.y.insert(o.y.end(), out.y.begin() + p.x_index(t, h, 0), out.y.begin() + p.x_index(t, h, 0) + P);
   }
-  const ssmv::mamba3::FourPartState& fs = out.final_state;
-  o.angle = part(fs.angle, p.angle_state_index(s, h, 0), R);
-  o.S = part(fs.S, p.state_index(s, h, 0, 0), P * N);
-  o.B_prev = part(fs.B_prev, p.b_prev_index(s, h, 0), N);
-  o.x_prev = part(fs.x_prev, p.x_prev_index(s, h, 0), P);
+  o.final_state = pair_state(p, out.final_state, s, h);
   return o;
 }
 
@@ -148,20 +141,22 @@ class Mamba3Dump : public Dump {
     const ssmv::mamba3::FourPartState& fs = out.final_state;
     const ssmv::mamba3::Shape& sh = p.shape;
     const int64_t S = sh.num_sequences(), H = sh.H, P = sh.P, N = sh.N, R = sh.R;
-    const auto judge_of = [&](const char* tensor, Format f, const std::vector<float>& values, verify::TensorLayout l) {
-      return values.empty() ? nullptr
-                            : std::make_unique<verify::TensorJudge>(tensor, f, int64_t(values.size()), std::move(l),
-                                                                    verify::ElementDetail::summary);
-    };
-    const std::unique_ptr<verify::TensorJudge> y = judge_of("y", p.formats.output, out.y, y_layout(p));
-    const std::unique_ptr<verify::TensorJudge> angle =
-        judge_of("final_angle_state", Format::fp32, fs.angle, state_layout(p, {"sequence", "head", "angle"}, {R}));
-    const std::unique_ptr<verify::TensorJudge> state =
-        judge_of("final_state", p.formats.state, fs.S, state_layout(p, {"sequence", "head", "dim", "state"}, {P, N}));
-    const std::unique_ptr<verify::TensorJudge> b_prev =
-        judge_of("final_B_prev", p.formats.state, fs.B_prev, state_layout(p, {"sequence", "head", "state"}, {N}));
-    const std::unique_ptr<verify::TensorJudge> x_prev =
-        judge_of("final_x_prev", p.formats.state, fs.x_prev, state_layout(p, {"sequence", "head", "dim"}, {P}));
+    // Per part (sharp.h's Part order): the tensor, its format, its judge (none when not dumped).
+    const std::array<Format, kParts> formats = {p.formats.output, Format::fp32, p.formats.state, p.formats.state,
+                                                p.formats.state};
+    const std::array<const std::vector<float>*, kParts> dumped = {&out.y, &fs.angle, &fs.S, &fs.B_prev, &fs.x_prev};
+    const std::array<const char*, kParts> names = {"y", "final_angle_state", "final_state", "final_B_prev",
+                                                   "final_x_prev"};
+    std::array<verify::TensorLayout, kParts> layouts = {
+        y_layout(p), state_layout(p, {"sequence", "head", "angle"}, {R}),
+        state_layout(p, {"sequence", "head", "dim", "state"}, {P, N}), state_layout(p, {"sequence", "head", "state"}, {N}),
+        state_layout(p, {"sequence", "head", "dim"}, {P})};
+    std::array<std::unique_ptr<verify::TensorJudge>, kParts> judges;
+    for (size_t part = 0; part < kParts; ++part) {
+      if (dumped[part]->empty()) continue;
+      judges[part] = std::make_unique<verify::TensorJudge>(names[part], formats[part], int64_t(dumped[part]->size()),
+                                                           std::move(layouts[part]), verify::ElementDetail::summary);
+    }
     if (o.sharp) sharp::validate(o.sharp_options);
     std::vector<PairEnergies> energies(o.sharp ? size_t(S * H) : 0);
     {
@@ -172,30 +167,25 @@ class Mamba3Dump : public Dump {
         const Problem pair = pair_problem(p, s, h);
         const CertifiedRun run = certified_run(pair, 1);
         const bound::mamba3::StepBounds b = bound::mamba3::step_bounds(pair, contract_, run.trace);
-        const int bits = run.check_precision_bits;
-        const Format fo = p.formats.output, fst = p.formats.state;
-        for (int64_t t = 0; t < sh.seq_len(s); ++t) {
-          for (int64_t q = 0; q < P; ++q) {
-            const int64_t i = p.x_index(t0 + t, h, q);
-            const size_t k = size_t(pair.x_index(t, 0, q));
-            judge_element(*y, i, fo, out.y[size_t(i)], run.y, k, b.y[k], bits, false);
+        const Outputs mine = pair_outputs(p, out, s, h);
+        const std::array<const std::vector<float>*, kParts> computed = {
+            &mine.y, &mine.final_state.angle, &mine.final_state.S, &mine.final_state.B_prev, &mine.final_state.x_prev};
+        const std::array<const CertifiedValues*, kParts> exact = {&run.y, &run.angle, &run.S, &run.B_prev, &run.x_prev};
+        const std::array<const std::vector<double>*, kParts> bounds = {&b.y, &b.angle, &b.S, &b.B_prev, &b.x_prev};
+        // Where the pair's element k sits in the dumped tensor: y row by row at the pair's tokens,
+        // a state part from the pair's first element.
+        const std::array<int64_t, kParts> base = {0, p.angle_state_index(s, h, 0), p.state_index(s, h, 0, 0),
+                                                  p.b_prev_index(s, h, 0), p.x_prev_index(s, h, 0)};
+        for (size_t part = 0; part < kParts; ++part) {
+          if (!judges[part]) continue;
+          for (size_t k = 0; k < computed[part]->size(); ++k) {
+            const int64_t i = part == kY ? p.x_index(t0 + int64_t(k) / P, h, int64_t(k) % P) : base[part] + int64_t(k);
+            judge_element(*judges[part], i, formats[part], (*computed[part])[k], *exact[part], k, (*bounds[part])[k],
+                          run.check_precision_bits, part == kAngle);
           }
         }
-        // The pair's final state: elements [base, base + n) of each part, k from 0.
-        const auto part = [&](verify::TensorJudge* judge, Format f, const std::vector<float>& computed, int64_t base,
-                              const CertifiedValues& exact, const std::vector<double>& bound, bool circular) {
-          if (judge == nullptr) return;
-          for (size_t k = 0; k < exact.size(); ++k) {
-            const int64_t i = base + int64_t(k);
-            judge_element(*judge, i, f, computed[size_t(i)], exact, k, bound[k], bits, circular);
-          }
-        };
-        part(angle.get(), Format::fp32, fs.angle, p.angle_state_index(s, h, 0), run.angle, b.angle, true);
-        part(state.get(), fst, fs.S, p.state_index(s, h, 0, 0), run.S, b.S, false);
-        part(b_prev.get(), fst, fs.B_prev, p.b_prev_index(s, h, 0), run.B_prev, b.B_prev, false);
-        part(x_prev.get(), fst, fs.x_prev, p.x_prev_index(s, h, 0), run.x_prev, b.x_prev, false);
         if (o.sharp) {
-          energies[size_t(task)] = pair_energies(pair, contract_, pair_outputs(p, out, s, h), b, o.sharp_options,
+          energies[size_t(task)] = pair_energies(pair, contract_, mine, b, o.sharp_options,
                                                  o.sharp_options.seed * 0x9e3779b97f4a7c15ull + uint64_t(task));
         }
         progress::advance(1);
@@ -205,18 +195,10 @@ class Mamba3Dump : public Dump {
     kc.kernel = d_.kernel;
     kc.contract = contract_.name;
     kc.device = "external";
-    for (verify::TensorJudge* judge : {y.get(), angle.get(), state.get(), b_prev.get(), x_prev.get()}) {
-      if (judge != nullptr) kc.tensors.push_back(judge->finish());
-    }
-    if (o.sharp) {
-      const Part parts[] = {kY, kAngle, kState, kBPrev, kXPrev};
-      size_t t = 0;
-      for (size_t k = 0; k < 5; ++k) {
-        const verify::TensorJudge* judge = std::array<verify::TensorJudge*, 5>{y.get(), angle.get(), state.get(),
-                                                                              b_prev.get(), x_prev.get()}[k];
-        if (judge == nullptr) continue;
-        sharp_decide(kc.tensors[t++].sharp, energies, parts[k], H, o.sharp_options);
-      }
+    for (size_t part = 0; part < kParts; ++part) {
+      if (!judges[part]) continue;
+      kc.tensors.push_back(judges[part]->finish());
+      if (o.sharp) sharp_decide(kc.tensors.back().sharp, energies, Part(part), H, o.sharp_options);
     }
     CheckedDump r;
     r.entry = verify::report_entry(name, summary(p), std::move(kc));

@@ -62,15 +62,15 @@ double energy(const std::vector<float>& a, const std::vector<float>& d, const st
 
 }  // namespace
 
-PairEnergies pair_energies(const ssmv::mamba3::Problem& pair, const StepContract& c, const PairOutputs& kernel,
+PairEnergies pair_energies(const ssmv::mamba3::Problem& pair, const StepContract& c, const Outputs& kernel,
                            const bound::mamba3::StepBounds& bounds, const sharp::SharpOptions& o, uint64_t seed) {
   EmulationOptions declared;
   declared.dot_operands = c.dot_operands;
   declared.fused = true;  // Triton's default enable_fp_fusion
   const EmulatedSteps d = bound::mamba3::emulate_steps(pair, declared);
   const std::array<const std::vector<float>*, kParts> d_parts = {&d.y, &d.angle, &d.S, &d.B_prev, &d.x_prev};
-  const std::array<const std::vector<float>*, kParts> k_parts = {&kernel.y, &kernel.angle, &kernel.S,
-                                                                 &kernel.B_prev, &kernel.x_prev};
+  const ssmv::mamba3::FourPartState& kf = kernel.final_state;
+  const std::array<const std::vector<float>*, kParts> k_parts = {&kernel.y, &kf.angle, &kf.S, &kf.B_prev, &kf.x_prev};
   const std::array<const std::vector<double>*, kParts> b_parts = {&bounds.y, &bounds.angle, &bounds.S,
                                                                   &bounds.B_prev, &bounds.x_prev};
   PairEnergies r;

@@ -20,6 +20,7 @@
 #include "spec/mamba3/problem.h"
 #include "verify/bound/mamba3/step_bound.h"
 #include "verify/bound/mamba3/step_contract.h"
+#include "verify/family/mamba3/dump_reading.h"  // Outputs
 #include "verify/sharp/sharp_verdict.h"  // SharpOptions
 
 namespace ssmv::family::mamba3 {
@@ -34,15 +35,11 @@ struct PairEnergies {
   std::array<int64_t, kParts> elements{};
 };
 
-// The kernel's values of one pair, in the pair problem's layouts (empty: the part is not dumped).
-struct PairOutputs {
-  std::vector<float> y, angle, S, B_prev, x_prev;
-};
-
-// `pair`: one sequence, one head (certified_trace.h pair_problem); `bounds` its step bounds;
-// `seed`: the pair's own (a function of the options' seed and the pair's place).
+// `pair`: one sequence, one head (certified_trace.h pair_problem); `kernel` its outputs in the
+// pair's layouts (an empty part: not dumped); `bounds` its step bounds; `seed`: the pair's own (a
+// function of the options' seed and the pair's place).
 PairEnergies pair_energies(const ssmv::mamba3::Problem& pair, const bound::mamba3::StepContract& contract,
-                           const PairOutputs& kernel, const bound::mamba3::StepBounds& bounds,
+                           const Outputs& kernel, const bound::mamba3::StepBounds& bounds,
                            const sharp::SharpOptions& options, uint64_t seed);
 
 }  // namespace ssmv::family::mamba3
