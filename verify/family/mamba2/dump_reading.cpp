@@ -25,12 +25,8 @@ Problem problem_of(const TensorMap& tensors, const std::string& path, const Dump
 
 verify::ExternalKernel kernel_of(const DumpOptions& o, const TensorMap& problem_tensors, const std::string& problem_path,
                                  const Problem& problem, const std::string& prefix) {
-  if (!o.kernel) {
-    throw UsageError("no kernel: give --" + prefix + "kernel ssu|chunk_scan|handoff, or store 'ssmv.kernel' in " +
-                     problem_path + " (docs/tensor-files.md)");
-  }
   verify::ExternalKernel k;
-  k.family = *o.kernel;
+  k.family = o.kernel.value();  // set: the caller found the kernel's family (cli::family_of) first
   const bool chunked = k.family != "ssu";
   if (!chunked && (o.chunk_size || o.chunk_layout)) {
     throw UsageError("option '--" + prefix + (o.chunk_size ? "chunk-size" : "chunk-layout") +

@@ -18,8 +18,9 @@ namespace ssmv::family::mamba2 {
 Problem problem_of(const tensor_file::TensorMap& tensors, const std::string& path,
                    const tensor_file::DumpOptions& options);
 
-// The kernel that made a dump, from the merged options and the problem file's tensors (its
-// optional prefill_tokens): defaults chunk size 256, contracts ssu / chunk_scan.production.
+// The kernel that made a dump, from the merged options (their kernel set: a Mamba2 one, as
+// cli::family_of found it) and the problem file's tensors (its optional prefill_tokens):
+// defaults chunk size 256, contracts ssu / chunk_scan.production.
 // `flag_prefix` names the flags in messages ("" or "a-"/"b-"). Throws cli::UsageError
 // naming the option, metadata key or tensor and its value.
 verify::ExternalKernel kernel_of(const tensor_file::DumpOptions& options, const tensor_file::TensorMap& problem_tensors,
