@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "spec/splitmix.h"
+#include "verify/bound/mamba3/emulation_ops.h"
 #include "verify/bound/mamba3/step_contract.h"
 
 namespace ssmv::bound::mamba3 {
@@ -12,34 +12,8 @@ namespace {
 
 using ssmv::mamba3::Problem;
 
-// Rounds an fp32 value to `f` (to nearest even) and back: the store of a value in the state or
-// output format, or the .to(tl.bfloat16) before the dot.
-float to_format(Format f, float v) { return f == Format::fp32 ? v : float(round_value(f, double(v))); }
-
-// The fp32 operations of one emulation: native fp32 arithmetic, or with noise_seed the
-// Monte Carlo model of EmulationOptions::noise_seed (a splitmix64 stream, one draw per operation).
-class Ops {
- public:
-  Ops(bool fused, uint64_t seed) : fused_(fused), on_(seed != 0), state_(seed) {}
-  float mul(float a, float b) { return on_ ? noisy(double(a) * double(b)) : a * b; }
-  float add(float a, float b) { return on_ ? noisy(double(a) + double(b)) : a + b; }
-  float sub(float a, float b) { return on_ ? noisy(double(a) - double(b)) : a - b; }
-  float div(float a, float b) { return on_ ? noisy(double(a) / double(b)) : a / b; }
-  // a·b + c: one rounding when the kernel fuses it, two otherwise (the product's, then the sum's).
-  float mul_add(float a, float b, float c) {
-    if (fused_) return on_ ? noisy(double(a) * double(b) + double(c)) : std::fma(a, b, c);
-    return add(mul(a, b), c);
-  }
-
- private:
-  float noisy(double v) {
-    const uint64_t z = splitmix64_next(state_);
-    const double uniform = double(z >> 11) * 0x1p-53 * 2 - 1;  // in [-1, 1)
-    return float(v + uniform * 0x1p-24 * std::fabs(v));
-  }
-  bool fused_, on_;
-  uint64_t state_;
-};
+using detail::Ops;
+using detail::to_format;
 
 // v rounded to `bits` significant bits (nearest; the planted bugs' coarse functions).
 float keep_bits(double v, int bits) {
