@@ -7,12 +7,16 @@
   every output.
 * np_array / save_fixture: the dump format of docs/tensor-files.md (bf16 as int16 bit
   patterns, a __metadata__ entry holding the UTF-8 bytes of a JSON object of strings).
+* LaunchRecorder: the CompiledKernel (PTX, config) of a kernel launched by mamba_ssm's own
+  wrapper; ptx_instructions / ptx_opcodes: a PTX text's instructions with their source lines.
+* stub_if_missing: an import a kernel file makes but the path run never calls (einops).
 """
 
 import datetime
 import importlib
 import json
 import os
+import re
 import sys
 import types
 
@@ -180,3 +184,124 @@ def flushed_median_us(call, iterations):
         times.append(start.elapsed_time(stop))
     times.sort()
     return 1e3 * times[len(times) // 2]
+
+
+def stub_if_missing(module, names):
+    """Make `import module` work where it is not installed: an empty module whose `names` raise
+    when called. For imports a kernel file makes but never uses on the path run here (the Mamba-3
+    kernel files import einops' rearrange and repeat and never call them)."""
+    try:
+        importlib.import_module(module)
+        return False
+    except ImportError:
+        mod = types.ModuleType(module)
+
+        def missing(name):
+            def call(*_a, **_k):
+                raise RuntimeError(f"{module}.{name} is a stub ({module} is not installed here)")
+            return call
+
+        for n in names:
+            setattr(mod, n, missing(n))
+        sys.modules[module] = mod
+        return True
+
+
+class LaunchRecorder:
+    """Stands in for a module's (autotuned) Triton kernel object, so that the module's own
+    wrapper launches it unchanged: `kernel[grid](...)` launches the original and keeps the
+    CompiledKernel the launch returns (for an autotuned kernel: the best config's, which the
+    autotuner launches last)."""
+
+    def __init__(self, module, name):
+        self.module, self.name = module, name
+        self.kernel = getattr(module, name)
+        self.handles = []
+        setattr(module, name, self)
+
+    def __getitem__(self, grid):
+        launch = self.kernel[grid]
+
+        def run(*args, **kwargs):
+            h = launch(*args, **kwargs)
+            self.handles.append(h)
+            return h
+        return run
+
+    def best_config(self):
+        """The autotuner's choice of the last launch as text ('' for a plain JIT function)."""
+        c = getattr(self.kernel, "best_config", None)
+        return "" if c is None else str(c)
+
+    def last(self):
+        """(PTX, facts) of the kernel the last launch ran: num_warps, num_stages, maxnreg,
+        registers, spills, shared memory where Triton has them. (None, {}) if unavailable."""
+        h = self.handles[-1] if self.handles else None
+        if h is None or not hasattr(h, "asm"):  # a Triton whose launch returns nothing: match the config
+            h = None
+            cfg = getattr(self.kernel, "best_config", None)
+            for k in reversed(compiled_kernels(self.kernel)):
+                md = getattr(k, "metadata", None)
+                if cfg is None or all(getattr(md, a, None) == getattr(cfg, a, None)
+                                      for a in ("num_warps", "num_stages", "maxnreg")):
+                    h = k
+                    break
+        if h is None:
+            return None, {}
+        facts = {}
+        md = getattr(h, "metadata", None)
+        for a in ("num_warps", "num_stages", "maxnreg", "shared", "num_ctas"):
+            if getattr(md, a, None) is not None:
+                facts[a] = getattr(md, a)
+        for a in ("n_regs", "n_spills"):
+            try:
+                facts[a] = int(getattr(h, a))
+            except Exception:  # noqa: BLE001  (lazily initialised in some versions)
+                pass
+        return ptx_of(h), facts
+
+
+# A PTX instruction's opcode (after an optional predicate guard), and the debug-line directives.
+_PTX_OPCODE = re.compile(r"^\s*(?:@!?%[a-z0-9_]+\s+)?([a-z][a-z0-9_]*(?:\.[A-Za-z0-9_]+)*)(?=[\s;])")
+_PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+(.*)$")
+_PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"(?:\s*,?\s*"([^"]*)")?')  # "path" or "dir" "name"
+
+
+def ptx_instructions(text):
+    """[(opcode, file, line, inlined_at)] of every instruction of a PTX text, each with the
+    source place of the `.loc` before it (file: the basename of its `.file`; '' and 0 where
+    none; inlined_at: (file, line) of the outermost call an inlined function's line stands in
+    for, from the directive's `inlined_at` or LLVM's comment `file:line:col @[ file:line:col ]`,
+    else None)."""
+    files, out = {}, []
+    where, inlined = ("", 0), None
+    for line in text.splitlines():
+        m = _PTX_FILE.match(line)
+        if m:
+            files[m.group(1)] = os.path.basename(m.group(3) or m.group(2))
+            continue
+        m = _PTX_LOC.match(line)
+        if m:
+            where, rest = (m.group(1), int(m.group(2))), m.group(3)
+            at = re.findall(r"inlined_at\s+(\d+)\s+(\d+)", rest)
+            named = re.findall(r"@\[\s*([^:\s\]]+):(\d+)", rest)
+            inlined = ((at[-1][0], int(at[-1][1])) if at else
+                       ("=" + os.path.basename(named[-1][0]), int(named[-1][1])) if named else None)
+            continue
+        m = _PTX_OPCODE.match(line)
+        if m:
+            out.append((m.group(1), where, inlined))
+
+    def name(f):  # a file number (the .file directives may come after the code), or "=basename"
+        return f[1:] if f.startswith("=") else files.get(f, f)
+    return [(op, name(w[0]) if w[0] else "", w[1], None if inl is None else (name(inl[0]), inl[1]))
+            for op, w, inl in out]
+
+
+def ptx_opcodes(text, skip=()):
+    """{opcode: count} of a PTX text, leaving out the opcodes that start with any of skip."""
+    counts = {}
+    for op, *_ in ptx_instructions(text):
+        if not op.startswith(tuple(skip)):
+            counts[op] = counts.get(op, 0) + 1
+    return counts

@@ -22,7 +22,17 @@ Per case and bin of |x| (and per named range, the union of bins) it reports the 
 error, max relative error (|computed - exact| / |exact|), max error in fp32 ULPs of the exact
 value (ulp_fp32(v) = 2^(max(floor(log2|v|), -126) - 23)), the max distance in fp32 steps from
 the correctly rounded result (the measure of the ex2 documentation), the share correctly
-rounded, the argument of each maximum, and how many arguments exceed the documented bound.
+rounded, the results flushed to zero, the argument of each maximum, and how many arguments exceed
+the documented bound.
+
+Case `exp2` (function F_EX2_FTZ): the instruction the prefill's exp2 calls compile to,
+ex2.approx.ftz.f32, as mamba3_siso_fwd.py writes it (tl.math.exp2 of an fp32 w <= 0; compiled as
+its own kernel and its PTX checked for `ex2.approx.ftz.f32`), on every fp32 w in [-127, 0]
+(1,123,942,401 arguments): max ULP of the exact 2^w, max relative error and where, per binade and
+for [-126, 0] (2^w normal) apart from [-127, -126) (2^w subnormal, flushed to zero by .ftz: the
+absolute error there is the flushed value), and its bits compared with an inline-asm
+`ex2.approx.ftz.f32` on every argument. (Case `exp2.full`, the same built-in over all w <= 0 and
+[0, 128), is the earlier measurement.)
 
 Outputs (in --out): mamba3_transcendentals.json (all figures), mamba3_transcendentals_ptx.json
 (PTX of each compiled case: which instructions tl.cos, tl.math.exp2, tl.sigmoid became),
@@ -32,6 +42,12 @@ Run on the device machine (H200; torch 2.11, Triton 3.6), .triton_src as in READ
   run(command="export PYTHONUNBUFFERED=1; set -o pipefail; python3
       scripts/triton/measure_mamba3_transcendentals.py --out $OUT 2>&1 | tee $OUT/log.txt",
       carry=[".triton_src"])
+--only KEY[,KEY...] measures only those cases (keys: tanh, tanh.bf16, cos, cos.bf16, sin, sin.bf16,
+tl.cos, tl.sin, exp2.full, exp, sigmoid, silu, tanh.sigmoid, exp2), e.g. --only exp2. Expected
+time: the committed run of the first 13 cases (about 26e9 arguments) took 9 s of GPU work; with
+Python, CUDA and Triton start-up and one compilation per case, about 1-2 minutes for all 14
+cases, under a minute for --only exp2 (2.2e9 kernel evaluations and the float64 references) —
+well inside an 8-minute device call.
 Local smoke test without a GPU or Triton (torch fp32 stand-ins for the primitives, a sample of
 the arguments):
   python3 scripts/triton/measure_mamba3_transcendentals.py --cpu --stride 65537 --out "$(mktemp -d)"
@@ -40,7 +56,6 @@ the arguments):
 import json
 import math
 import os
-import re
 import sys
 import time
 
@@ -142,12 +157,24 @@ EX2_BINS = signed_bins([("{s}[0, 1)", 0.0, 1.0, False, True)] + [
 EXP_BINS = signed_bins([("{s}[0, 1)", 0.0, 1.0, False, True)] + [
     ("{s}[2^%d, 2^%d)" % (j, j + 1), 2.0 ** j, 2.0 ** (j + 1), False, True) for j in range(6)
 ] + [("{s}[64, 104]", 64.0, 104.0, False, False)], signs=(-1,))
+# ex2.approx.ftz.f32 where the prefill feeds it: w in [-127, 0]; 2^w is normal for w >= -126 and
+# subnormal (flushed to zero by .ftz) in [-127, -126).
+EX2_FTZ_BINS = signed_bins([("{s}[0, 1)", 0.0, 1.0, False, True)] + [
+    ("{s}[2^%d, 2^%d)" % (j, j + 1), 2.0 ** j, 2.0 ** (j + 1), False, True) for j in range(6)
+] + [("{s}[64, 126]", 64.0, 126.0, False, False), ("{s}(126, 127]", 126.0, 127.0, True, False)], signs=(-1,))
+EX2_FTZ_NORMAL = [b for b, *_ in EX2_FTZ_BINS if b != "-(126, 127]"]
+EX2_FTZ_RANGES = [  # (label, the bins it unites, documented abs bound: none)
+    ("[-126, 0] (2^w normal)", EX2_FTZ_NORMAL, None),
+    ("[-127, -126) (2^w subnormal: flushed by .ftz)", ["-(126, 127]"], None),
+    ("[-127, 0]", [b for b, *_ in EX2_FTZ_BINS], None),
+]
 ALL_BINS = signed_bins([("{s}[0, 1)", 0.0, 1.0, False, True), ("{s}[1, 4)", 1.0, 4.0, False, True),
                         ("{s}[4, 16)", 4.0, 16.0, False, True), ("{s}[16, 104)", 16.0, 104.0, False, True),
                         ("{s}[104, max]", 104.0, FLT_MAX, False, False)])
 
 # The evaluated expressions (FUNC ids of the Triton kernel below).
-F_TANH, F_COS, F_SIN, F_TLCOS, F_TLSIN, F_EXP2, F_EXP2_LOG2E, F_SIGMOID, F_SILU, F_TANH_SIG, F_TLEXP = range(11)
+(F_TANH, F_COS, F_SIN, F_TLCOS, F_TLSIN, F_EXP2, F_EXP2_LOG2E, F_SIGMOID, F_SILU, F_TANH_SIG, F_TLEXP, F_EX2_FTZ,
+ F_EX2_FTZ_ASM) = range(13)
 EXPRESSIONS = {
     F_TANH: "tanh_approx(x) (utils.py: inline asm tanh.approx.f32)",
     F_COS: "cos_approx(x) (utils.py: inline asm cos.approx.f32)",
@@ -160,6 +187,8 @@ EXPRESSIONS = {
     F_SILU: "silu(x) (utils.py: x * tl.sigmoid(x))",
     F_TANH_SIG: "tl.sigmoid(2.0 * x) * 2.0 - 1.0",
     F_TLEXP: "tl.exp(x)",
+    F_EX2_FTZ: "tl.math.exp2(x) (as mamba3_siso_fwd.py calls it; expected PTX: ex2.approx.ftz.f32)",
+    F_EX2_FTZ_ASM: "inline asm ex2.approx.ftz.f32",
 }
 
 
@@ -171,7 +200,7 @@ def math_fn(fid, x):
         return torch.cos(x)
     if fid in (F_SIN, F_TLSIN):
         return torch.sin(x)
-    if fid == F_EXP2:
+    if fid in (F_EXP2, F_EX2_FTZ, F_EX2_FTZ_ASM):
         return torch.exp2(x)
     if fid in (F_EXP2_LOG2E, F_TLEXP):
         return torch.exp(x)
@@ -231,7 +260,31 @@ CASES = [
     {"name": "tanh as 2*sigmoid(2x)-1 fp32", "func": F_TANH_SIG, "format": "fp32", "bins": TANH_BINS, "doc": None,
      "doc_text": "Triton built-ins", "doc_url": "",
      "used": "mamba3_mimo_rotary_step.py:76 (the layer's decode path)"},
+    {"key": "exp2", "name": "ex2.approx.ftz.f32 (tl.math.exp2) on [-127, 0]", "func": F_EX2_FTZ, "format": "fp32",
+     "bins": EX2_FTZ_BINS, "ranges": EX2_FTZ_RANGES, "doc": ("crd", 2.0), "same_bits_as": F_EX2_FTZ_ASM,
+     "ptx_expect": "ex2.approx.ftz.f32", "summary": True,
+     "doc_text": "ex2.approx.f32: max 2 ulp from the correctly rounded result across the full range; .ftz flushes "
+     "subnormal arguments and results to sign-preserving zero", "doc_url": PTX_DOC + "ex2",
+     "used": "mamba3_siso_fwd.py:407, :412, :440, :442 (exp2 of da_cs, min(da_cs_i - da_cs_j, 0), da_cs_rev, "
+     "da_cs_last: cumulative sums of adt*1.44269504089, <= 0); mamba3_siso_step.py:189"},
 ]
+CASE_KEYS = {  # --only's names of the cases above (the last one has its key)
+    "tanh.approx fp32": "tanh",
+    "tanh.approx bf16": "tanh.bf16",
+    "cos.approx fp32": "cos",
+    "cos.approx bf16": "cos.bf16",
+    "sin.approx fp32": "sin",
+    "sin.approx bf16": "sin.bf16",
+    "tl.cos fp32": "tl.cos",
+    "tl.sin fp32": "tl.sin",
+    "ex2 fp32 (tl.math.exp2)": "exp2.full",
+    "exp via exp2(x*1.44269504089) fp32": "exp",
+    "sigmoid bf16 (tl.sigmoid)": "sigmoid",
+    "silu bf16 (x*tl.sigmoid(x))": "silu",
+    "tanh as 2*sigmoid(2x)-1 fp32": "tanh.sigmoid",
+}
+for _c in CASES:
+    _c.setdefault("key", CASE_KEYS.get(_c["name"], _c["name"]))
 
 
 class Evaluator(measure_budgets.Evaluator):
@@ -274,8 +327,13 @@ class Evaluator(measure_budgets.Evaluator):
                 y = silu(x)
             elif FUNC == 9:
                 y = tl.sigmoid(2.0 * x) * 2.0 - 1.0
-            else:
+            elif FUNC == 10:
                 y = tl.exp(x)
+            elif FUNC == 11:
+                y = tl.math.exp2(x)
+            else:
+                y = tl.inline_asm_elementwise("ex2.approx.ftz.f32 $0, $1;", constraints="=f,f", args=[x],
+                                              dtype=tl.float32, is_pure=True, pack=1)
             tl.store(y_ptr + offs, y, mask=m)
 
         self.kernel = _eval_kernel
@@ -294,6 +352,9 @@ class Evaluator(measure_budgets.Evaluator):
             return torch.exp2(x * np.float32(math.log2(math.e)).item())
         if fid == F_TANH_SIG:
             return torch.sigmoid(2.0 * x) * 2.0 - 1.0
+        if fid in (F_EX2_FTZ, F_EX2_FTZ_ASM):  # .ftz: subnormal arguments and results are zeros
+            y = torch.exp2(torch.where(x.abs() < 2.0 ** -126, torch.zeros_like(x), x))
+            return torch.where(y.abs() < 2.0 ** -126, torch.zeros_like(y), y)
         return math_fn(fid, x)
 
     def ptx(self, fid):
@@ -304,16 +365,7 @@ class Evaluator(measure_budgets.Evaluator):
         text = common.ptx_of(h, self.kernel, order)
         if text is None:
             return None, {}
-        counts = {}
-        for line in text.splitlines():
-            mt = re.match(r"^\s*(?:@!?%p\d+\s+)?([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)\s", line)
-            if not mt:
-                continue
-            op = mt.group(1)
-            if op.startswith(("ld.", "st.", "mov.", "ret", "bra", "cvta", ".")):
-                continue
-            counts[op] = counts.get(op, 0) + 1
-        return text, counts
+        return text, common.ptx_opcodes(text, skip=("ld.", "st.", "mov.", "ret", "bra", "cvta"))
 
 
 def ulp_fp32(ex):
@@ -336,7 +388,7 @@ class BinStats:
 
     def __init__(self, label, sign, n):
         self.label, self.sign, self.n = label, sign, n
-        self.correct = self.nonfinite = self.over_doc = self.bits_differ = 0
+        self.correct = self.nonfinite = self.flushed = self.over_doc = self.bits_differ = 0
         self.max = {k: {"value": -1.0, "x": None, "computed": None, "exact": None} for k in STAT_KEYS}
 
     def add(self, x, y, ex, doc_mask, y_other):
@@ -355,7 +407,7 @@ class BinStats:
         for k, (v, xv, yv, ev) in zip(STAT_KEYS, picked):
             if v > self.max[k]["value"]:
                 self.max[k] = {"value": v, "x": xv, "computed": yv, "exact": ev}
-        counts = [(y == rn).sum(), (~finite).sum()]
+        counts = [(y == rn).sum(), (~finite).sum(), ((y == 0) & (ex != 0)).sum()]
         if doc_mask is not None:
             counts.append(doc_mask(vals).sum())
         if y_other is not None:
@@ -363,14 +415,16 @@ class BinStats:
         counts = [int(c) for c in torch.stack(counts).cpu().tolist()]
         self.correct += counts[0]
         self.nonfinite += counts[1]
+        self.flushed += counts[2]
         if doc_mask is not None:
-            self.over_doc += counts[2]
+            self.over_doc += counts[3]
         if y_other is not None:
             self.bits_differ += counts[-1]
 
     def record(self):
         return {"bin": self.label, "arguments": self.n, "correctly_rounded": self.correct,
-                "nonfinite": self.nonfinite, "over_doc_bound": self.over_doc, "bits_differ": self.bits_differ,
+                "nonfinite": self.nonfinite, "flushed_to_zero": self.flushed, "over_doc_bound": self.over_doc,
+                "bits_differ": self.bits_differ,
                 "max": self.max}
 
 
@@ -379,6 +433,7 @@ def merge(records, label):
     out = {"range": label, "arguments": sum(r["arguments"] for r in records),
            "correctly_rounded": sum(r["correctly_rounded"] for r in records),
            "nonfinite": sum(r["nonfinite"] for r in records),
+           "flushed_to_zero": sum(r["flushed_to_zero"] for r in records),
            "over_doc_bound": sum(r["over_doc_bound"] for r in records),
            "bits_differ": sum(r["bits_differ"] for r in records), "max": {}}
     for k in STAT_KEYS:
@@ -452,6 +507,31 @@ def table_rows(rows):
     return out
 
 
+def summary_lines(c):
+    """The figures a case with "summary" asks for: per range the max ULP / rel / abs error with
+    where they occur, the flushed results, the PTX check and the bit comparison."""
+    L = ["Summary:"]
+    chk = c.get("ptx_check")
+    if chk:
+        L.append(f"* PTX of the compiled case: `{chk['expected']}` {'found' if chk['found'] else 'NOT FOUND'}; "
+                 "its ex2 instructions: " + (", ".join(f"`{k}`×{v}" for k, v in sorted(chk["ex2_opcodes"].items()))
+                                             or "none") + ".")
+    if c.get("same_bits_as"):
+        n, d = sum(b["arguments"] for b in c["bins"]), sum(b["bits_differ"] for b in c["bins"])
+        L.append(f"* bits differing from `{c['same_bits_as']}`: {d} of {n} arguments.")
+    for r in c["ranges"]:
+        m = r["max"]
+
+        def at(k):
+            return f"(at x = {m[k]['x']!r}: computed {m[k]['computed']!r}, exact {m[k]['exact']!r})"
+        L.append(f"* {r['range']}: {r['arguments']} arguments; max error {fmt(m['ulp']['value'], 4)} ULP of the exact "
+                 f"result {at('ulp')}; max relative error {fmt(m['rel']['value'])} = {log2_text(m['rel']['value'])} "
+                 f"{at('rel')}; max absolute error {fmt(m['abs']['value'])} = {log2_text(m['abs']['value'])} "
+                 f"{at('abs')}; max {fmt(m['crd']['value'], 0)} steps from the correctly rounded result; "
+                 f"{r['flushed_to_zero']} results flushed to 0; {r['correctly_rounded']} correctly rounded.")
+    return L
+
+
 def write_outputs(out, env, results, ptx, elapsed, stride, cpu):
     doc = {"environment": env, "stride": stride, "cpu_stand_ins": cpu, "gpu_seconds": elapsed,
            "cases": results,
@@ -479,7 +559,10 @@ def write_outputs(out, env, results, ptx, elapsed, stride, cpu):
             L.extend(table_rows(c["ranges"]))
             L.append("")
         L.extend(table_rows(c["bins"]))
-        if c.get("same_bits_as"):
+        if c.get("summary"):
+            L.append("")
+            L.extend(summary_lines(c))
+        elif c.get("same_bits_as"):
             L.append(f"\nBits differing from `{c['same_bits_as']}`: {sum(b['bits_differ'] for b in c['bins'])} "
                      f"of {sum(b['arguments'] for b in c['bins'])}.")
         L.append("")
@@ -493,13 +576,20 @@ def main():
     ap.add_argument("--batch-log2", type=int, default=28)
     ap.add_argument("--cpu", action="store_true", help="torch stand-ins, a smoke test without a GPU")
     ap.add_argument("--cases", default="", help="comma-separated case names (default: all)")
+    ap.add_argument("--only", default="", help="comma-separated case keys (default: all): "
+                    + ", ".join(c["key"] for c in CASES))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     device = "cpu" if args.cpu else "cuda"
     env = common.environment(args.mamba_src)
     print("environment:", json.dumps(env), flush=True)
     ev = Evaluator(args.cpu, args.mamba_src)
-    wanted = [c for c in CASES if not args.cases or c["name"] in args.cases.split(",")]
+    only = [k for k in args.only.split(",") if k]
+    unknown = [k for k in only if k not in {c["key"] for c in CASES}]
+    if unknown:
+        raise SystemExit(f"--only: unknown keys {unknown}; known: {', '.join(c['key'] for c in CASES)}")
+    wanted = [c for c in CASES if (not args.cases or c["name"] in args.cases.split(","))
+              and (not only or c["key"] in only)]
     results, t0 = [], time.time()
     for case in wanted:
         print(f"== {case['name']}: {EXPRESSIONS[case['func']]}", flush=True)
@@ -528,6 +618,10 @@ def main():
     ptx = {f: ev.ptx(f) for f in sorted(ev.compiled)} if not args.cpu else {}
     for rec, case in zip(results, wanted):
         rec["ptx_opcodes"] = ptx.get(case["func"], (None, {}))[1]
+        if case.get("ptx_expect") and rec["ptx_opcodes"]:
+            rec["ptx_check"] = {"expected": case["ptx_expect"], "found": case["ptx_expect"] in rec["ptx_opcodes"],
+                                "ex2_opcodes": {k: v for k, v in rec["ptx_opcodes"].items() if k.startswith("ex2.")}}
+            print(f"PTX check, {case['name']}: {rec['ptx_check']}", flush=True)
     lines = write_outputs(args.out, env, results, ptx, elapsed, args.stride, args.cpu)
     print("\n".join(lines))
 
