@@ -11,54 +11,13 @@
 #include <string>
 
 #include "verify/bound/error_model.h"
+#include "verify/bound/mamba3/bound_terms.h"
 
 namespace ssmv::bound::mamba3 {
 namespace {
 
 using ssmv::mamba3::Problem;
-
-constexpr double kPi = 3.141592653589793;  // RN_double(π), within 2^-52 of π
-// [9] Relative margin of a magnitude evaluated in double (a few operations and one libm double
-// function of at most a few ULPs each: below 2^-48 relative), rounded up generously.
-constexpr double kExactMargin = 0x1p-40;
-// [9] Per token, every bound quantity is a sum of products of non-negative doubles with fewer
-// than 2^20 operations on any path since the previous token's (at most 8N + 200 with N <= 2^16,
-// checked below): rounding to nearest leaves it at least (1 − 2^-53)^(2^20) > 1 − 2^-32.9 of
-// the exactly evaluated formula, so multiplying by 1 + 2^-32 per token keeps every carried error
-// an upper bound by induction over the tokens (the formulas are monotone in the carried errors).
-constexpr double kStepSafety = 1 + 0x1p-32;
-
-double up(double v) { return std::fabs(v) * (1 + kExactMargin); }
-
-// |π_f − π| and |2π_f − 2π| (π_f exact in double; RN_double(π) within 2^-52 of π).
-const double kPiErr = std::fabs(double(kPiF32) - kPi) + 0x1p-51;
-const double kTwoPiErr = 2 * kPiErr;
-const double kTwoPiF = double(kTwoPiF32);
-
-// The budget of `b` for an argument known to lie in [lo, hi] and an exact result of magnitude at
-// most value_mag (verify/bound/error_model.h transcendental_error, for an interval of arguments).
-double budget_over(const TranscendentalBudget& b, double lo, double hi, double value_mag) {
-  if (lo < b.arg_lo || hi > b.arg_hi) {
-    throw std::invalid_argument("transcendental '" + b.function + "' evaluated on [" + std::to_string(lo) + ", " +
-                                std::to_string(hi) + "], outside its budget's range [" + std::to_string(b.arg_lo) +
-                                ", " + std::to_string(b.arg_hi) + "]");
-  }
-  const double ulps = b.ulp_const + b.ulp_per_abs_arg * std::max(std::fabs(lo), std::fabs(hi));
-  return ulps * ulp_of(Format::fp32, value_mag) + b.abs_error;
-}
-
-double budget_at(const TranscendentalBudget& b, double arg, double value_mag) {
-  return budget_over(b, arg, arg, value_mag);
-}
-
-double round_to(Format f, double magnitude) { return f == Format::fp32 ? 0.0 : half_ulp_at_most(f, magnitude); }
-
-void check_size(const std::vector<double>& v, int64_t n, const char* what) {
-  if (int64_t(v.size()) != n) {
-    throw std::invalid_argument(std::string("step_bounds: ExactTrace::") + what + " has " + std::to_string(v.size()) +
-                                " elements, the problem needs " + std::to_string(n));
-  }
-}
+using namespace terms;
 
 // The carried state of one (sequence, head) pair: the kernel's errors in its stored four-part
 // state and the exact magnitudes of the previous token's values.
@@ -80,12 +39,12 @@ StepBounds step_bounds(const Problem& pr, const StepContract& c, const ExactTrac
   ssmv::mamba3::validate(pr);
   const auto& sh = pr.shape;
   const int64_t T = sh.num_tokens(), S = sh.num_sequences(), H = sh.H, P = sh.P, N = sh.N, R = sh.R, N2 = N / 2;
-  check_size(ex.angle, T * H * R, "angle");
-  check_size(ex.angle_error, T * H * R, "angle_error");
-  check_size(ex.S_abs, T * H * P * N, "S_abs");
-  check_size(ex.y_abs, T * H * P, "y_abs");
+  check_size("step_bounds", ex.angle, T * H * R, "angle");
+  check_size("step_bounds", ex.angle_error, T * H * R, "angle_error");
+  check_size("step_bounds", ex.S_abs, T * H * P * N, "S_abs");
+  check_size("step_bounds", ex.y_abs, T * H * P, "y_abs");
 
-  const double u = 0x1p-24, eta = 0x1p-150;  // fp32: unit roundoff, half the subnormal spacing
+  const double u = kU, eta = kEta;
   const double g2 = gamma(2, u), g4 = gamma(4, u), div = c.division_rel;
   const double pi_f = double(kPiF32);
   const Format st = pr.formats.state, out = pr.formats.output, dotf = c.dot_operands;
@@ -235,29 +194,20 @@ StepBounds step_bounds(const Problem& pr, const StepContract& c, const ExactTrac
                               std::vector<double>& err) {
           for (int64_t r = 0; r < N2; ++r) {
             const size_t ri = size_t(r);
+            PairAngle a;
+            a.turned = r < R;
+            if (a.turned) {
+              a.phi = ex.angle[size_t(pr.angle_index(t, h, r))];
+              a.phi_err = ex.angle_error[size_t(pr.angle_index(t, h, r))];
+            }
+            a.chord = chord[ri];
+            a.dcos = dcos[ri];
+            a.dsin = dsin[ri];
+            a.chat = chat[ri];
+            a.shat = shat[ri];
             const double u0 = double(V[size_t(pr.bc_index(t, g, 2 * r))]) + bias[size_t(pr.bias_index(h, 2 * r))];
             const double u1 = double(V[size_t(pr.bc_index(t, g, 2 * r + 1))]) + bias[size_t(pr.bias_index(h, 2 * r + 1))];
-            const double a0 = up(u0), a1 = up(u1);
-            const double du0 = u * a0, du1 = u * a1;  // fl(V + bias)
-            const double norm = std::sqrt(a0 * a0 + a1 * a1) * (1 + kExactMargin);
-            double m0, m1;
-            if (r < R) {
-              const double phi = ex.angle[size_t(pr.angle_index(t, h, r))];
-              const double pe = ex.angle_error[size_t(pr.angle_index(t, h, r))];
-              const double cp = std::cos(phi), sp = std::sin(phi);
-              m0 = std::fabs(u0 * cp - u1 * sp) + (a0 + a1) * (pe + 0x1p-48);
-              m1 = std::fabs(u0 * sp + u1 * cp) + (a0 + a1) * (pe + 0x1p-48);
-            } else {
-              m0 = a0;
-              m1 = a1;
-            }
-            mag[size_t(2 * r)] = m0;
-            mag[size_t(2 * r + 1)] = m1;
-            const double ang = norm * chord[ri];
-            err[size_t(2 * r)] = ang + a0 * dcos[ri] + a1 * dsin[ri] + du0 * chat[ri] + du1 * shat[ri] +
-                                 g2 * ((a0 + du0) * chat[ri] + (a1 + du1) * shat[ri]) + 2 * eta;
-            err[size_t(2 * r + 1)] = ang + a0 * dsin[ri] + a1 * dcos[ri] + du0 * shat[ri] + du1 * chat[ri] +
-                                     g2 * ((a0 + du0) * shat[ri] + (a1 + du1) * chat[ri]) + 2 * eta;
+            turn_pair(u0, u1, a, &mag[size_t(2 * r)], &err[size_t(2 * r)]);
           }
         };
         turn(pr.B, pr.B_bias, b_abs, db);
@@ -305,12 +255,7 @@ StepBounds step_bounds(const Problem& pr, const StepContract& c, const ExactTrac
             e = e + u * dx + eta + u * (y_dot + e + dx + u * dx + eta);
             y_mag += dx;
           }
-          if (pr.has_z()) {  // fl(ŷ·ĝ), ĝ = z·σ(z) within the silu budget
-            const double z = pr.z[size_t(pr.x_index(t, h, p))];
-            const double gz = up(z / (1 + std::exp(-z)));
-            const double d_g = budget_at(c.silu, z, gz);
-            e = gz * e + y_mag * d_g + e * d_g + u * (y_mag + e) * (gz + d_g) + eta;
-          }
+          if (pr.has_z()) e = gated_error(e, y_mag, pr.z[size_t(pr.x_index(t, h, p))], c.silu);  // [7.5]
           const double y_abs = ex.y_abs[size_t(pr.x_index(t, h, p))];
           res.y[size_t(pr.x_index(t, h, p))] = (e + round_to(out, y_abs + e)) * kStepSafety;
         }

@@ -9,23 +9,12 @@
 #include <vector>
 
 #include "spec/mamba3/problem.h"
+#include "verify/bound/mamba3/exact_trace.h"
 #include "verify/bound/mamba3/step_contract.h"
 
 namespace ssmv::bound::mamba3 {
 
-// What the bound needs of the exact recurrence (docs/mamba3-semantics.md §3), for every packed
-// token t and head h: upper bounds of |S_t| and |y_t| and the exact angle θ_t — taken from the
-// certified reference run one token at a time (reference/mamba3/reference.h: compute on a
-// sequence's first token, then decode; tests/certified_trace.h builds this from it). Everything
-// else exact (λ, α, β, γ, tanh, u = B + B_bias, b_t and c_t from θ_t) the bound evaluates in
-// double with a stated margin (docs/mamba3-bounds.md §9).
-struct ExactTrace {
-  std::vector<double> angle;        // [T, H, R] θ_t reduced to [0, 2π) (any representative mod 2π)
-  std::vector<double> angle_error;  // [T, H, R] |θ_t − angle| modulo 2π, at most
-  std::vector<double> S_abs;        // [T, H, P, N] >= |S_t| (the state after token t)
-  std::vector<double> y_abs;        // [T, H, P] >= |y_t| (gated when z is given)
-};
-
+// The bounds of one kernel's outputs (the step's here; the prefill's too, prefill_bound.h).
 struct StepBounds {
   std::vector<double> y;       // [T, H, P] |ŷ − y|, ŷ stored in the output format
   // [S, H, R] the distance on the circle of circumference 2π between the kernel's stored angle
@@ -37,6 +26,7 @@ struct StepBounds {
   std::vector<double> x_prev;  // [S, H, P]
 };
 
+// `exact`: ExactTrace (exact_trace.h) with chunks of one token, |S| after every token.
 // Throws std::invalid_argument when the trace does not fit the problem, or when the contract
 // cannot bound it (an argument outside a budget's range: e.g. adt > 0 under production_h200,
 // whose exp budget was measured on adt <= 0 only), and ssmv::ProblemError for an invalid problem.

@@ -39,6 +39,10 @@ struct StepContract {
   double division_rel = 0x1p-22;
 };
 
+// A budget of `f`: (c0 + c1·|x|) ULP + abs on [lo, hi], with where its figures come from.
+TranscendentalBudget make_budget(const char* f, double c0, double c1, double abs, double lo, double hi,
+                                 const char* how);
+
 // The kernel on an H200 as Triton 3.6 compiles it: cos/sin/tanh through the PTX approximations
 // (their PTX ISA error figures, not measured by ssmv), exp, sigmoid and silu as measured in
 // docs/measurements/triton-budgets.md (exp only for adt <= 0: the bound refuses adt > 0 under

@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "spec/parallel.h"
 
@@ -77,14 +79,15 @@ Problem pair_problem(const Problem& pr, int64_t s, int64_t h) {
   return pair_tokens(pr, s, h, pr.shape.cu_seqlens[size_t(s)], pr.shape.seq_len(s), true);
 }
 
-CertifiedRun certified_run(const Problem& pr, int threads) {
+CertifiedRun certified_run(const Problem& pr, int threads, int64_t chunk) {
   ssmv::mamba3::validate(pr);
   const auto& sh = pr.shape;
   const int64_t T = sh.num_tokens(), H = sh.H, P = sh.P, N = sh.N, R = sh.R, S = sh.num_sequences();
   CertifiedRun c;
   c.trace.angle.resize(size_t(T * H * R));
   c.trace.angle_error.resize(size_t(T * H * R));
-  c.trace.S_abs.resize(size_t(T * H * P * N));
+  if (chunk < 1) throw std::invalid_argument("certified_run: chunk must be >= 1, got " + std::to_string(chunk));
+  c.trace.S_abs.resize(size_t(bound::mamba3::chunk_ends(sh, chunk) * H * P * N));
   c.trace.y_abs.resize(size_t(T * H * P));
   c.y.resize(size_t(T * H * P));
   c.angle.resize(size_t(S * H * R));
@@ -104,8 +107,12 @@ CertifiedRun certified_run(const Problem& pr, int threads) {
       check_bits = r.check_precision_bits;
       copy_into(c.y, size_t(pr.x_index(t, h, 0)), r.y);
       for (int64_t p = 0; p < P; ++p) c.trace.y_abs[size_t(pr.x_index(t, h, p))] = abs_upper(r.y, size_t(p));
-      const size_t s0 = size_t((t * H + h) * P * N);
-      for (int64_t i = 0; i < P * N; ++i) c.trace.S_abs[s0 + size_t(i)] = abs_upper(r.state, size_t(i));
+      const int64_t local = t - sh.cu_seqlens[size_t(s)];
+      if ((local + 1) % chunk == 0 || t + 1 == sh.cu_seqlens[size_t(s + 1)]) {  // a chunk's last token
+        const int64_t end = bound::mamba3::first_chunk_end(sh, s, chunk) + local / chunk;
+        const size_t s0 = size_t((end * H + h) * P * N);
+        for (int64_t i = 0; i < P * N; ++i) c.trace.S_abs[s0 + size_t(i)] = abs_upper(r.state, size_t(i));
+      }
       for (int64_t i = 0; i < R; ++i) {
         const size_t j = size_t(pr.angle_index(t, h, i));
         c.trace.angle[j] = r.angle_state.hi[size_t(i)] + r.angle_state.lo[size_t(i)];

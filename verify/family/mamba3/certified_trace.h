@@ -1,6 +1,6 @@
-// The certified Mamba-3 reference as the step kernel's check needs it: run one token at a
+// The certified Mamba-3 reference as the kernels' checks need it: run one token at a
 // time — compute() on a sequence's first token, then decode() — so that the state after every
-// token is known (the step bound's ExactTrace, verify/bound/mamba3/step_bound.h), with y of
+// token is known (the bounds' ExactTrace, verify/bound/mamba3/exact_trace.h), with y of
 // every token and the final four-part state as certified values for the judge. The pairs
 // (sequence, head) are independent and run on worker threads.
 #pragma once
@@ -9,7 +9,7 @@
 
 #include "reference/mamba3/reference.h"
 #include "spec/mamba3/problem.h"
-#include "verify/bound/mamba3/step_bound.h"
+#include "verify/bound/mamba3/exact_trace.h"
 
 namespace ssmv::family::mamba3 {
 
@@ -42,8 +42,10 @@ ssmv::mamba3::FourPartState pair_state(const ssmv::mamba3::Problem& pr, const ss
                                        int64_t s, int64_t h);
 
 // Each (sequence, head) pair on its own, token by token, `threads` workers (0: every core); the
-// same values for any count. Throws ssmv::ProblemError or ref::CertificationError as the
-// reference does.
-CertifiedRun certified_run(const ssmv::mamba3::Problem& pr, int threads = 0);
+// same values for any count. The trace keeps |S| at the ends of chunks of `chunk` tokens of each
+// sequence (bound::mamba3::ExactTrace): 1 for the step kernel, the prefill's chunk size for it.
+// Throws ssmv::ProblemError or ref::CertificationError as the reference does, and
+// std::invalid_argument for chunk < 1.
+CertifiedRun certified_run(const ssmv::mamba3::Problem& pr, int threads = 0, int64_t chunk = 1);
 
 }  // namespace ssmv::family::mamba3

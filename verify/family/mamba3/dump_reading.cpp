@@ -67,11 +67,16 @@ void refuse_mamba2_options(const tensor_file::DumpOptions& o, const std::string&
   };
   refuse(o.dt_softplus.has_value(), "dt_softplus", "Mamba-3's dt is taken as given (softplus applied before the kernel)");
   refuse(o.dt_limit.has_value(), "dt_limit", "Mamba-3's dt is taken as given");
-  refuse(o.chunk_size.has_value(), "chunk_size", "the step kernel has no chunks");
-  refuse(o.chunk_layout.has_value(), "chunk_layout", "the step kernel has no chunks");
+  if (kernel == kStepKernel) {
+    refuse(o.chunk_size.has_value(), "chunk_size", "the step kernel has no chunks");
+    refuse(o.chunk_layout.has_value(), "chunk_layout", "the step kernel has no chunks");
+  } else {
+    refuse(o.chunk_layout.has_value() && *o.chunk_layout != "sequence", "chunk_layout",
+           "mamba3_siso_combined's chunks start at every sequence's first token (chunk_layout sequence)");
+  }
   refuse(o.prefill_tokens.has_value(), "prefill_tokens", "a Mamba-3 hand-off is not judged yet");
-  refuse(o.tokens_per_launch.has_value() && *o.tokens_per_launch != 1, "tokens_per_launch",
-         "mamba_ssm's Mamba-3 step kernel takes one token per launch");
+  refuse(o.tokens_per_launch.has_value() && (kernel != kStepKernel || *o.tokens_per_launch != 1), "tokens_per_launch",
+         "mamba_ssm's Mamba-3 step kernel takes one token per launch, its prefill all of them");
   refuse(o.decode_contract.has_value(), "decode_contract", "only a hand-off has a decode part");
 }
 
@@ -79,8 +84,9 @@ void refuse_mamba2_options(const tensor_file::DumpOptions& o, const std::string&
 
 ResolvedDump resolve(const DumpFiles& f) {
   ResolvedDump d;
-  d.kernel = f.options.kernel.value_or("mamba3_step");
+  d.kernel = f.options.kernel.value_or(kStepKernel);
   refuse_mamba2_options(f.options, d.kernel);
+  if (d.kernel == kPrefillKernel) d.chunk_size = f.options.chunk_size.value_or(kDefaultPrefillChunk);
   const DumpTensors in(*f.problem_tensors, f.problem_path);
   const DumpTensors out(*f.output_tensors, f.outputs_path);
   const std::string names = "x, B, C, dt, adt, trap, angles, B_bias, C_bias, D, z, cu_seqlens, initial_angle_state, "
@@ -151,7 +157,8 @@ ResolvedDump resolve(const DumpFiles& f) {
   d.outputs.final_state.S = out.values("final_states", p.formats.state, {S, H, P, N}, "[S, H, P, N]");
   d.outputs.final_state.B_prev = out.values("final_B_prev", p.formats.state, {S, H, N}, "[S, H, N]");
   d.outputs.final_state.x_prev = out.values("final_x_prev", p.formats.state, {S, H, P}, "[S, H, P]");
-  d.contract = f.options.contract.value_or("mamba3_siso_step.production");
+  d.contract = f.options.contract.value_or(d.kernel == kPrefillKernel ? "mamba3_siso_combined.production"
+                                                                       : "mamba3_siso_step.production");
   return d;
 }
 

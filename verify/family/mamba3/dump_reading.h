@@ -1,6 +1,8 @@
-// Mamba-3 SISO dumps (docs/tensor-files.md, "Mamba-3 dumps"): the problem of one call of
-// mamba_ssm's Mamba-3 step kernel per token (spec/mamba3/problem.h) and its outputs, read from
-// a dump's tensors under the options merged from the command line and its metadata.
+// Mamba-3 SISO dumps (docs/tensor-files.md, "Mamba-3 dumps"): the problem (spec/mamba3/problem.h)
+// of mamba_ssm's Mamba-3 step kernel, one call per token (kernel mamba3_step), or of its chunked
+// prefill mamba3_siso_combined over all tokens (kernel mamba3_prefill, option chunk_size), and its
+// outputs, read from a dump's tensors under the options merged from the command line and its
+// metadata.
 //
 // Tensors (ssmv's names; mamba_ssm's in brackets), packed over the tokens of S sequences:
 //   x [T, H, P] [V], B [T, G, N] [K], C [T, G, N] [Q]         input format
@@ -16,6 +18,7 @@
 // final_x_prev (each optional; the layouts of the initial ones).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,11 +33,16 @@ struct Outputs {
   ssmv::mamba3::FourPartState final_state;  // each part may be empty (not dumped)
 };
 
+inline constexpr const char* kStepKernel = "mamba3_step";
+inline constexpr const char* kPrefillKernel = "mamba3_prefill";
+inline constexpr int64_t kDefaultPrefillChunk = 64;  // mamba3_siso_combined's default chunk_size
+
 struct ResolvedDump {
   ssmv::mamba3::Problem problem;
   Outputs outputs;
-  std::string kernel;    // "mamba3_step"
-  std::string contract;  // a Mamba-3 step contract preset (mamba3_family.h)
+  std::string kernel;      // kStepKernel or kPrefillKernel
+  std::string contract;    // a Mamba-3 contract preset of the kernel (mamba3_family.cpp)
+  int64_t chunk_size = 0;  // the prefill's CHUNK_SIZE; 0 for the step kernel
 };
 
 // Throws tensor_file::TensorFileError (a missing, misshapen or inexact tensor, naming it),

@@ -4,9 +4,11 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 
 #include "spec/parallel.h"
 #include "spec/progress.h"
+#include "verify/bound/mamba3/prefill_bound.h"
 #include "verify/bound/mamba3/step_bound.h"
 #include "verify/cli/usage_error.h"
 #include "verify/family/hints.h"
@@ -27,6 +29,15 @@ bound::mamba3::StepContract step_contract(const std::string& name) {
   if (name == "mamba3_siso_step.host_emulation") return bound::mamba3::host_emulation();
   throw cli::UsageError("contract '" + name + "' is not a Mamba-3 step contract: expected mamba3_siso_step.production "
                         "or mamba3_siso_step.host_emulation (Mamba-3 contract files are not read yet)");
+}
+
+bound::mamba3::PrefillContract prefill_contract(const std::string& name) {
+  if (name == "mamba3_siso_combined.production") return bound::mamba3::prefill_production_h200();
+  if (name == "mamba3_siso_combined.fp32_angles") return bound::mamba3::prefill_fp32_angles();
+  if (name == "mamba3_siso_combined.host_emulation") return bound::mamba3::prefill_host_emulation();
+  throw cli::UsageError("contract '" + name + "' is not a Mamba-3 prefill contract: expected "
+                        "mamba3_siso_combined.production, mamba3_siso_combined.fp32_angles or "
+                        "mamba3_siso_combined.host_emulation (Mamba-3 contract files are not read yet)");
 }
 
 // The sequence of packed token t.
@@ -129,9 +140,37 @@ void sharp_decide(verify::SharpResult& r, const std::vector<PairEnergies>& pairs
   sharp::decide(r, {"as declared"}, kernel, null, elements, o);
 }
 
+// The kernel's contract, bounds and sharp model: the step kernel's or the chunked prefill's.
+struct KernelModel {
+  std::string contract_name;
+  int64_t chunk = 1;  // the chunks the certified trace keeps |S| at (1: every token)
+  std::function<bound::mamba3::StepBounds(const Problem&, const bound::mamba3::ExactTrace&)> bounds;
+  SharpModel sharp;
+};
+
+KernelModel kernel_model(const ResolvedDump& d) {
+  KernelModel m;
+  if (d.kernel == kPrefillKernel) {
+    const bound::mamba3::PrefillContract c = prefill_contract(d.contract);
+    const int64_t L = d.chunk_size;
+    m.contract_name = c.name;
+    m.chunk = L;
+    m.bounds = [c, L](const Problem& p, const bound::mamba3::ExactTrace& t) {
+      return bound::mamba3::prefill_bounds(p, L, c, t);
+    };
+    m.sharp = prefill_model(c, L);
+  } else {
+    const bound::mamba3::StepContract c = step_contract(d.contract);
+    m.contract_name = c.name;
+    m.bounds = [c](const Problem& p, const bound::mamba3::ExactTrace& t) { return bound::mamba3::step_bounds(p, c, t); };
+    m.sharp = step_model(c);
+  }
+  return m;
+}
+
 class Mamba3Dump : public Dump {
  public:
-  explicit Mamba3Dump(ResolvedDump d) : d_(std::move(d)), contract_(step_contract(d_.contract)) {}
+  explicit Mamba3Dump(ResolvedDump d) : d_(std::move(d)), model_(kernel_model(d_)) {}
 
   // Pair by pair ((sequence, head) on the worker threads): the certified run of the pair, its
   // bounds, its elements judged; nothing is kept per element beyond the dump and the judges.
@@ -165,8 +204,8 @@ class Mamba3Dump : public Dump {
       for_each_task(S * H, ref::default_threads(), [&](int64_t task, int64_t) {
         const int64_t s = task / H, h = task % H, t0 = sh.cu_seqlens[size_t(s)];
         const Problem pair = pair_problem(p, s, h);
-        const CertifiedRun run = certified_run(pair, 1);
-        const bound::mamba3::StepBounds b = bound::mamba3::step_bounds(pair, contract_, run.trace);
+        const CertifiedRun run = certified_run(pair, 1, model_.chunk);
+        const bound::mamba3::StepBounds b = model_.bounds(pair, run.trace);
         const Outputs mine = pair_outputs(p, out, s, h);
         const std::array<const std::vector<float>*, kParts> computed = {
             &mine.y, &mine.final_state.angle, &mine.final_state.S, &mine.final_state.B_prev, &mine.final_state.x_prev};
@@ -185,7 +224,7 @@ class Mamba3Dump : public Dump {
           }
         }
         if (o.sharp) {
-          energies[size_t(task)] = pair_energies(pair, contract_, mine, b, o.sharp_options,
+          energies[size_t(task)] = pair_energies(pair, model_.sharp, mine, b, o.sharp_options,
                                                  o.sharp_options.seed * 0x9e3779b97f4a7c15ull + uint64_t(task));
         }
         progress::advance(1);
@@ -193,7 +232,7 @@ class Mamba3Dump : public Dump {
     }
     verify::KernelCheck kc;
     kc.kernel = d_.kernel;
-    kc.contract = contract_.name;
+    kc.contract = model_.contract_name;
     kc.device = "external";
     for (size_t part = 0; part < kParts; ++part) {
       if (!judges[part]) continue;
@@ -214,7 +253,8 @@ class Mamba3Dump : public Dump {
     return hints;
   }
 
-  // The production contract's exp budget was measured for adt <= 0 (step_contract.h).
+  // The production contract's exp budget was measured for adt <= 0 (step_contract.h); the
+  // chunked prefill's decays are exp2(min(·, 0)) (prefill_bound.h).
   std::string error_hint() const override {
     const std::vector<float>& adt = d_.problem.adt;
     const int64_t positive = std::count_if(adt.begin(), adt.end(), [](float v) { return v > 0; });
@@ -225,16 +265,17 @@ class Mamba3Dump : public Dump {
 
  private:
   ResolvedDump d_;
-  bound::mamba3::StepContract contract_;
+  KernelModel model_;
 };
 
 class Mamba3Family : public Family {
  public:
   std::string name() const override { return "mamba3"; }
-  std::vector<std::string> kernels() const override { return {"mamba3_step"}; }
+  std::vector<std::string> kernels() const override { return {kStepKernel, kPrefillKernel}; }
   std::string kernel_help() const override {
     return "mamba3_step: mamba_ssm's Mamba-3 SISO decode step kernel, one launch per token, the four-part state "
-           "stored after every token (docs/tensor-files.md, Mamba-3 dumps)";
+           "stored after every token; mamba3_prefill: its chunked prefill mamba3_siso_combined (option chunk_size, "
+           "default 64) (docs/tensor-files.md, Mamba-3 dumps)";
   }
   std::unique_ptr<Dump> read(const DumpFiles& f) const override { return std::make_unique<Mamba3Dump>(resolve(f)); }
 };

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "spec/splitmix.h"
+#include "verify/bound/mamba3/prefill_emulation.h"
 #include "verify/bound/mamba3/step_emulation.h"
 #include "verify/judge/sharp_weight.h"
 
@@ -12,6 +13,8 @@ namespace {
 
 using bound::mamba3::EmulatedSteps;
 using bound::mamba3::EmulationOptions;
+using bound::mamba3::PrefillContract;
+using bound::mamba3::PrefillEmulationOptions;
 using bound::mamba3::StepContract;
 using bound::mamba3::Transcendentals;
 
@@ -29,15 +32,15 @@ std::function<float(float)> noisy(std::function<float(float)> f, const Transcend
   };
 }
 
-Transcendentals noisy_transcendentals(const StepContract& c, uint64_t seed) {
+Transcendentals noisy_transcendentals(const SharpModel& m, uint64_t seed) {
   const Transcendentals lib = bound::mamba3::library_transcendentals();
   auto state = std::make_shared<uint64_t>(seed);
   Transcendentals t;
-  t.tanh = noisy(lib.tanh, c.tanh, state);
-  t.cos = noisy(lib.cos, c.cos, state);
-  t.sin = noisy(lib.sin, c.sin, state);
-  t.exp2 = noisy(lib.exp2, c.exp, state, 1 / 1.4426950408889634);  // the argument is adt·log2 e
-  t.sigmoid = noisy(lib.sigmoid, c.sigmoid, state);
+  t.tanh = noisy(lib.tanh, m.tanh, state);
+  t.cos = noisy(lib.cos, m.cos, state);
+  t.sin = noisy(lib.sin, m.sin, state);
+  t.exp2 = noisy(lib.exp2, m.exp2, state, m.exp2_arg_scale);
+  t.sigmoid = noisy(lib.sigmoid, m.sigmoid, state);
   return t;
 }
 
@@ -62,12 +65,49 @@ double energy(const std::vector<float>& a, const std::vector<float>& d, const st
 
 }  // namespace
 
-PairEnergies pair_energies(const ssmv::mamba3::Problem& pair, const StepContract& c, const Outputs& kernel,
+SharpModel step_model(const StepContract& c) {
+  SharpModel m;
+  m.emulate = [c](const ssmv::mamba3::Problem& pr, uint64_t noise_seed, const Transcendentals& fns) {
+    EmulationOptions o;
+    o.dot_operands = c.dot_operands;
+    o.fused = true;  // Triton's default enable_fp_fusion
+    o.noise_seed = noise_seed;
+    o.fns = fns;
+    return bound::mamba3::emulate_steps(pr, o);
+  };
+  m.tanh = c.tanh;
+  m.cos = c.cos;
+  m.sin = c.sin;
+  m.exp2 = c.exp;
+  m.exp2_arg_scale = 1 / 1.4426950408889634;  // exp2's argument is adt·log2 e, the budget's adt
+  m.sigmoid = c.sigmoid;
+  return m;
+}
+
+SharpModel prefill_model(const PrefillContract& c, int64_t chunk_size) {
+  SharpModel m;
+  m.emulate = [c, chunk_size](const ssmv::mamba3::Problem& pr, uint64_t noise_seed, const Transcendentals& fns) {
+    PrefillEmulationOptions o;
+    o.chunk_size = chunk_size;
+    o.angle_store = c.angle_store;
+    o.qk_store = c.qk_store;
+    o.dot_operands = c.dot_operands;
+    o.fused = true;  // Triton's default enable_fp_fusion
+    o.noise_seed = noise_seed;
+    o.fns = fns;
+    return bound::mamba3::emulate_prefill(pr, o);
+  };
+  m.tanh = c.tanh;
+  m.cos = c.cos;
+  m.sin = c.sin;
+  m.exp2 = c.exp2;
+  m.sigmoid = c.sigmoid;
+  return m;
+}
+
+PairEnergies pair_energies(const ssmv::mamba3::Problem& pair, const SharpModel& model, const Outputs& kernel,
                            const bound::mamba3::StepBounds& bounds, const sharp::SharpOptions& o, uint64_t seed) {
-  EmulationOptions declared;
-  declared.dot_operands = c.dot_operands;
-  declared.fused = true;  // Triton's default enable_fp_fusion
-  const EmulatedSteps d = bound::mamba3::emulate_steps(pair, declared);
+  const EmulatedSteps d = model.emulate(pair, 0, bound::mamba3::library_transcendentals());
   const std::array<const std::vector<float>*, kParts> d_parts = {&d.y, &d.angle, &d.S, &d.B_prev, &d.x_prev};
   const ssmv::mamba3::FourPartState& kf = kernel.final_state;
   const std::array<const std::vector<float>*, kParts> k_parts = {&kernel.y, &kf.angle, &kf.S, &kf.B_prev, &kf.x_prev};
@@ -79,10 +119,9 @@ PairEnergies pair_energies(const ssmv::mamba3::Problem& pair, const StepContract
     if (!k_parts[p]->empty()) r.energy[p][0] = energy(*k_parts[p], *d_parts[p], *b_parts[p], p == kAngle, &r.elements[p]);
   }
   for (int m = 1; m <= o.runs; ++m) {
-    EmulationOptions run = declared;
-    run.noise_seed = splitmix64_mix(seed + uint64_t(m) * 0x632be59bd9b4e019ull) | 1;  // nonzero: noise on
-    run.fns = noisy_transcendentals(c, splitmix64_mix(run.noise_seed ^ 0xd1b54a32d192ed03ull));
-    const EmulatedSteps e = bound::mamba3::emulate_steps(pair, run);
+    const uint64_t noise_seed = splitmix64_mix(seed + uint64_t(m) * 0x632be59bd9b4e019ull) | 1;  // nonzero: noise on
+    const EmulatedSteps e =
+        model.emulate(pair, noise_seed, noisy_transcendentals(model, splitmix64_mix(noise_seed ^ 0xd1b54a32d192ed03ull)));
     const std::array<const std::vector<float>*, kParts> e_parts = {&e.y, &e.angle, &e.S, &e.B_prev, &e.x_prev};
     for (size_t p = 0; p < kParts; ++p) {
       if (!k_parts[p]->empty()) r.energy[p][size_t(m)] = energy(*e_parts[p], *d_parts[p], *b_parts[p], p == kAngle, nullptr);

@@ -1,9 +1,10 @@
-// The sharp verdict of a Mamba-3 step-kernel dump (docs/sharp-verdicts.md, the calibrated test of
-// verify/sharp/calibrated_test.h): per tensor, is the kernel's difference from the step kernel's
+// The sharp verdict of a Mamba-3 dump (docs/sharp-verdicts.md, the calibrated test of
+// verify/sharp/calibrated_test.h): per tensor, is the kernel's difference from the kernel's
 // rounding model larger than the model itself produces?
 //
-// The model is the host emulation of the kernel (verify/bound/mamba3/step_emulation.h) with FMA
-// contraction as Triton compiles by default. The deterministic emulation D uses the C++ library's
+// The model is the host emulation of the kernel (verify/bound/mamba3/step_emulation.h for the step
+// kernel, prefill_emulation.h for the chunked prefill) with FMA contraction as Triton compiles by
+// default. The deterministic emulation D uses the C++ library's
 // fp32 transcendentals; each Monte Carlo run moves every fp32 operation's result by a uniform error
 // in ±2^-24|v| and every transcendental by its contract budget's full width with a random sign
 // (the contract's worst case per call). Per element i of a tensor, w_i its bound rounded to bf16
@@ -15,11 +16,14 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "spec/mamba3/problem.h"
 #include "verify/bound/mamba3/step_bound.h"
+#include "verify/bound/mamba3/prefill_contract.h"
 #include "verify/bound/mamba3/step_contract.h"
+#include "verify/bound/mamba3/step_emulation.h"
 #include "verify/family/mamba3/dump_reading.h"  // Outputs
 #include "verify/sharp/sharp_verdict.h"  // SharpOptions
 
@@ -35,11 +39,24 @@ struct PairEnergies {
   std::array<int64_t, kParts> elements{};
 };
 
+// The rounding model of one kernel: its host emulation with FMA contraction, run plain (noise seed
+// 0, the library's functions) or as one Monte Carlo run, and the budgets each run moves the
+// transcendentals by. `exp2_arg_scale` turns exp2's argument into the budget's (1/log2 e for the
+// step's exp, budgeted in adt; 1 for the prefill's exp2, budgeted in its own argument).
+struct SharpModel {
+  std::function<bound::mamba3::EmulatedSteps(const ssmv::mamba3::Problem&, uint64_t noise_seed,
+                                             const bound::mamba3::Transcendentals&)>
+      emulate;
+  TranscendentalBudget tanh, cos, sin, exp2, sigmoid;
+  double exp2_arg_scale = 1;
+};
+SharpModel step_model(const bound::mamba3::StepContract& c);
+SharpModel prefill_model(const bound::mamba3::PrefillContract& c, int64_t chunk_size);
+
 // `pair`: one sequence, one head (certified_trace.h pair_problem); `kernel` its outputs in the
-// pair's layouts (an empty part: not dumped); `bounds` its step bounds; `seed`: the pair's own (a
+// pair's layouts (an empty part: not dumped); `bounds` its bounds; `seed`: the pair's own (a
 // function of the options' seed and the pair's place).
-PairEnergies pair_energies(const ssmv::mamba3::Problem& pair, const bound::mamba3::StepContract& contract,
-                           const Outputs& kernel, const bound::mamba3::StepBounds& bounds,
-                           const sharp::SharpOptions& options, uint64_t seed);
+PairEnergies pair_energies(const ssmv::mamba3::Problem& pair, const SharpModel& model, const Outputs& kernel,
+                           const bound::mamba3::StepBounds& bounds, const sharp::SharpOptions& options, uint64_t seed);
 
 }  // namespace ssmv::family::mamba3

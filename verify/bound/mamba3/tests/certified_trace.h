@@ -1,4 +1,4 @@
-// The exact values the step bound's tests need: the certified run one token at a time
+// The exact values the bounds' tests need: the certified run one token at a time
 // (verify/family/mamba3/certified_trace.h, the family's check runs the same) with y and the
 // final four-part state as doubles (hi + lo of the certified values).
 #pragma once
@@ -20,8 +20,10 @@ inline std::vector<double> nearest(const ref::mamba3::CertifiedValues& v) {
   return out;
 }
 
-inline Certified certified(const ssmv::mamba3::Problem& pr) {
-  family::mamba3::CertifiedRun r = family::mamba3::certified_run(pr);
+// `chunk`: the trace keeps |S| at the ends of chunks of that many tokens (1: the step's; the
+// prefill's chunk size for its bound).
+inline Certified certified(const ssmv::mamba3::Problem& pr, int64_t chunk = 1) {
+  family::mamba3::CertifiedRun r = family::mamba3::certified_run(pr, 0, chunk);
   return {std::move(r.trace), nearest(r.y), nearest(r.angle), nearest(r.S), nearest(r.B_prev), nearest(r.x_prev)};
 }
 

@@ -12,16 +12,17 @@
 #include <string>
 #include <vector>
 
-#include "reference/mamba3/tests/test_problem.h"
 #include "verify/bound/mamba3/step_bound.h"
 #include "verify/bound/mamba3/step_contract.h"
 #include "verify/bound/mamba3/step_emulation.h"
 #include "verify/bound/mamba3/tests/certified_trace.h"
+#include "verify/bound/mamba3/tests/usage.h"
 
 namespace ssmv::bound::mamba3 {
 namespace {
 
 using ssmv::mamba3::Problem;
+using testing::Suite;
 
 struct Case {
   std::string name;
@@ -34,14 +35,7 @@ struct Case {
 };
 
 Problem make(const Case& k) {
-  Problem pr = ref::mamba3::testing::random_problem(k.cu, k.H, k.P, k.N, k.G, k.R, k.seed, k.initial);
-  pr.formats.state = k.state;
-  pr.formats.output = k.output;
-  if (!k.D) pr.D.clear();
-  if (!k.z) pr.z.clear();
-  for (std::vector<float>* v : {&pr.initial.S, &pr.initial.B_prev, &pr.initial.x_prev}) {
-    for (float& e : *v) e = float(round_value(k.state, e));
-  }
+  Problem pr = testing::realistic_problem(k.cu, k.H, k.P, k.N, k.G, k.R, k.seed, k.initial, k.state, k.output, k.D, k.z);
   if (k.positive_adt) {
     for (int64_t t = 0; t < pr.shape.num_tokens(); ++t) {
       for (int64_t h = 0; h < k.H; h += 2) pr.adt[size_t(pr.th_index(t, h))] = 0.5f * pr.dt[size_t(pr.th_index(t, h))];
@@ -50,80 +44,11 @@ Problem make(const Case& k) {
   return pr;
 }
 
-// Error ÷ bound of every element of one tensor kind, over the suite.
-struct Usage {
-  std::vector<double> ratios;
-  double worst = 0;
-  std::string where;
-  void add(double err, double bound, const std::string& what) {
-    const double r = bound > 0 ? err / bound : (err > 0 ? std::numeric_limits<double>::infinity() : 0.0);
-    ratios.push_back(r);
-    if (r > worst || ratios.size() == 1) {
-      worst = std::max(worst, r);
-      if (r >= worst) where = what;
-    }
-  }
-  double median() const {
-    if (ratios.empty()) return 0;
-    std::vector<double> v = ratios;
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    return v[v.size() / 2];
-  }
-};
-
-struct Suite {
-  Usage y_bf16, y_fp32, angle, S_fp32, S_bf16, B_fp32, B_bf16, x_prev;
-  void print() const {
-    const std::pair<const char*, const Usage*> rows[] = {{"y bf16", &y_bf16},   {"y fp32", &y_fp32},
-                                                         {"angle", &angle},     {"S fp32", &S_fp32},
-                                                         {"S bf16", &S_bf16},   {"B_prev fp32", &B_fp32},
-                                                         {"B_prev bf16", &B_bf16}, {"x_prev", &x_prev}};
-    for (const auto& [name, u] : rows) {
-      if (u->ratios.empty()) continue;
-      std::printf("%-12s elements %7zu  error/bound median %.3g  max %.3g  (%s)\n", name, u->ratios.size(),
-                  u->median(), u->worst, u->where.c_str());
-    }
-  }
-};
-
-double circular(double a, double b) {
-  const double two_pi = 2 * 3.141592653589793;
-  double d = std::fmod(std::fabs(a - b), two_pi);
-  return std::min(d, two_pi - d);
-}
-
 // Runs one case: emulation, certified reference, bound; adds every element's usage to `suite`.
 void run(const Case& k, const StepContract& c, const EmulationOptions& o, Suite& suite) {
   const Problem pr = make(k);
-  const EmulatedSteps e = emulate_steps(pr, o);
   const testing::Certified ref = testing::certified(pr);
-  const StepBounds b = step_bounds(pr, c, ref.trace);
-  const std::string tag = k.name + " ";
-  for (size_t i = 0; i < b.y.size(); ++i) {
-    (k.output == Format::bf16 ? suite.y_bf16 : suite.y_fp32)
-        .add(std::fabs(double(e.y[i]) - ref.y[i]), b.y[i], tag + "y[" + std::to_string(i) + "]");
-  }
-  for (size_t i = 0; i < b.angle.size(); ++i) {
-    suite.angle.add(circular(e.angle[i], ref.angle[i]), b.angle[i], tag + "angle[" + std::to_string(i) + "]");
-  }
-  for (size_t i = 0; i < b.S.size(); ++i) {
-    (k.state == Format::fp32 ? suite.S_fp32 : suite.S_bf16)
-        .add(std::fabs(double(e.S[i]) - ref.S[i]), b.S[i], tag + "S[" + std::to_string(i) + "]");
-  }
-  for (size_t i = 0; i < b.B_prev.size(); ++i) {
-    (k.state == Format::fp32 ? suite.B_fp32 : suite.B_bf16)
-        .add(std::fabs(double(e.B_prev[i]) - ref.B_prev[i]), b.B_prev[i], tag + "B_prev[" + std::to_string(i) + "]");
-  }
-  for (size_t i = 0; i < b.x_prev.size(); ++i) {
-    suite.x_prev.add(std::fabs(double(e.x_prev[i]) - ref.x_prev[i]), b.x_prev[i],
-                     tag + "x_prev[" + std::to_string(i) + "]");
-  }
-}
-
-void expect_within(const Suite& s) {
-  for (const Usage* u : {&s.y_bf16, &s.y_fp32, &s.angle, &s.S_fp32, &s.S_bf16, &s.B_fp32, &s.B_bf16, &s.x_prev}) {
-    EXPECT_LE(u->worst, 1.0) << "bound exceeded at " << u->where;
-  }
+  suite.add(k.name, k.state, k.output, emulate_steps(pr, o), ref, step_bounds(pr, c, ref.trace));
 }
 
 // Realistic problems like upstream's test draws (reference/mamba3/tests/test_problem.h): several
@@ -163,7 +88,7 @@ TEST(Mamba3BoundStep, EmulationWithinBoundOnRealisticProblems) {
   for (const Case& k : realistic_cases()) run(k, host_emulation(), {}, suite);
   for (const Case& k : long_cases()) run(k, host_emulation(), {}, suite);
   suite.print();
-  expect_within(suite);
+  suite.expect_within();
   EXPECT_GE(suite.y_bf16.worst, 0.10);
   EXPECT_GE(suite.y_fp32.worst, 0.091);
   EXPECT_GE(suite.angle.worst, 0.13);
@@ -182,7 +107,7 @@ TEST(Mamba3BoundStep, FusedMultiplyAddsStayWithinBound) {
   for (const Case& k : realistic_cases()) run(k, host_emulation(), o, suite);
   for (const Case& k : long_cases()) run(k, host_emulation(), o, suite);
   suite.print();
-  expect_within(suite);
+  suite.expect_within();
 }
 
 // Transcendental errors of the size the budgets allow, one sign throughout for tanh (so that
@@ -225,7 +150,7 @@ TEST(Mamba3BoundStep, BudgetSizedTranscendentalErrorsStayWithinBound) {
   for (const Case& k : realistic_cases()) run(k, c, o, suite);
   for (const Case& k : long_cases()) run(k, c, o, suite);
   suite.print();
-  expect_within(suite);
+  suite.expect_within();
   // tanh's error accumulates in one direction: the angle's bound is nearly reached.
   EXPECT_GT(suite.angle.worst, 0.5);
 }

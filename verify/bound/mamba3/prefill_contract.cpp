@@ -1,0 +1,65 @@
+// The three contracts of the Mamba-3 SISO prefill; every figure's origin is in its how_measured
+// and in docs/mamba3-bounds.md part II.
+#include "verify/bound/mamba3/prefill_contract.h"
+
+#include <limits>
+
+#include "verify/bound/mamba3/step_contract.h"
+
+namespace ssmv::bound::mamba3 {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The step kernel's budgets for what both kernels evaluate alike (tanh of the angle rate, cos and
+// sin of θ in [0, fp32(2π)], tl.sigmoid, the silu gate): the same instructions on the same GPU.
+PrefillContract from_step(const StepContract& s, const char* name) {
+  PrefillContract c;
+  c.name = name;
+  c.tanh = s.tanh;
+  c.cos = s.cos;
+  c.sin = s.sin;
+  c.sigmoid = s.sigmoid;
+  c.silu = s.silu;
+  c.division_rel = s.division_rel;
+  return c;
+}
+
+}  // namespace
+
+PrefillContract prefill_production_h200() {
+  PrefillContract c = from_step(production_h200(), "mamba3_siso_combined.production");
+  c.angle_store = Format::bf16;
+  c.qk_store = Format::bf16;
+  c.dot_operands = Format::bf16;
+  c.dot_tensor_cores = true;
+  c.qk_dot_tf32 = true;
+  // tl.math.exp2 compiles to ex2.approx.ftz.f32 (docs/mamba3-bounds.md A2). Its error on every fp32
+  // argument of [-127, 0] measured on an H200: PROVISIONAL-MEASURE.
+  c.exp2 = make_budget("exp2", 2.006 /*PROVISIONAL-MEASURE*/, 0, 0x1p-126, -kInf, 0.0, "PROVISIONAL-MEASURE");
+  return c;
+}
+
+PrefillContract prefill_fp32_angles() {
+  PrefillContract c = prefill_production_h200();
+  c.name = "mamba3_siso_combined.fp32_angles";
+  c.angle_store = Format::fp32;
+  return c;
+}
+
+PrefillContract prefill_host_emulation() {
+  PrefillContract c = from_step(host_emulation(), "mamba3_siso_combined.host_emulation");
+  c.angle_store = Format::bf16;
+  c.qk_store = Format::bf16;
+  c.dot_operands = Format::bf16;
+  c.dot_tensor_cores = false;  // the emulation sums sequentially in fp32; the bound allows any order
+  c.qk_dot_tf32 = false;
+  // glibc's exp2f: correctly rounded but in rare cases (0.502 ULP in its own documentation, within
+  // 1 ULP); below 2^-126 the result is subnormal, within half the subnormal spacing more.
+  c.exp2 = make_budget("exp2", 1, 0, 0x1p-149, -kInf, 128,
+                       "std::exp2(float): glibc's exp2f, within 1 ULP (checked by "
+                       "verify/bound/mamba3/tests/emulation_budget_test.cpp)");
+  return c;
+}
+
+}  // namespace ssmv::bound::mamba3
