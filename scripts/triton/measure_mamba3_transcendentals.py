@@ -157,16 +157,18 @@ EX2_BINS = signed_bins([("{s}[0, 1)", 0.0, 1.0, False, True)] + [
 EXP_BINS = signed_bins([("{s}[0, 1)", 0.0, 1.0, False, True)] + [
     ("{s}[2^%d, 2^%d)" % (j, j + 1), 2.0 ** j, 2.0 ** (j + 1), False, True) for j in range(6)
 ] + [("{s}[64, 104]", 64.0, 104.0, False, False)], signs=(-1,))
-# ex2.approx.ftz.f32 where the prefill feeds it: w in [-127, 0]; 2^w is normal for w >= -126 and
-# subnormal (flushed to zero by .ftz) in [-127, -126).
+# ex2.approx.ftz.f32 where the prefill feeds it: w in [-127, 0], and [0, 1) because
+# da_cs_rev = fl(da_cs_last − da_cs) (mamba3_siso_fwd.py:439) may round above 0; 2^w is normal for
+# w >= -126 and subnormal (flushed to zero by .ftz) in [-127, -126).
 EX2_FTZ_BINS = signed_bins([("{s}[0, 1)", 0.0, 1.0, False, True)] + [
     ("{s}[2^%d, 2^%d)" % (j, j + 1), 2.0 ** j, 2.0 ** (j + 1), False, True) for j in range(6)
-] + [("{s}[64, 126]", 64.0, 126.0, False, False), ("{s}(126, 127]", 126.0, 127.0, True, False)], signs=(-1,))
+] + [("{s}[64, 126]", 64.0, 126.0, False, False), ("{s}(126, 127]", 126.0, 127.0, True, False)], signs=(-1,)) + \
+    signed_bins([("{s}[0, 1)", 0.0, 1.0, False, True)], signs=(1,))  # last − cs_j may round above 0
 EX2_FTZ_NORMAL = [b for b, *_ in EX2_FTZ_BINS if b != "-(126, 127]"]
 EX2_FTZ_RANGES = [  # (label, the bins it unites, documented abs bound: none)
-    ("[-126, 0] (2^w normal)", EX2_FTZ_NORMAL, None),
+    ("[-126, 1) (2^w normal)", EX2_FTZ_NORMAL, None),
     ("[-127, -126) (2^w subnormal: flushed by .ftz)", ["-(126, 127]"], None),
-    ("[-127, 0]", [b for b, *_ in EX2_FTZ_BINS], None),
+    ("[-127, 1)", [b for b, *_ in EX2_FTZ_BINS], None),
 ]
 ALL_BINS = signed_bins([("{s}[0, 1)", 0.0, 1.0, False, True), ("{s}[1, 4)", 1.0, 4.0, False, True),
                         ("{s}[4, 16)", 4.0, 16.0, False, True), ("{s}[16, 104)", 16.0, 104.0, False, True),
