@@ -131,13 +131,15 @@ StepBounds prefill_bounds(const Problem& pr, int64_t L, const PrefillContract& c
   const double log2e_err = std::fabs(log2e_f - kLog2e) + 0x1p-52;
   const Format st = pr.formats.state, out = pr.formats.output, qks = c.qk_store, dotf = c.dot_operands;
   const bool tc = c.dot_tensor_cores;
-  // [II.3] the diagonal Σ_n fl(q_n·k_n): an fp32 chain of N rounded products, or tf32 (each
-  // product rounded to 11 significant bits, 2^-11 relative, then a tensor-core sum in steps of 8).
+  // [II.3] the diagonal Σ_n fl(q_n·k_n): an fp32 chain of N rounded products, or a tf32 mma fed
+  // the fp32 products unconverted (the H200's PTX: no cvt.rna.tf32), which reads 10 of their 23
+  // significand bits — truncation, below 2^-10 relative — and sums in steps of 8 (taken at the
+  // w16_a26_rz model's 10.5u per step, A8).
   Accumulation qk_acc = accumulation(N, false, false);
   if (c.qk_dot_tf32) {
     const Accumulation t = accumulation(N, false, true, 8);
-    qk_acc.rel = std::max(qk_acc.rel, 0x1p-11 + t.rel * (1 + 0x1p-11));
-    qk_acc.abs = std::max(qk_acc.abs, t.abs + double(N) * 0x1p-137);  // tf32 keeps fp32's exponent range
+    qk_acc.rel = std::max(qk_acc.rel, 0x1p-10 + t.rel * (1 + 0x1p-10));
+    qk_acc.abs = std::max(qk_acc.abs, t.abs);  // tf32 keeps fp32's exponent range and subnormals' floor
   }
   const Accumulation dotN = accumulation(N, false, tc);
 

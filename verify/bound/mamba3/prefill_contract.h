@@ -29,9 +29,10 @@ struct PrefillContract {
   // for tl.dot, docs/measurements/triton-dot.md): the bound takes the larger of that model and an
   // fp32 FMA chain in any order. false: only the FMA chain.
   bool dot_tensor_cores = true;
-  // The diagonal term Σ_n fl(q_n·k_n) (`tl.dot(q_pre * k_pre, ones[N, 1])`, fp32 operands) may run
-  // with Triton's default input_precision for fp32 dots, tf32: each fp32 product rounded to a
-  // 10-bit significand (2^-11 relative) before a tensor-core sum. false: an fp32 FMA chain.
+  // The diagonal term Σ_n fl(q_n·k_n) (`tl.dot(q_pre * k_pre, ones[N, 1])`, fp32 operands) runs,
+  // on an H200 with Triton 3.6, on mma.sync.m16n8k8.tf32 fed the fp32 products without a
+  // cvt.rna.tf32: each product truncated to tf32 (below 2^-10 relative) before a tensor-core sum.
+  // false: an fp32 FMA chain.
   bool qk_dot_tf32 = true;
   // Budgets |computed − exact| ≤ (ulp_const + ulp_per_abs_arg·|x|)·ulp_fp32(exact) + abs_error on
   // [arg_lo, arg_hi] (spec/contract.h). `exp2` is the instruction alone, 2^w of the fp32 argument

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -13,6 +14,17 @@
 
 namespace ssmv::bound::mamba3 {
 namespace {
+
+// What a tf32 mma reads of an fp32 register it is given without a cvt.rna.tf32: the sign, the
+// exponent and the 10 leading significand bits (the low 13 bits ignored: truncation toward 0).
+float truncate_to_tf32(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, sizeof b);
+  b &= 0xFFFFE000u;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+
 
 using detail::Ops;
 using detail::to_format;
@@ -116,10 +128,16 @@ class PairRun {
         q[size_t(n)] = op_.add(pr_.C[size_t(pr_.bc_index(t, g_, n))], pr_.C_bias[size_t(pr_.bias_index(h_, n))]);
         k[size_t(n)] = op_.add(pr_.B[size_t(pr_.bc_index(t, g_, n))], pr_.B_bias[size_t(pr_.bias_index(h_, n))]);
       }
-      // [319–325] tl.dot(q·k, ones): the elementwise products (rounded), summed from 0 in increasing
-      // n; the product contracts into the sum when fused. Then ·γ, stored fp32.
+      // [319–325] tl.dot(q·k, ones): the elementwise products, rounded (`q_pre_block * k_pre_block`
+      // is its own mul.f32 in the PTX), summed from 0 in increasing n. With qk_dot_tf32 each product
+      // reaches the tf32 mma as its fp32 bits unconverted: the low 13 significand bits dropped. Then
+      // ·γ, stored fp32.
       float qk = 0.0f;
-      for (int64_t n = 0; n < N_; ++n) qk = op_.mul_add(q[size_t(n)], k[size_t(n)], qk);
+      for (int64_t n = 0; n < N_; ++n) {
+        float p = op_.mul(q[size_t(n)], k[size_t(n)]);
+        if (o_.qk_dot_tf32) p = truncate_to_tf32(p);
+        qk = op_.add(qk, p);
+      }
       qk_[size_t(i)] = op_.mul(qk, gamma);
       // [287–290, 328–350] pairs r >= R load angle 0; k turned, kept fp32 as the final K state,
       // scaled and stored; then q turned and stored.

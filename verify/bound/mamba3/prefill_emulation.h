@@ -8,7 +8,8 @@
 //   * transcendentals through the C++ library's fp32 functions (Transcendentals, step_emulation.h)
 //     instead of tanh/cos/sin/ex2.approx, IEEE division instead of div.full.f32;
 //   * every dot sums its products sequentially in fp32 (FMA when `fused`) in increasing index,
-//     the fp32 diagonal dot too (no tf32) — one of the evaluations the bound allows;
+//     the diagonal's fp32 products too (truncated to tf32 first with qk_dot_tf32) — one of the
+//     evaluations the bound allows;
 //   * tl.cumsum and tl.sum add sequentially in increasing token order, over a chunk's real tokens
 //     (the zero-filled rows of a partial last chunk add nothing).
 // The problem's values are what the kernels read: the wrapper's bf16 casts are its input formats.
@@ -41,6 +42,10 @@ struct PrefillEmulationOptions {
   Format angle_store = Format::bf16;     // θ and the returned angle state (PrefillContract)
   Format qk_store = Format::bf16;        // Q_store, K_store
   Format dot_operands = Format::bf16;    // the state, the causal weights, the decayed x before their dots
+  // The diagonal's Σ_n fl(q_n·k_n) on a tf32 mma as the kernel compiles it on an H200 (PTX:
+  // mma.sync.m16n8k8.f32.tf32.tf32.f32 fed the fp32 products without cvt.rna.tf32): each product
+  // truncated to tf32 before an fp32 sum. false: the fp32 products summed in fp32.
+  bool qk_dot_tf32 = false;
   Transcendentals fns = library_transcendentals();
   PrefillBug bug = PrefillBug::none;
   // Contract every multiply-add the source allows into one fmaf (the angle's reduction, the scale

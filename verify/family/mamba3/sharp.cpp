@@ -92,6 +92,7 @@ SharpModel prefill_model(const PrefillContract& c, int64_t chunk_size) {
     o.angle_store = c.angle_store;
     o.qk_store = c.qk_store;
     o.dot_operands = c.dot_operands;
+    o.qk_dot_tf32 = c.qk_dot_tf32;
     o.fused = true;  // Triton's default enable_fp_fusion
     o.noise_seed = noise_seed;
     o.fns = fns;

@@ -90,6 +90,18 @@ TEST(Mamba3BoundPrefill, FusedMultiplyAddsStayWithinBound) {
   suite.expect_within();
 }
 
+// The diagonal's products truncated to tf32, as the kernel's tf32 mma reads them on an H200.
+TEST(Mamba3BoundPrefill, Tf32DiagonalWithinBound) {
+  PrefillContract c = prefill_host_emulation();
+  c.qk_dot_tf32 = true;
+  PrefillEmulationOptions o;
+  o.qk_dot_tf32 = true;
+  Suite suite;
+  for (const Case& k : realistic_cases()) run(k, c, o, suite);
+  suite.print();
+  suite.expect_within();
+}
+
 // θ kept in fp32 (the fix of semantics question 1): within the fp32-angle contract.
 TEST(Mamba3BoundPrefill, Fp32AnglesWithinTheFp32AngleBound) {
   PrefillContract c = prefill_host_emulation();
