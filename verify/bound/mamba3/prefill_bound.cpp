@@ -146,6 +146,7 @@ StepBounds prefill_bounds(const Problem& pr, int64_t L, const PrefillContract& c
   StepBounds res;
   res.y.assign(size_t(T * H * P), 0.0);
   res.angle.assign(size_t(S * H * R), 0.0);
+  res.angle_abs.assign(size_t(S * H * R), 0.0);
   res.S.assign(size_t(S * H * P * N), 0.0);
   res.B_prev.assign(size_t(S * H * N), 0.0);
   res.x_prev.assign(size_t(S * H * P), 0.0);
@@ -413,7 +414,9 @@ StepBounds prefill_bounds(const Problem& pr, int64_t L, const PrefillContract& c
       }
       // [II.9] the returned four-part state.
       for (int64_t r = 0; r < R; ++r) {
-        res.angle[size_t(pr.angle_state_index(s, h, r))] = st_err[size_t(r)] + round_to(c.angle_store, st_mag[size_t(r)]);
+        const double store = round_to(c.angle_store, st_mag[size_t(r)]);
+        res.angle[size_t(pr.angle_state_index(s, h, r))] = st_err[size_t(r)] + store;
+        res.angle_abs[size_t(pr.angle_state_index(s, h, r))] = st_mag[size_t(r)] + store;
       }
       for (int64_t i = 0; i < P * N; ++i) {
         res.S[size_t(pr.state_index(s, h, 0, 0) + i)] = ES[size_t(i)] + round_to(st, Sm[size_t(i)] + ES[size_t(i)]);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -35,7 +36,7 @@ struct Carried {
 
 }  // namespace
 
-StepBounds step_bounds(const Problem& pr, const StepContract& c, const ExactTrace& ex) {
+StepBounds step_bounds(const Problem& pr, const StepContract& c, const ExactTrace& ex, const StartState* start) {
   ssmv::mamba3::validate(pr);
   const auto& sh = pr.shape;
   const int64_t T = sh.num_tokens(), S = sh.num_sequences(), H = sh.H, P = sh.P, N = sh.N, R = sh.R, N2 = N / 2;
@@ -57,6 +58,18 @@ StepBounds step_bounds(const Problem& pr, const StepContract& c, const ExactTrac
   const double abs_tc = c.dot_tensor_cores ? double(steps) * (2 * eta + 17 * 0x1p-158) : 0.0;
   const double g_dot = std::max(g_fma, g_tc), abs_dot = std::max(abs_fma, abs_tc);
   if (N > (int64_t(1) << 16)) throw std::invalid_argument("step_bounds: N above 2^16 (kStepSafety assumes fewer)");
+  if (start != nullptr) {
+    if (pr.has_initial_state()) throw std::invalid_argument("step_bounds: a start state and problem.initial both given");
+    const int64_t S_ = sh.num_sequences();
+    check_size("step_bounds", start->angle_error, S_ * H * R, "(start) angle_error");
+    check_size("step_bounds", start->angle_abs, S_ * H * R, "(start) angle_abs");
+    check_size("step_bounds", start->S_error, S_ * H * P * N, "(start) S_error");
+    check_size("step_bounds", start->S_abs, S_ * H * P * N, "(start) S_abs");
+    check_size("step_bounds", start->B_prev_error, S_ * H * N, "(start) B_prev_error");
+    check_size("step_bounds", start->B_prev_abs, S_ * H * N, "(start) B_prev_abs");
+    check_size("step_bounds", start->x_prev_error, S_ * H * P, "(start) x_prev_error");
+    check_size("step_bounds", start->x_prev_abs, S_ * H * P, "(start) x_prev_abs");
+  }
   if (dotf != Format::fp32 && dotf != Format::bf16 && dotf != Format::fp16) {
     throw std::invalid_argument("step_bounds: the dot's operands must be fp32, bf16 or fp16");
   }
@@ -64,6 +77,7 @@ StepBounds step_bounds(const Problem& pr, const StepContract& c, const ExactTrac
   StepBounds res;
   res.y.assign(size_t(T * H * P), 0.0);
   res.angle.assign(size_t(S * H * R), 0.0);
+  res.angle_abs.assign(size_t(S * H * R), 0.0);
   res.S.assign(size_t(S * H * P * N), 0.0);
   res.B_prev.assign(size_t(S * H * N), 0.0);
   res.x_prev.assign(size_t(S * H * P), 0.0);
@@ -89,7 +103,27 @@ StepBounds step_bounds(const Problem& pr, const StepContract& c, const ExactTrac
       k.b_mag.assign(size_t(N), 0.0);
       k.E_x.assign(size_t(P), 0.0);
       k.x_mag.assign(size_t(P), 0.0);
-      if (pr.has_initial_state()) {  // [2] read exactly as the exact semantics starts: no error
+      if (start != nullptr) {  // [2] a previous kernel's state: its errors, the exact magnitudes
+        for (int64_t r = 0; r < R; ++r) {
+          const size_t i = size_t(pr.angle_state_index(s, h, r));
+          k.E_angle[size_t(r)] = start->angle_error[i];
+          k.initial[size_t(r)] = false;
+          k.over[size_t(r)] = std::numeric_limits<double>::infinity();  // the general reduction at first
+          k.angle_mag[size_t(r)] = start->angle_abs[i];
+        }
+        for (int64_t i = 0; i < P * N; ++i) {
+          k.E_S[size_t(i)] = start->S_error[size_t(pr.state_index(s, h, 0, 0) + i)];
+          k.S_mag[size_t(i)] = start->S_abs[size_t(pr.state_index(s, h, 0, 0) + i)];
+        }
+        for (int64_t n = 0; n < N; ++n) {
+          k.E_b[size_t(n)] = start->B_prev_error[size_t(pr.b_prev_index(s, h, n))];
+          k.b_mag[size_t(n)] = start->B_prev_abs[size_t(pr.b_prev_index(s, h, n))];
+        }
+        for (int64_t p = 0; p < P; ++p) {
+          k.E_x[size_t(p)] = start->x_prev_error[size_t(pr.x_prev_index(s, h, p))];
+          k.x_mag[size_t(p)] = start->x_prev_abs[size_t(pr.x_prev_index(s, h, p))];
+        }
+      } else if (pr.has_initial_state()) {  // [2] read exactly as the exact semantics starts: no error
         for (int64_t r = 0; r < R; ++r) {
           k.rep[size_t(r)] = pr.initial.angle[size_t(pr.angle_state_index(s, h, r))];
           k.angle_mag[size_t(r)] = std::fabs(k.rep[size_t(r)]);
@@ -275,7 +309,10 @@ StepBounds step_bounds(const Problem& pr, const StepContract& c, const ExactTrac
           k.E_x[size_t(p)] = std::fabs(round_value(st, x) - x);  // exactly the store's error
         }
       }
-      for (int64_t r = 0; r < R; ++r) res.angle[size_t(pr.angle_state_index(s, h, r))] = k.E_angle[size_t(r)];
+      for (int64_t r = 0; r < R; ++r) {
+        res.angle[size_t(pr.angle_state_index(s, h, r))] = k.E_angle[size_t(r)];
+        res.angle_abs[size_t(pr.angle_state_index(s, h, r))] = k.angle_mag[size_t(r)];
+      }
       for (int64_t i = 0; i < P * N; ++i) res.S[size_t(pr.state_index(s, h, 0, 0) + i)] = k.E_S[size_t(i)];
       for (int64_t n = 0; n < N; ++n) res.B_prev[size_t(pr.b_prev_index(s, h, n))] = k.E_b[size_t(n)];
       for (int64_t p = 0; p < P; ++p) res.x_prev[size_t(pr.x_prev_index(s, h, p))] = k.E_x[size_t(p)];

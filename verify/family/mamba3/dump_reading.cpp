@@ -74,10 +74,12 @@ void refuse_mamba2_options(const tensor_file::DumpOptions& o, const std::string&
     refuse(o.chunk_layout.has_value() && *o.chunk_layout != "sequence", "chunk_layout",
            "mamba3_siso_combined's chunks start at every sequence's first token (chunk_layout sequence)");
   }
-  refuse(o.prefill_tokens.has_value(), "prefill_tokens", "a Mamba-3 hand-off is not judged yet");
-  refuse(o.tokens_per_launch.has_value() && (kernel != kStepKernel || *o.tokens_per_launch != 1), "tokens_per_launch",
-         "mamba_ssm's Mamba-3 step kernel takes one token per launch, its prefill all of them");
-  refuse(o.decode_contract.has_value(), "decode_contract", "only a hand-off has a decode part");
+  refuse(o.prefill_tokens.has_value() && kernel != kHandoffKernel, "prefill_tokens",
+         "only kernel mamba3_handoff has a prefill part");
+  refuse(o.tokens_per_launch.has_value() && (kernel == kPrefillKernel || *o.tokens_per_launch != 1),
+         "tokens_per_launch", "mamba_ssm's Mamba-3 step kernel takes one token per launch, its prefill all of them");
+  refuse(o.decode_contract.has_value() && kernel != kHandoffKernel, "decode_contract",
+         "only a hand-off (kernel mamba3_handoff) has a decode part");
 }
 
 }  // namespace
@@ -86,7 +88,15 @@ ResolvedDump resolve(const DumpFiles& f) {
   ResolvedDump d;
   d.kernel = f.options.kernel.value_or(kStepKernel);
   refuse_mamba2_options(f.options, d.kernel);
-  if (d.kernel == kPrefillKernel) d.chunk_size = f.options.chunk_size.value_or(kDefaultPrefillChunk);
+  if (d.kernel != kStepKernel) d.chunk_size = f.options.chunk_size.value_or(kDefaultPrefillChunk);
+  if (d.kernel == kHandoffKernel) {
+    if (!f.options.prefill_tokens || *f.options.prefill_tokens < 1) {
+      throw cli::UsageError("kernel mamba3_handoff needs prefill_tokens >= 1 (option --prefill-tokens or metadata "
+                            "ssmv.prefill_tokens): the tokens of every sequence that went through the prefill");
+    }
+    d.prefill_tokens = *f.options.prefill_tokens;
+    d.decode_contract = f.options.decode_contract.value_or("mamba3_siso_step.production");
+  }
   const DumpTensors in(*f.problem_tensors, f.problem_path);
   const DumpTensors out(*f.output_tensors, f.outputs_path);
   const std::string names = "x, B, C, dt, adt, trap, angles, B_bias, C_bias, D, z, cu_seqlens, initial_angle_state, "
@@ -157,8 +167,8 @@ ResolvedDump resolve(const DumpFiles& f) {
   d.outputs.final_state.S = out.values("final_states", p.formats.state, {S, H, P, N}, "[S, H, P, N]");
   d.outputs.final_state.B_prev = out.values("final_B_prev", p.formats.state, {S, H, N}, "[S, H, N]");
   d.outputs.final_state.x_prev = out.values("final_x_prev", p.formats.state, {S, H, P}, "[S, H, P]");
-  d.contract = f.options.contract.value_or(d.kernel == kPrefillKernel ? "mamba3_siso_combined.production"
-                                                                       : "mamba3_siso_step.production");
+  d.contract = f.options.contract.value_or(d.kernel == kStepKernel ? "mamba3_siso_step.production"
+                                                                    : "mamba3_siso_combined.production");
   return d;
 }
 

@@ -2,7 +2,9 @@
 // of mamba_ssm's Mamba-3 step kernel, one call per token (kernel mamba3_step), or of its chunked
 // prefill mamba3_siso_combined over all tokens (kernel mamba3_prefill, option chunk_size), and its
 // outputs, read from a dump's tensors under the options merged from the command line and its
-// metadata.
+// metadata. Kernel mamba3_handoff: the first prefill_tokens of every sequence through the prefill,
+// the rest through the step kernel from the state it returned (y of every token, the state after
+// the last).
 //
 // Tensors (ssmv's names; mamba_ssm's in brackets), packed over the tokens of S sequences:
 //   x [T, H, P] [V], B [T, G, N] [K], C [T, G, N] [Q]         input format
@@ -35,14 +37,19 @@ struct Outputs {
 
 inline constexpr const char* kStepKernel = "mamba3_step";
 inline constexpr const char* kPrefillKernel = "mamba3_prefill";
+// The first prefill_tokens of every sequence through the prefill, the rest through the step kernel
+// from the state the prefill returned (handoff.h).
+inline constexpr const char* kHandoffKernel = "mamba3_handoff";
 inline constexpr int64_t kDefaultPrefillChunk = 64;  // mamba3_siso_combined's default chunk_size
 
 struct ResolvedDump {
   ssmv::mamba3::Problem problem;
   Outputs outputs;
-  std::string kernel;      // kStepKernel or kPrefillKernel
-  std::string contract;    // a Mamba-3 contract preset of the kernel (mamba3_family.cpp)
-  int64_t chunk_size = 0;  // the prefill's CHUNK_SIZE; 0 for the step kernel
+  std::string kernel;      // kStepKernel, kPrefillKernel or kHandoffKernel
+  std::string contract;    // a Mamba-3 contract preset of the kernel (of the prefill in a hand-off)
+  std::string decode_contract;  // a hand-off's step contract
+  int64_t chunk_size = 0;       // the prefill's CHUNK_SIZE; 0 for the step kernel
+  int64_t prefill_tokens = 0;   // a hand-off's prefill length (every sequence)
 };
 
 // Throws tensor_file::TensorFileError (a missing, misshapen or inexact tensor, naming it),

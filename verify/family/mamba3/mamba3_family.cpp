@@ -14,6 +14,7 @@
 #include "verify/family/hints.h"
 #include "verify/family/mamba3/certified_trace.h"
 #include "verify/family/mamba3/dump_reading.h"
+#include "verify/family/mamba3/handoff.h"
 #include "verify/family/mamba3/sharp.h"
 #include "verify/sharp/calibrated_test.h"
 #include "verify/judge/tensor_judge.h"
@@ -150,7 +151,12 @@ struct KernelModel {
 
 KernelModel kernel_model(const ResolvedDump& d) {
   KernelModel m;
-  if (d.kernel == kPrefillKernel) {
+  if (d.kernel == kHandoffKernel) {
+    const Handoff h{d.prefill_tokens, d.chunk_size, prefill_contract(d.contract), step_contract(d.decode_contract)};
+    m.contract_name = h.prefill.name + " then " + h.decode.name;
+    m.bounds = [h](const Problem& p, const bound::mamba3::ExactTrace& t) { return handoff_bounds(p, h, t); };
+    m.sharp = handoff_model(h);
+  } else if (d.kernel == kPrefillKernel) {
     const bound::mamba3::PrefillContract c = prefill_contract(d.contract);
     const int64_t L = d.chunk_size;
     m.contract_name = c.name;
@@ -271,11 +277,12 @@ class Mamba3Dump : public Dump {
 class Mamba3Family : public Family {
  public:
   std::string name() const override { return "mamba3"; }
-  std::vector<std::string> kernels() const override { return {kStepKernel, kPrefillKernel}; }
+  std::vector<std::string> kernels() const override { return {kStepKernel, kPrefillKernel, kHandoffKernel}; }
   std::string kernel_help() const override {
     return "mamba3_step: mamba_ssm's Mamba-3 SISO decode step kernel, one launch per token, the four-part state "
            "stored after every token; mamba3_prefill: its chunked prefill mamba3_siso_combined (option chunk_size, "
-           "default 64) (docs/tensor-files.md, Mamba-3 dumps)";
+           "default 64); mamba3_handoff: the prefill over each sequence's first prefill_tokens, then the step kernel "
+           "from the state it returned (docs/tensor-files.md, Mamba-3 dumps)";
   }
   std::unique_ptr<Dump> read(const DumpFiles& f) const override { return std::make_unique<Mamba3Dump>(resolve(f)); }
 };

@@ -213,7 +213,10 @@ TEST_F(Mamba3Check, TritonPrefillDumpsWithinContract) {
                           {"mamba3_prefill_T100_H2_P32_N64_R16_D_z_init.npz", 0.04},
                           {"mamba3_prefill_T40_chunk16_H2_P32_N64_R8_D_z_init.npz", 0.05},
                           {"mamba3_prefill_batch2_T50_H2_P32_N64_R16_D_z_init.npz", 0.04},
-                          {"mamba3_prefill_varlen_70_33_H4_G2_P32_N64_R32_plain.npz", 0.11}});
+                          {"mamba3_prefill_varlen_70_33_H4_G2_P32_N64_R32_plain.npz", 0.11},
+                          // both halves at once (scripts/triton/mamba3_handoff_dump.py): the 8 decode
+                          // tokens' bounds carry the prefill's errors; measured 0.855, 0.996, 0.747, 0.937
+                          {"mamba3_handoff_T100_K8_H2_P64_N128_R32_D_z.npz", 0.14}});
 }
 
 // The same kernel under the contract that keeps θ in fp32, as the step kernel does: its bf16 θ

@@ -1,0 +1,101 @@
+#include "verify/family/mamba3/handoff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "verify/bound/mamba3/bound_terms.h"
+#include "verify/bound/mamba3/prefill_bound.h"
+#include "verify/bound/mamba3/prefill_emulation.h"
+#include "verify/family/mamba3/certified_trace.h"
+
+namespace ssmv::family::mamba3 {
+namespace {
+
+using bound::mamba3::ExactTrace;
+using bound::mamba3::StepBounds;
+using ssmv::mamba3::Problem;
+
+// Tokens [first, first + count) of a one-pair trace with |S| after every token; |S| kept at the
+// ends of chunks of `chunk` tokens counted from `first` (and at its last token).
+ExactTrace slice(const ExactTrace& t, int64_t first, int64_t count, int64_t chunk, int64_t P, int64_t N, int64_t R) {
+  ExactTrace o;
+  const auto rows = [&](const std::vector<double>& v, int64_t width, int64_t from, int64_t n) {
+    return std::vector<double>(v.begin() + from * width, v.begin() + (from + n) * width);
+  };
+  o.angle = rows(t.angle, R, first, count);
+  o.angle_error = rows(t.angle_error, R, first, count);
+  o.y_abs = rows(t.y_abs, P, first, count);
+  for (int64_t i = 0; i < count; ++i) {
+    if ((i + 1) % chunk == 0 || i + 1 == count) {
+      const auto s = rows(t.S_abs, P * N, first + i, 1);
+      o.S_abs.insert(o.S_abs.end(), s.begin(), s.end());
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+StepBounds handoff_bounds(const Problem& pair, const Handoff& h, const ExactTrace& exact) {
+  const int64_t T = pair.shape.num_tokens(), P = pair.shape.P, N = pair.shape.N, R = pair.shape.R;
+  const int64_t K = std::min(h.prefill_tokens, T);
+  if (pair.shape.num_sequences() != 1 || pair.shape.H != 1) {
+    throw std::invalid_argument("handoff_bounds: one sequence and one head expected");
+  }
+  if (K < 1) throw std::invalid_argument("handoff_bounds: prefill_tokens must be >= 1");
+  const Problem pre = pair_tokens(pair, 0, 0, 0, K, true);
+  StepBounds pb = bound::mamba3::prefill_bounds(pre, h.chunk_size, h.prefill, slice(exact, 0, K, h.chunk_size, P, N, R));
+  if (K == T) return pb;
+
+  // The decode starts from the prefill's returned state: its bounds, and the exact state after
+  // token K − 1 (|S| from the trace, |b| turned by the exact θ, |x| exact).
+  bound::mamba3::StartState start;
+  start.angle_error = pb.angle;
+  start.angle_abs = pb.angle_abs;
+  start.S_error = pb.S;
+  start.S_abs = std::vector<double>(exact.S_abs.begin() + (K - 1) * P * N, exact.S_abs.begin() + K * P * N);
+  start.B_prev_error = pb.B_prev;
+  start.B_prev_abs.assign(size_t(N), 0.0);
+  for (int64_t r = 0; r < N / 2; ++r) {
+    bound::mamba3::terms::PairAngle a;
+    a.turned = r < R;
+    if (a.turned) {
+      a.phi = exact.angle[size_t((K - 1) * R + r)];
+      a.phi_err = exact.angle_error[size_t((K - 1) * R + r)];
+    }
+    double mag[2], err[2];
+    const auto u = [&](int64_t n) { return double(pair.B[size_t((K - 1) * N + n)]) + pair.B_bias[size_t(n)]; };
+    bound::mamba3::terms::turn_pair(u(2 * r), u(2 * r + 1), a, mag, err);
+    start.B_prev_abs[size_t(2 * r)] = mag[0];
+    start.B_prev_abs[size_t(2 * r + 1)] = mag[1];
+  }
+  start.x_prev_error = pb.x_prev;
+  start.x_prev_abs.resize(size_t(P));
+  for (int64_t p = 0; p < P; ++p) start.x_prev_abs[size_t(p)] = std::fabs(double(pair.x[size_t((K - 1) * P + p)]));
+
+  const Problem dec = pair_tokens(pair, 0, 0, K, T - K, false);
+  StepBounds db = bound::mamba3::step_bounds(dec, h.decode, slice(exact, K, T - K, 1, P, N, R), &start);
+  db.y.insert(db.y.begin(), pb.y.begin(), pb.y.end());
+  return db;
+}
+
+SharpModel handoff_model(const Handoff& h) {
+  SharpModel prefill = prefill_model(h.prefill, h.chunk_size), decode = step_model(h.decode);
+  SharpModel m = prefill;  // the budgets the runs move the functions by: the prefill's (the step's alike but exp)
+  m.emulate = [prefill, decode, K0 = h.prefill_tokens](const Problem& pr, uint64_t seed,
+                                                       const bound::mamba3::Transcendentals& fns) {
+    const int64_t T = pr.shape.num_tokens(), K = std::min(K0, T);
+    bound::mamba3::EmulatedSteps e = prefill.emulate(pair_tokens(pr, 0, 0, 0, K, true), seed, fns);
+    if (K == T) return e;
+    Problem dec = pair_tokens(pr, 0, 0, K, T - K, false);
+    dec.initial = {e.angle, e.S, e.B_prev, e.x_prev};  // what the step kernel is given
+    bound::mamba3::EmulatedSteps d = decode.emulate(dec, seed == 0 ? 0 : seed ^ 0x9e3779b97f4a7c15ull, fns);
+    d.y.insert(d.y.begin(), e.y.begin(), e.y.end());
+    return d;
+  };
+  return m;
+}
+
+}  // namespace ssmv::family::mamba3
