@@ -1,13 +1,15 @@
-// Mamba-3 SISO on the family seam (verify/family/family.h): dumps of mamba_ssm's Triton step
-// kernel (mamba3_siso_step, one launch per token, the four-part state stored after every token)
+// Mamba-3 SISO on the family seam (verify/family/family.h): dumps of mamba_ssm's Triton kernels
 // read (dump_reading.h), run through the certified reference one token at a time
-// (certified_trace.h) and judged element by element against the step bound
-// (verify/bound/mamba3/step_bound.h, docs/mamba3-bounds.md).
+// (certified_trace.h) and judged element by element against their bounds
+// (verify/bound/mamba3/step_bound.h, prefill_bound.h; docs/mamba3-bounds.md parts I and II).
 //
-// Kernel "mamba3_step". Contracts (--contract): mamba3_siso_step.production (the default: the
-// kernel on an H200 as Triton 3.6 compiles it) and mamba3_siso_step.host_emulation (the C++
-// library's fp32 transcendentals). The sharp verdict: sharp.h. Not yet: the prefill
-// (mamba3_siso_combined), a hand-off, contract files.
+// Kernels: "mamba3_step" (mamba3_siso_step, one launch per token, the four-part state stored after
+// every token), "mamba3_prefill" (the chunked mamba3_siso_combined), "mamba3_handoff" (the prefill
+// over each sequence's first prefill_tokens, then the step kernel from the state it returned:
+// handoff.h). Contracts (--contract, and --decode-contract for a hand-off's steps):
+// mamba3_siso_step.production / .host_emulation; mamba3_siso_combined.production (the default: the
+// kernels on an H200 as Triton 3.6 compiles them, θ stored in bf16 as shipped) / .fp32_angles /
+// .host_emulation. The sharp verdict: sharp.h. Not yet: contract files.
 #pragma once
 
 #include "verify/family/family.h"
