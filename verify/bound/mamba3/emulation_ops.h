@@ -1,6 +1,7 @@
 // The fp32 arithmetic shared by the Mamba-3 host emulations (step_emulation.cpp,
 // prefill_emulation.cpp): native fp32 operations with optional contraction and the Monte Carlo
-// noise of EmulationOptions::noise_seed, and the store of a value in a narrower format.
+// noise of EmulationOptions::noise_seed, the store of a value in a narrower format, the angle's
+// reduction and the turn of a pair.
 // Internal to verify/bound/mamba3/.
 #pragma once
 
@@ -9,6 +10,7 @@
 
 #include "spec/format.h"
 #include "spec/splitmix.h"
+#include "verify/bound/mamba3/step_contract.h"  // kTwoPiF32
 
 namespace ssmv::bound::mamba3::detail {
 
@@ -41,5 +43,21 @@ class Ops {
   bool fused_, on_;
   uint64_t state_;
 };
+
+// θ − TWO_PI·floor(θ / TWO_PI) (angle_dt.py:108, :117; mamba3_siso_step.py:156): the division,
+// floor, then the product and the subtraction (one FMA when fused).
+inline float reduce_angle(Ops& op, float th) {
+  const float k = std::floor(op.div(th, kTwoPiF32));
+  return op.mul_add(-kTwoPiF32, k, th);
+}
+
+// A pair (u0, u1) turned by (c, s) (mamba3_siso_fwd.py:333–334, 348–349; mamba3_siso_step.py:166–174):
+// u0·c − u1·s and u0·s + u1·c; the first product of each contracts with the sum when fused.
+inline void turn(Ops& op, float& u0, float& u1, float c, float s) {
+  const float a = op.mul(u1, s), b = op.mul(u1, c);
+  const float v0 = op.mul_add(u0, c, -a), v1 = op.mul_add(u0, s, b);
+  u0 = v0;
+  u1 = v1;
+}
 
 }  // namespace ssmv::bound::mamba3::detail

@@ -27,24 +27,10 @@ float truncate_to_tf32(float v) {
 
 
 using detail::Ops;
+using detail::reduce_angle;
+using detail::turn;
 using detail::to_format;
 using ssmv::mamba3::Problem;
-
-// θ − TWO_PI·floor(θ / TWO_PI) [a108, a117]: the division, floor, then the product and the
-// subtraction (one FMA when fused).
-float reduce_angle(Ops& op, float th) {
-  const float k = std::floor(op.div(th, kTwoPiF32));
-  return op.mul_add(-kTwoPiF32, k, th);
-}
-
-// A pair (u0, u1) turned by (c, s) [333–334, 348–349]: u0·c − u1·s and u0·s + u1·c; the first
-// product of each contracts with the sum when fused.
-void turn(Ops& op, float& u0, float& u1, float c, float s) {
-  const float a = op.mul(u1, s), b = op.mul(u1, c);
-  const float v0 = op.mul_add(u0, c, -a), v1 = op.mul_add(u0, s, b);
-  u0 = v0;
-  u1 = v1;
-}
 
 // One (sequence, head) pair: tokens [t0, t0 + L) of sequence s, in chunks of C from t0 (the
 // kernels' varlen programs offset every pointer to the sequence's first token [a69–71, 182–190]).

@@ -83,9 +83,7 @@ EmulatedSteps emulate_steps(const Problem& pr, const EmulationOptions& o) {
           const float tp = op.mul(o.fns.tanh(a), kPiF32);
           const bool keep_state = r < R && o.bug != PlantedBug::angle_state_ignored;
           const float prev = keep_state ? angle[r] : 0.0f;
-          float th = op.mul_add(tp, dt, prev);
-          const float kq = std::floor(op.div(th, kTwoPiF32));
-          th = op.mul_add(-kTwoPiF32, kq, th);
+          const float th = detail::reduce_angle(op, op.mul_add(tp, dt, prev));
           if (r < R) angle[r] = o.bug == PlantedBug::angle_stored_bf16 ? to_format(Format::bf16, th) : th;
           cs[size_t(r)] = o.fns.cos(th);
           sn[size_t(r)] = o.fns.sin(th);
@@ -94,12 +92,7 @@ EmulatedSteps emulate_steps(const Problem& pr, const EmulationOptions& o) {
         const bool halves = o.bug == PlantedBug::rotation_pairs_halves;
         for (int64_t r = 0; r < N2; ++r) {
           const size_t i0 = size_t(halves ? r : 2 * r), i1 = size_t(halves ? r + N2 : 2 * r + 1);
-          for (std::vector<float>* v : {&q, &k}) {
-            const float u0 = (*v)[i0], u1 = (*v)[i1];
-            const float b0 = op.mul(u1, sn[size_t(r)]), b1 = op.mul(u1, cs[size_t(r)]);
-            (*v)[i0] = op.mul_add(u0, cs[size_t(r)], -b0);
-            (*v)[i1] = op.mul_add(u0, sn[size_t(r)], b1);
-          }
+          for (std::vector<float>* v : {&q, &k}) detail::turn(op, (*v)[i0], (*v)[i1], cs[size_t(r)], sn[size_t(r)]);
         }
         // [185–191] the gates.
         const float adt = op.mul(pr.adt[size_t(pr.th_index(t, h))], kLog2eF32);
