@@ -9,6 +9,8 @@ reference and per-element error bounds, from a pytest test.
     x = ssmv.bf16(x_float32)           # NumPy has no bf16: floats rounded to bf16, marked as bf16
     ssmv.check_mamba3(x=x, B=B, C=C, dt=dt, adt=adt, trap=trap, angles=angles, B_bias=B_bias,
                       C_bias=C_bias, y=y, ...)   # Mamba-3's SISO step kernel (mamba3_step)
+    ssmv.check_mamba3(..., kernel="mamba3_prefill", chunk_size=64)   # its chunked prefill
+    ssmv.check_mamba3(..., kernel="mamba3_handoff", prefill_tokens=K)  # the prefill, then steps
 
 Each writes a self-describing dump (docs/tensor-files.md), runs the ssmv program on it
 (SSMV_BINARY, else `ssmv` on PATH — where `cmake --install` puts it — else the repository's
@@ -16,8 +18,8 @@ build/release/ssmv) and reads its JSON report (docs/report-schema.md). Standard 
 NumPy arrays are read when given, NumPy is not required.
 """
 
-from ._api import (KERNELS, MAMBA3_CONTRACTS, Outputs, __version__, assert_mamba3_within_contract,
-                   assert_within_contract, cex_dir, check, check_mamba3, compare)
+from ._api import (KERNELS, MAMBA3_CONTRACTS, MAMBA3_KERNELS, MAMBA3_PREFILL_CONTRACTS, Outputs, __version__,
+                   assert_mamba3_within_contract, assert_within_contract, cex_dir, check, check_mamba3, compare)
 from ._bf16 import BF16Array, bf16
 from ._errors import BinaryNotFoundError, InputError, InputTypeError, SsmvError
 from ._run import find_binary
@@ -26,7 +28,8 @@ from .report import (BoundSource, Comparison, Difference, Entry, FormatValue, Re
 
 __all__ = [
     "check", "assert_within_contract", "compare", "check_mamba3", "assert_mamba3_within_contract",
-    "MAMBA3_CONTRACTS", "Outputs", "bf16", "BF16Array", "find_binary", "cex_dir", "KERNELS", "__version__",
+    "MAMBA3_KERNELS", "MAMBA3_CONTRACTS", "MAMBA3_PREFILL_CONTRACTS", "Outputs", "bf16", "BF16Array",
+    "find_binary", "cex_dir", "KERNELS", "__version__",
     "Report", "Entry", "TensorResult", "WorstElement", "Difference", "BoundSource", "Real", "FormatValue",
     "Comparison", "TensorComparison", "SsmvError", "InputError", "InputTypeError", "BinaryNotFoundError",
 ]

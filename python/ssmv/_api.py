@@ -23,8 +23,14 @@ from .report import Report
 __version__ = "0.1.0"
 
 KERNELS = ("ssu", "chunk_scan", "handoff")
-MAMBA3_KERNEL = "mamba3_step"  # check_mamba3()'s
-MAMBA3_CONTRACTS = ("mamba3_siso_step.production", "mamba3_siso_step.host_emulation")
+MAMBA3_KERNEL = "mamba3_step"  # check_mamba3()'s default
+# check_mamba3()'s kernels: the step kernel, mamba_ssm's chunked prefill mamba3_siso_combined,
+# and the prefill followed by the step kernel from the state it returned.
+MAMBA3_KERNELS = ("mamba3_step", "mamba3_prefill", "mamba3_handoff")
+MAMBA3_CONTRACTS = ("mamba3_siso_step.production", "mamba3_siso_step.host_emulation")  # the step kernel's
+MAMBA3_PREFILL_CONTRACTS = ("mamba3_siso_combined.production", "mamba3_siso_combined.fp32_angles",
+                            "mamba3_siso_combined.host_emulation")
+MAMBA3_DEFAULT_CHUNK = 64  # mamba3_siso_combined's default chunk_size (ssmv's default)
 CHUNK_LAYOUTS = ("sequence", "global")
 
 
@@ -169,9 +175,10 @@ def _formats(input_format, state_format, output_format):
 
 
 def _not_mamba3(prefix, kernel):
-    if kernel == MAMBA3_KERNEL:
+    if isinstance(kernel, str) and kernel in MAMBA3_KERNELS:
+        how = "ssmv.check_mamba3()" if kernel == MAMBA3_KERNEL else f"ssmv.check_mamba3(kernel={kernel!r}, ...)"
         raise InputError(f"{prefix}kernel={kernel!r}: a Mamba-3 kernel, whose tensors are not Mamba2's: check it "
-                         "with ssmv.check_mamba3() (this function takes Mamba2's 'ssu', 'chunk_scan', 'handoff')")
+                         f"with {how} (this function takes Mamba2's 'ssu', 'chunk_scan', 'handoff')")
 
 
 def _kernel_meta(prefix, kernel, contract, decode_contract, chunk_size, chunk_layout, prefill_tokens, arrays):
@@ -393,10 +400,64 @@ _MAMBA3_INITIAL = ("initial_angle_state", "initial_states", "initial_B_prev", "i
 _MAMBA3_FINAL = ("final_angle_state", "final_states", "final_B_prev", "final_x_prev")
 
 
+def _mamba3_kernel_meta(kernel, contract, decode_contract, chunk_size, prefill_tokens, notes):
+    """The kernel and its options as the dump's metadata (verify/family/mamba3/dump_reading.h),
+    refusing what ssmv refuses for the kernel, with the same reasons; notes on the defaults."""
+    if not isinstance(kernel, str) or kernel not in MAMBA3_KERNELS:
+        hint = " (Mamba2's kernel: check it with ssmv.check())" if isinstance(kernel, str) and kernel in KERNELS else ""
+        raise InputError(f"kernel={kernel!r}: expected one of {', '.join(repr(k) for k in MAMBA3_KERNELS)}{hint}")
+    meta = {"ssmv.kernel": kernel}
+    step, handoff = kernel == "mamba3_step", kernel == "mamba3_handoff"
+    if chunk_size is not None and step:
+        raise InputError(f"chunk_size={chunk_size!r} given for kernel='mamba3_step': the step kernel has no chunks "
+                         "(chunk_size is the prefill's: kernel='mamba3_prefill' or 'mamba3_handoff')")
+    cs = _positive_int("chunk_size", chunk_size, 1)
+    if cs is not None:
+        meta["ssmv.chunk_size"] = str(cs)
+    elif not step:
+        notes.append(f"chunk_size not given: ssmv's default {MAMBA3_DEFAULT_CHUNK} (mamba3_siso_combined's default "
+                     "chunk_size)")
+    if prefill_tokens is not None and not handoff:
+        raise InputError(f"prefill_tokens={prefill_tokens!r} given for kernel={kernel!r}: only kernel='mamba3_handoff' "
+                         "has a prefill part")
+    if handoff:
+        if prefill_tokens is None:
+            raise InputError("kernel='mamba3_handoff' needs prefill_tokens (an integer >= 1): the tokens of every "
+                             "sequence that went through the prefill, the rest through the step kernel from the state "
+                             "it returned")
+        if isinstance(prefill_tokens, bool) or not isinstance(prefill_tokens, numbers.Integral) or prefill_tokens < 1:
+            raise InputError(f"prefill_tokens={prefill_tokens!r}: expected an integer >= 1, the same for every "
+                             "sequence (a Mamba-3 hand-off has no per-sequence prefill_tokens)")
+        meta["ssmv.prefill_tokens"] = str(int(prefill_tokens))
+    c = _contract("contract", contract)
+    if c:
+        meta["ssmv.contract"] = c
+    elif step:
+        notes.append(f"contract not given: ssmv's default {MAMBA3_CONTRACTS[0]} (mamba_ssm's Triton step kernel on "
+                     f"an H200; adt <= 0); a C++ host emulation of it: contract='{MAMBA3_CONTRACTS[1]}' "
+                     "(docs/mamba3-bounds.md)")
+    else:
+        notes.append(f"contract not given: ssmv's default {MAMBA3_PREFILL_CONTRACTS[0]} (mamba_ssm's Triton prefill "
+                     f"mamba3_siso_combined on an H200, its angle stored in bf16; adt <= 0); "
+                     f"{', '.join(repr(k) for k in MAMBA3_PREFILL_CONTRACTS[1:])} (docs/mamba3-bounds.md part II)")
+    d = _contract("decode_contract", decode_contract)
+    if d:
+        if not handoff:
+            raise InputError(f"decode_contract={decode_contract!r} given for kernel={kernel!r}: only a hand-off "
+                             "(kernel='mamba3_handoff') has a decode part")
+        meta["ssmv.decode_contract"] = d
+    elif handoff:
+        notes.append(f"decode_contract not given: ssmv's default {MAMBA3_CONTRACTS[0]} (the step kernel's part of "
+                     f"the hand-off); a C++ host emulation of it: decode_contract='{MAMBA3_CONTRACTS[1]}'")
+    return meta
+
+
 def _check_mamba3(*, x, B, C, dt, adt, trap, angles, B_bias, C_bias, y, D, z, cu_seqlens, initial_angle_state,
                   initial_states, initial_B_prev, initial_x_prev, final_angle_state, final_states, final_B_prev,
-                  final_x_prev, contract, input_format, state_format, output_format, source, name, dump, binary):
-    notes = []
+                  final_x_prev, kernel, contract, decode_contract, chunk_size, prefill_tokens, input_format,
+                  state_format, output_format, source, name, dump, binary):
+    notes, option_notes = [], []
+    meta = _mamba3_kernel_meta(kernel, contract, decode_contract, chunk_size, prefill_tokens, option_notes)
     if y is None:
         raise InputError("y is missing: pass the kernel's output y (and the final state parts it returns)")
     initial = dict(initial_angle_state=initial_angle_state, initial_states=initial_states,
@@ -407,50 +468,56 @@ def _check_mamba3(*, x, B, C, dt, adt, trap, angles, B_bias, C_bias, y, D, z, cu
         raise InputError(f"{', '.join(given)} given without {', '.join(missing)}: the initial four-part state "
                          f"({', '.join(_MAMBA3_INITIAL)}) is given whole or not at all (none: the zero state)")
     formats = _formats(input_format, state_format, output_format)
-    arrays, meta = _problem_arrays(
+    arrays, fmeta = _problem_arrays(
         dict(x=x, B=B, C=C, dt=dt, adt=adt, trap=trap, angles=angles, B_bias=B_bias, C_bias=C_bias, D=D, z=z,
              cu_seqlens=cu_seqlens, **initial, y=y, final_angle_state=final_angle_state, final_states=final_states,
              final_B_prev=final_B_prev, final_x_prev=final_x_prev), formats, notes, family=_arrays.MAMBA3)
     if "cu_seqlens" not in arrays:
         for n in _MAMBA3_INITIAL + _MAMBA3_FINAL:
             if n in arrays and arrays[n].shape[0] != 1:
+                how = ("one launch of mamba_ssm's step kernel over a batch of S sequences is S tokens with "
+                       "cu_seqlens=[0, 1, ..., S]" if kernel == MAMBA3_KERNEL else
+                       "a batch of S sequences of L tokens is S·L tokens packed by sequence with "
+                       "cu_seqlens=[0, L, 2L, ..., S·L]")
                 raise InputError(
                     f"{n} has shape {list(arrays[n].shape)}: {arrays[n].shape[0]} sequences, but cu_seqlens is not "
-                    "given (one sequence of all the tokens); one launch of mamba_ssm's step kernel over a batch of "
-                    "S sequences is S tokens with cu_seqlens=[0, 1, ..., S]")
-    meta["ssmv.kernel"] = MAMBA3_KERNEL
-    c = _contract("contract", contract)
-    if c:
-        meta["ssmv.contract"] = c
-    else:
-        notes.append(f"contract not given: ssmv's default {MAMBA3_CONTRACTS[0]} (mamba_ssm's Triton step kernel on "
-                     f"an H200; adt <= 0); a C++ host emulation of it: contract='{MAMBA3_CONTRACTS[1]}' "
-                     "(docs/mamba3-bounds.md)")
+                    f"given (one sequence of all the tokens); {how}")
+    meta.update(fmeta)
+    notes += option_notes
     if "ssmv.state_format" not in meta:
-        notes.append("state_format not given and no state tensor to infer it from: fp32 (ssmv's default, the "
-                     "step kernel's), the format the four-part state is stored in between tokens")
+        whose = "the step kernel's" if kernel == MAMBA3_KERNEL else "the kernels'"
+        notes.append(f"state_format not given and no state tensor to infer it from: fp32 (ssmv's default, {whose}), "
+                     "the format the four-part state is stored in between tokens")
     meta["ssmv.source"] = f"ssmv Python package {__version__}" + (f": {source}" if source else "")
     return _check_dump(arrays, meta, notes, name, dump, binary)
 
 
 _MAMBA3_DOC = """
-    The problem: one launch of mamba_ssm's Mamba-3 SISO decode step kernel
-    (mamba3_siso_step) per token, the four-part state it returns fed to the next launch
-    (docs/tensor-files.md, "Mamba-3 dumps"; docs/mamba3-semantics.md). The tokens of S
-    sequences are packed by sequence: token t of the packed axis T. ssmv's names, with
-    mamba_ssm's in brackets:
+    kernel (ssmv's kernel names; docs/mamba3-semantics.md):
+      'mamba3_step' (the default): mamba_ssm's Mamba-3 SISO decode step kernel
+      (mamba3_siso_step), one launch per token, the four-part state it returns fed to the next
+      launch;
+      'mamba3_prefill': its chunked prefill mamba3_siso_combined over every token of each
+      sequence, chunk_size tokens a chunk;
+      'mamba3_handoff': each sequence's first prefill_tokens tokens through the prefill, the
+      rest through the step kernel, one launch per token, from the four-part state the prefill
+      returned (a sequence no longer than prefill_tokens: the prefill only).
+    Each is judged against the same exact function: the recurrence over all tokens of each
+    sequence. The problem (docs/tensor-files.md, "Mamba-3 dumps"): the tokens of S sequences
+    packed by sequence, token t of the packed axis T. ssmv's names, with mamba_ssm's in
+    brackets:
       x [V] [T, H, P], B [K] and C [Q] [T, G, N], trap [Trap] [T, H] (the logit of λ),
       z [Z] [T, H, P] (optional): the input format;
       dt [DT] and adt [ADT] [T, H], B_bias [K_bias] and C_bias [Q_bias] [H, N], D [H]
       (optional): fp32 values;
       angles [Angles] [T, H, R]: bf16 or fp32, the format of its dtype;
-      cu_seqlens [S + 1] (optional: one sequence). One launch over a batch of S sequences is
-      S tokens with cu_seqlens=[0, 1, ..., S].
+      cu_seqlens [S + 1] (optional: one sequence). One step launch over a batch of S
+      sequences is S tokens with cu_seqlens=[0, 1, ..., S].
       The initial four-part state, all or none (none: zero): initial_angle_state
       [Angle_State] [S, H, R] (fp32), initial_states [SSM_State] [S, H, P, N],
       initial_B_prev [K_State] [S, H, N] (the previous token's B after bias and rotation),
       initial_x_prev [V_State] [S, H, P] (its x): the state format. bf16 B_prev and x_prev
-      (the kernel returns V_State in the input dtype; the layer caches both in the model
+      (the kernels return V_State in the input dtype; the layer caches both in the model
       dtype) are widened to fp32 when the state is fp32, with a note.
     The kernel's outputs: y [T, H, P] (its first result, the output format); the parts of the
     state it returns after each sequence's last token, each optional, in the initial parts'
@@ -460,17 +527,32 @@ _MAMBA3_DOC = """
     are), ssmv.bf16(values), buffers, nested lists; int16/uint16 arrays are bf16 bit patterns;
     formats are inferred from the dtypes (the report's notes say so); float64 needs
     input_format= etc. (fp32 tensors and angles may be float64 holding fp32 values).
-    contract: 'mamba3_siso_step.production' (ssmv's default: mamba_ssm's Triton step kernel
-    on an H200, adt <= 0) or 'mamba3_siso_step.host_emulation' (ssmv's C++ emulation of it).
-    Mamba2's options (dt_softplus, dt_limit, chunk_size, A, dt_bias, ...) are not arguments:
-    Mamba-3's dt is taken as given. dump, name, source, binary: as in check().
+    Options (the dump's metadata ssmv.kernel, ssmv.contract, ...; ssmv check --help):
+      contract: the kernel's (in a hand-off, the prefill's). 'mamba3_step':
+      'mamba3_siso_step.production' (ssmv's default: mamba_ssm's Triton step kernel on an
+      H200, adt <= 0) or 'mamba3_siso_step.host_emulation' (ssmv's C++ emulation of it).
+      'mamba3_prefill', 'mamba3_handoff': 'mamba3_siso_combined.production' (the default:
+      mamba3_siso_combined on an H200, its angle stored in bf16 as shipped; adt <= 0),
+      'mamba3_siso_combined.fp32_angles' (the same with the angle kept in fp32) or
+      'mamba3_siso_combined.host_emulation' (docs/mamba3-bounds.md part II).
+      decode_contract: a hand-off's step part, a step contract (default
+      'mamba3_siso_step.production'); only with kernel='mamba3_handoff'.
+      chunk_size: the prefill's chunk length, an integer >= 1 (default 64, the kernel's); not
+      with kernel='mamba3_step'.
+      prefill_tokens: the hand-off's prefill length, an integer >= 1, the same for every
+      sequence; required with kernel='mamba3_handoff' and only there.
+    What ssmv itself refuses (a contract that is not the kernel's, adt > 0 under a production
+    contract, ...) raises ssmv.SsmvError with its message.
+    Mamba2's options (dt_softplus, dt_limit, chunk_layout, tokens_per_launch, A, dt_bias, ...)
+    are not arguments: Mamba-3's dt is taken as given. dump, name, source, binary: as in check().
 """
 
 
 @_public
 def check_mamba3(*, x, B, C, dt, adt, trap, angles, B_bias, C_bias, y, D=None, z=None, cu_seqlens=None,
                  initial_angle_state=None, initial_states=None, initial_B_prev=None, initial_x_prev=None,
-                 final_angle_state=None, final_states=None, final_B_prev=None, final_x_prev=None, contract=None,
+                 final_angle_state=None, final_states=None, final_B_prev=None, final_x_prev=None,
+                 kernel=MAMBA3_KERNEL, contract=None, decode_contract=None, chunk_size=None, prefill_tokens=None,
                  input_format=None, state_format=None, output_format=None, source=None, name=None, dump=None,
                  binary=None) -> Report:
     args = dict(locals())
@@ -479,17 +561,19 @@ def check_mamba3(*, x, B, C, dt, adt, trap, angles, B_bias, C_bias, y, D=None, z
 
 
 check_mamba3.__doc__ = (
-    "Judges the outputs of a Mamba-3 SISO step kernel (ssmv kernel 'mamba3_step') with `ssmv check`: "
-    "y and every final state part given, element by element, against the certified reference run token by "
-    "token and the step bound of the contract; returns the Report (per tensor: y, final_angle_state, "
-    "final_state, final_B_prev, final_x_prev).\n" + _MAMBA3_DOC)
+    "Judges the outputs of a Mamba-3 SISO kernel with `ssmv check`: mamba_ssm's step kernel (kernel="
+    "'mamba3_step', the default), its chunked prefill ('mamba3_prefill') or the prefill followed by the step "
+    "kernel ('mamba3_handoff'). y and every final state part given, element by element, against the certified "
+    "reference and the kernel's bound under its contract; returns the Report (per tensor: y, "
+    "final_angle_state, final_state, final_B_prev, final_x_prev).\n" + _MAMBA3_DOC)
 
 
 @_public
 def assert_mamba3_within_contract(*, x, B, C, dt, adt, trap, angles, B_bias, C_bias, y, D=None, z=None,
                                   cu_seqlens=None, initial_angle_state=None, initial_states=None,
                                   initial_B_prev=None, initial_x_prev=None, final_angle_state=None,
-                                  final_states=None, final_B_prev=None, final_x_prev=None, contract=None,
+                                  final_states=None, final_B_prev=None, final_x_prev=None, kernel=MAMBA3_KERNEL,
+                                  contract=None, decode_contract=None, chunk_size=None, prefill_tokens=None,
                                   input_format=None, state_format=None, output_format=None, source=None, name=None,
                                   dump=None, binary=None, msg=None) -> Report:
     args = dict(locals())
