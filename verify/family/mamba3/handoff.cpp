@@ -84,14 +84,15 @@ StepBounds handoff_bounds(const Problem& pair, const Handoff& h, const ExactTrac
 SharpModel handoff_model(const Handoff& h) {
   SharpModel prefill = prefill_model(h.prefill, h.chunk_size), decode = step_model(h.decode);
   SharpModel m = prefill;  // the budgets the runs move the functions by: the prefill's (the step's alike but exp)
-  m.emulate = [prefill, decode, K0 = h.prefill_tokens](const Problem& pr, uint64_t seed,
+  // the prefill's configurations, the steps as declared after each
+  m.emulate = [prefill, decode, K0 = h.prefill_tokens](const Problem& pr, size_t configuration, uint64_t seed,
                                                        const bound::mamba3::Transcendentals& fns) {
     const int64_t T = pr.shape.num_tokens(), K = std::min(K0, T);
-    bound::mamba3::EmulatedSteps e = prefill.emulate(pair_tokens(pr, 0, 0, 0, K, true), seed, fns);
+    bound::mamba3::EmulatedSteps e = prefill.emulate(pair_tokens(pr, 0, 0, 0, K, true), configuration, seed, fns);
     if (K == T) return e;
     Problem dec = pair_tokens(pr, 0, 0, K, T - K, false);
     dec.initial = {e.angle, e.S, e.B_prev, e.x_prev};  // what the step kernel is given
-    bound::mamba3::EmulatedSteps d = decode.emulate(dec, seed == 0 ? 0 : seed ^ 0x9e3779b97f4a7c15ull, fns);
+    bound::mamba3::EmulatedSteps d = decode.emulate(dec, 0, seed == 0 ? 0 : seed ^ 0x9e3779b97f4a7c15ull, fns);
     d.y.insert(d.y.begin(), e.y.begin(), e.y.end());
     return d;
   };

@@ -127,18 +127,19 @@ Outputs pair_outputs(const Problem& p, const Outputs& out, int64_t s, int64_t h)
 // The sharp verdict of one part from the pairs' energies (in pair order: sequence, then head),
 // summed per head.
 void sharp_decide(verify::SharpResult& r, const std::vector<PairEnergies>& pairs, Part part, int64_t H,
-                  const sharp::SharpOptions& o) {
-  std::vector<std::vector<double>> kernel(1, std::vector<double>(size_t(H), 0.0));
+                  const std::vector<std::string>& configurations, const sharp::SharpOptions& o) {
+  const size_t C = configurations.size();
+  std::vector<std::vector<double>> kernel(C, std::vector<double>(size_t(H), 0.0));
   std::vector<std::vector<double>> null(size_t(o.runs), std::vector<double>(size_t(H), 0.0));
   std::vector<int64_t> elements(size_t(H), 0);
   for (size_t task = 0; task < pairs.size(); ++task) {
     const size_t h = task % size_t(H);
     const PairEnergies& e = pairs[task];
-    kernel[0][h] += e.energy[part][0];
-    for (int m = 0; m < o.runs; ++m) null[size_t(m)][h] += e.energy[part][size_t(m + 1)];
+    for (size_t c = 0; c < C; ++c) kernel[c][h] += e.energy[part][c];
+    for (int m = 0; m < o.runs; ++m) null[size_t(m)][h] += e.energy[part][C + size_t(m)];
     elements[h] += e.elements[part];
   }
-  sharp::decide(r, {"as declared"}, kernel, null, elements, o);
+  sharp::decide(r, configurations, kernel, null, elements, o);
 }
 
 // The kernel's contract, bounds and sharp model: the step kernel's or the chunked prefill's.
@@ -243,7 +244,9 @@ class Mamba3Dump : public Dump {
     for (size_t part = 0; part < kParts; ++part) {
       if (!judges[part]) continue;
       kc.tensors.push_back(judges[part]->finish());
-      if (o.sharp) sharp_decide(kc.tensors.back().sharp, energies, Part(part), H, o.sharp_options);
+      if (o.sharp) {
+        sharp_decide(kc.tensors.back().sharp, energies, Part(part), H, model_.sharp.configurations, o.sharp_options);
+      }
     }
     CheckedDump r;
     r.entry = verify::report_entry(name, summary(p), std::move(kc));

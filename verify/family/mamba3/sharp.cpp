@@ -67,7 +67,7 @@ double energy(const std::vector<float>& a, const std::vector<float>& d, const st
 
 SharpModel step_model(const StepContract& c) {
   SharpModel m;
-  m.emulate = [c](const ssmv::mamba3::Problem& pr, uint64_t noise_seed, const Transcendentals& fns) {
+  m.emulate = [c](const ssmv::mamba3::Problem& pr, size_t, uint64_t noise_seed, const Transcendentals& fns) {
     EmulationOptions o;
     o.dot_operands = c.dot_operands;
     o.fused = true;  // Triton's default enable_fp_fusion
@@ -86,13 +86,15 @@ SharpModel step_model(const StepContract& c) {
 
 SharpModel prefill_model(const PrefillContract& c, int64_t chunk_size) {
   SharpModel m;
-  m.emulate = [c, chunk_size](const ssmv::mamba3::Problem& pr, uint64_t noise_seed, const Transcendentals& fns) {
+  m.configurations = {"as declared", "theta in fp32", "fp32 stores and dots"};
+  m.emulate = [c, chunk_size](const ssmv::mamba3::Problem& pr, size_t configuration, uint64_t noise_seed,
+                              const Transcendentals& fns) {
     PrefillEmulationOptions o;
     o.chunk_size = chunk_size;
-    o.angle_store = c.angle_store;
-    o.qk_store = c.qk_store;
-    o.dot_operands = c.dot_operands;
-    o.qk_dot_tf32 = c.qk_dot_tf32;
+    o.angle_store = configuration == 0 ? c.angle_store : Format::fp32;
+    o.qk_store = configuration <= 1 ? c.qk_store : Format::fp32;
+    o.dot_operands = configuration <= 1 ? c.dot_operands : Format::fp32;
+    o.qk_dot_tf32 = configuration <= 1 && c.qk_dot_tf32;
     o.fused = true;  // Triton's default enable_fp_fusion
     o.noise_seed = noise_seed;
     o.fns = fns;
@@ -108,24 +110,37 @@ SharpModel prefill_model(const PrefillContract& c, int64_t chunk_size) {
 
 PairEnergies pair_energies(const ssmv::mamba3::Problem& pair, const SharpModel& model, const Outputs& kernel,
                            const bound::mamba3::StepBounds& bounds, const sharp::SharpOptions& o, uint64_t seed) {
-  const EmulatedSteps d = model.emulate(pair, 0, bound::mamba3::library_transcendentals());
-  const std::array<const std::vector<float>*, kParts> d_parts = {&d.y, &d.angle, &d.S, &d.B_prev, &d.x_prev};
+  const size_t configs = model.configurations.size();
   const ssmv::mamba3::FourPartState& kf = kernel.final_state;
   const std::array<const std::vector<float>*, kParts> k_parts = {&kernel.y, &kf.angle, &kf.S, &kf.B_prev, &kf.x_prev};
   const std::array<const std::vector<double>*, kParts> b_parts = {&bounds.y, &bounds.angle, &bounds.S,
                                                                   &bounds.B_prev, &bounds.x_prev};
+  const auto parts = [](const EmulatedSteps& e) {
+    return std::array<const std::vector<float>*, kParts>{&e.y, &e.angle, &e.S, &e.B_prev, &e.x_prev};
+  };
   PairEnergies r;
-  for (size_t p = 0; p < kParts; ++p) {
-    r.energy[p].assign(size_t(1 + o.runs), 0.0);
-    if (!k_parts[p]->empty()) r.energy[p][0] = energy(*k_parts[p], *d_parts[p], *b_parts[p], p == kAngle, &r.elements[p]);
+  for (size_t p = 0; p < kParts; ++p) r.energy[p].assign(configs + size_t(o.runs), 0.0);
+  EmulatedSteps declared;
+  for (size_t c = 0; c < configs; ++c) {
+    EmulatedSteps d = model.emulate(pair, c, 0, bound::mamba3::library_transcendentals());
+    const auto d_parts = parts(d);
+    for (size_t p = 0; p < kParts; ++p) {
+      if (!k_parts[p]->empty()) {
+        r.energy[p][c] = energy(*k_parts[p], *d_parts[p], *b_parts[p], p == kAngle, c == 0 ? &r.elements[p] : nullptr);
+      }
+    }
+    if (c == 0) declared = std::move(d);
   }
+  const auto d_parts = parts(declared);
   for (int m = 1; m <= o.runs; ++m) {
     const uint64_t noise_seed = splitmix64_mix(seed + uint64_t(m) * 0x632be59bd9b4e019ull) | 1;  // nonzero: noise on
     const EmulatedSteps e =
-        model.emulate(pair, noise_seed, noisy_transcendentals(model, splitmix64_mix(noise_seed ^ 0xd1b54a32d192ed03ull)));
-    const std::array<const std::vector<float>*, kParts> e_parts = {&e.y, &e.angle, &e.S, &e.B_prev, &e.x_prev};
+        model.emulate(pair, 0, noise_seed, noisy_transcendentals(model, splitmix64_mix(noise_seed ^ 0xd1b54a32d192ed03ull)));
+    const auto e_parts = parts(e);
     for (size_t p = 0; p < kParts; ++p) {
-      if (!k_parts[p]->empty()) r.energy[p][size_t(m)] = energy(*e_parts[p], *d_parts[p], *b_parts[p], p == kAngle, nullptr);
+      if (!k_parts[p]->empty()) {
+        r.energy[p][configs + size_t(m) - 1] = energy(*e_parts[p], *d_parts[p], *b_parts[p], p == kAngle, nullptr);
+      }
     }
   }
   return r;

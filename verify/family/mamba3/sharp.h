@@ -32,25 +32,31 @@ namespace ssmv::family::mamba3 {
 // The tensors of a Mamba-3 step dump, in report order.
 enum Part : size_t { kY, kAngle, kState, kBPrev, kXPrev, kParts };
 
-// A (sequence, head) pair's contribution: per part, the energies of item 0 (the kernel against
-// D) and items 1..runs (run m against D), and the elements counted.
+// A (sequence, head) pair's contribution: per part, the energies of the kernel against each allowed
+// configuration's deterministic emulation (items 0 .. configurations − 1) and of Monte Carlo runs
+// 1..runs against the declared one (the items after), and the elements counted.
 struct PairEnergies {
-  std::array<std::vector<double>, kParts> energy;  // [1 + runs]
+  std::array<std::vector<double>, kParts> energy;  // [configurations + runs]
   std::array<int64_t, kParts> elements{};
 };
 
-// The rounding model of one kernel: its host emulation with FMA contraction, run plain (noise seed
-// 0, the library's functions) or as one Monte Carlo run, and the budgets each run moves the
-// transcendentals by. `exp2_arg_scale` turns exp2's argument into the budget's (1/log2 e for the
-// step's exp, budgeted in adt; 1 for the prefill's exp2, budgeted in its own argument).
+// The rounding model of one kernel: its host emulation with FMA contraction, in each allowed
+// configuration (0: as declared; others: fewer or finer roundings than declared, which a kernel may
+// do — the kernel's residual is its distance to the closest, docs/sharp-verdicts.md §2), run plain
+// (noise seed 0, the library's functions) or, as declared, as one Monte Carlo run; and the budgets
+// each run moves the transcendentals by. `exp2_arg_scale` turns exp2's argument into the budget's
+// (1/log2 e for the step's exp, budgeted in adt; 1 for the prefill's exp2, in its own argument).
 struct SharpModel {
-  std::function<bound::mamba3::EmulatedSteps(const ssmv::mamba3::Problem&, uint64_t noise_seed,
+  std::vector<std::string> configurations = {"as declared"};
+  std::function<bound::mamba3::EmulatedSteps(const ssmv::mamba3::Problem&, size_t configuration, uint64_t noise_seed,
                                              const bound::mamba3::Transcendentals&)>
       emulate;
   TranscendentalBudget tanh, cos, sin, exp2, sigmoid;
   double exp2_arg_scale = 1;
 };
 SharpModel step_model(const bound::mamba3::StepContract& c);
+// The prefill's allowed configurations: as declared; θ kept in fp32; every store and dot operand
+// in fp32 and the diagonal in fp32 (a kernel that rounds less than declared is not suspicious).
 SharpModel prefill_model(const bound::mamba3::PrefillContract& c, int64_t chunk_size);
 
 // `pair`: one sequence, one head (certified_trace.h pair_problem); `kernel` its outputs in the

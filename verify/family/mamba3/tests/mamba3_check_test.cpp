@@ -14,6 +14,7 @@
 #include "verify/bound/mamba3/prefill_emulation.h"
 #include "verify/bound/mamba3/step_emulation.h"
 #include "verify/cli/tests/run_ssmv.h"
+#include "verify/family/mamba3/certified_trace.h"
 #include "verify/family/mamba3/dump_reading.h"
 #include "verify/family/registry.h"
 #include "verify/json/json.h"
@@ -202,6 +203,27 @@ TEST_F(Mamba3Check, EmulatedPrefillWithinItsContractAndAPlantedBugIsAViolation) 
     const cli::testing::Outcome out = run_ssmv("check " + path + " --threads 2 --no-sharp");
     EXPECT_EQ(out.code, bug == bound::mamba3::PrefillBug::none ? 0 : 1) << out.output;
   }
+}
+
+// A prefill more accurate than declared — its outputs the exact values rounded to their formats —
+// is within contract and not suspicious: the sharp verdict's allowed configurations include θ in
+// fp32 and fp32 stores throughout (without them its distance to the bf16-θ model had read as 10^3
+// to 10^7 times the model's spread).
+TEST_F(Mamba3Check, ExactPrefillIsNotSuspicious) {
+  const Problem p = ref::mamba3::testing::random_problem({0, 20, 33}, 2, 8, 16, 1, 4, 20261207, true);
+  const CertifiedRun run = certified_run(p);
+  const auto rounded = [](const ref::mamba3::CertifiedValues& v, Format f) {
+    std::vector<float> out(v.size());
+    for (size_t i = 0; i < v.size(); ++i) out[i] = float(round_value(f, v.hi[i] + v.lo[i]));
+    return out;
+  };
+  const Outputs exact{rounded(run.y, p.formats.output),
+                      {rounded(run.angle, Format::fp32), rounded(run.S, p.formats.state),
+                       rounded(run.B_prev, p.formats.state), rounded(run.x_prev, p.formats.state)}};
+  const std::string path = (dir_ / "exact_prefill.npz").string();
+  tensor_file::save_npz(path, dump_tensors(p, exact), {{"ssmv.kernel", "mamba3_prefill"}, {"ssmv.chunk_size", "8"}});
+  const cli::testing::Outcome out = run_ssmv("check " + path + " --threads 2");
+  EXPECT_EQ(out.code, 0) << out.output;
 }
 
 // mamba_ssm's chunked prefill mamba3_siso_combined on an H200 (tests/triton_fixtures/README.md):
