@@ -4,7 +4,10 @@
 // planted bugs caught, and what the bf16 angle store costs.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -100,6 +103,43 @@ TEST(Mamba3BoundPrefill, Tf32DiagonalWithinBound) {
   for (const Case& k : realistic_cases()) run(k, c, o, suite);
   suite.print();
   suite.expect_within();
+}
+
+// Transcendental errors of the size the budgets allow — tanh +2^-12 relative throughout (the angle's
+// error accumulates one way), cos and sin ±2^-21, exp2 and σ ±2^-20 relative with a sign from the
+// argument's bits — with the budgets widened by exactly those amounts (plus the rounding of the
+// perturbed value): the propagation of every budget through the angle, the turn, the decays and
+// the gates at full size. θ in fp32 so that the bf16 store does not swamp the rest.
+double sign_from_bits(float x, uint32_t multiplier) {
+  uint32_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return ((b * multiplier) >> 31) ? 1.0 : -1.0;
+}
+float perturb(double v, double rel, float x) { return float(v * (1 + sign_from_bits(x, 2654435761u) * rel)); }
+
+TEST(Mamba3BoundPrefill, BudgetSizedTranscendentalErrorsStayWithinBound) {
+  PrefillEmulationOptions o;
+  o.angle_store = Format::fp32;
+  o.fns.tanh = [](float x) { return float(double(std::tanh(x)) * (1 + 0x1p-12)); };
+  o.fns.cos = [](float x) { return float(double(std::cos(x)) + sign_from_bits(x, 2654435761u) * 0x1p-21); };
+  o.fns.sin = [](float x) { return float(double(std::sin(x)) + sign_from_bits(x, 2246822519u) * 0x1p-21); };
+  o.fns.exp2 = [](float x) { return perturb(std::exp2(x), 0x1p-20, x); };
+  o.fns.sigmoid = [](float x) { return perturb(sigmoid_f32(x), 0x1p-20, x); };
+  PrefillContract c = prefill_host_emulation();
+  c.angle_store = Format::fp32;
+  c.tanh.ulp_const += 4096 + 1;  // 2^-12 relative < 4096 ULP, + the rounding of the product
+  c.cos.abs_error += 0x1p-21;    // + 2^-21 absolute and the rounding of the sum
+  c.cos.ulp_const += 1;
+  c.sin.abs_error += 0x1p-21;
+  c.sin.ulp_const += 1;
+  c.exp2.ulp_const += 16 + 1;    // 2^-20 relative < 16 ULP
+  c.sigmoid.ulp_const += 16 + 1;
+  c.silu.ulp_const += 16 + 1;
+  Suite suite;
+  for (const Case& k : realistic_cases()) run(k, c, o, suite);
+  suite.print();
+  suite.expect_within();
+  EXPECT_GT(suite.angle.worst, 0.3);  // tanh's one-way error nearly fills the angle's bound
 }
 
 // θ kept in fp32 (the fix of semantics question 1): within the fp32-angle contract.
