@@ -9,6 +9,7 @@
 
 #include "fast/chunk_scan/contract.h"
 #include "fast/ssu/contract.h"
+#include "verify/contracts/budget_json.h"
 #include "verify/tensor_file/tensor_file.h"
 #include "verify/contracts/flashinfer_presets.h"
 #include "verify/contracts/triton_presets.h"
@@ -42,18 +43,6 @@ E parse_enum(const Field& f, const E (&values)[K], NameFn name, const char* what
   f.fail("unknown " + std::string(what) + " '" + text + "' (expected " + expected + ")");
 }
 
-Value extended(double v) {
-  if (std::isinf(v)) return Value(v > 0 ? "inf" : "-inf");
-  return Value(v);
-}
-
-// A finite number ≥ 0.
-double non_negative(const Field& f) {
-  const double v = f.as_double();
-  if (!(v >= 0)) f.fail("must be >= 0, found " + f.text());
-  return v;
-}
-
 Format parse_accumulation(const Field& f) {
   const std::string& text = f.as_string();
   for (Format v : {Format::fp32, Format::bf16, Format::fp16}) {
@@ -82,31 +71,6 @@ Rounding parse_rounding(const Field& f) {
   return r;
 }
 
-TranscendentalBudget parse_budget(const Field& f) {
-  const ObjectFields o(f, {"function", "ulp_const", "ulp_per_abs_arg", "abs_error", "arg_lo", "arg_hi",
-                           "how_measured"});
-  TranscendentalBudget b;
-  const Field fn = o.get("function");
-  b.function = fn.as_string();
-  bool known = false;
-  std::string expected;
-  for (const std::string& k : kFunctions) {
-    known = known || k == b.function;
-    expected += (expected.empty() ? "" : ", ") + k;
-  }
-  if (!known) fn.fail("unknown function '" + b.function + "' (expected " + expected + ")");
-  b.ulp_const = non_negative(o.get("ulp_const"));
-  b.ulp_per_abs_arg = non_negative(o.get("ulp_per_abs_arg"));
-  b.abs_error = non_negative(o.get("abs_error"));
-  const Field lo = o.get("arg_lo"), hi = o.get("arg_hi");
-  b.arg_lo = lo.as_extended();
-  b.arg_hi = hi.as_extended();
-  if (!(b.arg_lo <= b.arg_hi) || b.arg_lo == HUGE_VAL || b.arg_hi == -HUGE_VAL) {
-    hi.fail("the argument range [" + lo.text() + ", " + hi.text() + "] is empty");
-  }
-  b.how_measured = o.get("how_measured").as_string();
-  return b;
-}
 
 Reduction parse_reduction(const Field& f) {
   const ObjectFields o(f, {"sum", "what", "order", "partials", "detail"});
@@ -148,13 +112,7 @@ json::Value contract_to_json(const Contract& c) {
   v.emplace("roundings", std::move(roundings));
   Value budgets = Value::array();
   for (const TranscendentalBudget& b : c.transcendentals) {
-    budgets.push_back(Value::object({{"function", Value(b.function)},
-                                           {"ulp_const", Value(b.ulp_const)},
-                                           {"ulp_per_abs_arg", Value(b.ulp_per_abs_arg)},
-                                           {"abs_error", Value(b.abs_error)},
-                                           {"arg_lo", extended(b.arg_lo)},
-                                           {"arg_hi", extended(b.arg_hi)},
-                                           {"how_measured", Value(b.how_measured)}}));
+    budgets.push_back(budget_to_json(b));
   }
   v.emplace("transcendentals", std::move(budgets));
   Value reductions = Value::array();
@@ -216,7 +174,7 @@ Contract contract_from_json(const json::Value& v, const std::string& file) {
   }
   std::set<std::string> functions;
   for (const Field& f : o.get("transcendentals").items()) {
-    c.transcendentals.push_back(parse_budget(f));
+    c.transcendentals.push_back(budget_from_json(f, kFunctions));
     if (!functions.insert(c.transcendentals.back().function).second) {
       f.member("function").fail("function '" + c.transcendentals.back().function + "' is listed twice");
     }
@@ -243,7 +201,7 @@ Contract contract_from_json(const json::Value& v, const std::string& file) {
   }
   c.flush_to_zero = o.get("flush_to_zero").as_bool();
   c.softplus_shortcut = o.get("softplus_shortcut").as_bool();
-  c.gpu_twin_max_ulps = non_negative(o.get("gpu_twin_max_ulps"));
+  c.gpu_twin_max_ulps = non_negative_number(o.get("gpu_twin_max_ulps"));
   c.gpu_twin_how_measured = o.get("gpu_twin_how_measured").as_string();
   return c;
 }

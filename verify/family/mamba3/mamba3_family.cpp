@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 
 #include "spec/parallel.h"
@@ -13,6 +14,7 @@
 #include "verify/cli/usage_error.h"
 #include "verify/family/hints.h"
 #include "verify/family/mamba3/certified_trace.h"
+#include "verify/family/mamba3/contract_file.h"
 #include "verify/family/mamba3/dump_reading.h"
 #include "verify/family/mamba3/handoff.h"
 #include "verify/family/mamba3/sharp.h"
@@ -25,20 +27,38 @@ namespace {
 using ssmv::mamba3::Problem;
 using ref::mamba3::CertifiedValues;
 
+// A name that is not a preset is a contract file's path (contract_file.h), whose family must be the
+// kernel's.
+bool is_file(const std::string& name) { return std::filesystem::is_regular_file(name); }
+
 bound::mamba3::StepContract step_contract(const std::string& name) {
   if (name == "mamba3_siso_step.production") return bound::mamba3::production_h200();
   if (name == "mamba3_siso_step.host_emulation") return bound::mamba3::host_emulation();
-  throw cli::UsageError("contract '" + name + "' is not a Mamba-3 step contract: expected mamba3_siso_step.production "
-                        "or mamba3_siso_step.host_emulation (Mamba-3 contract files are not read yet)");
+  if (is_file(name)) {
+    if (contract_file_family(name) != "mamba3_step") {
+      throw cli::UsageError("contract file '" + name + "' is a prefill's (family mamba3_prefill): the step kernel needs "
+                            "a mamba3_step contract");
+    }
+    return read_step_contract(name);
+  }
+  throw cli::UsageError("contract '" + name + "' is not a Mamba-3 step contract: expected mamba3_siso_step.production, "
+                        "mamba3_siso_step.host_emulation or a Mamba-3 contract file (docs/contracts.md)");
 }
 
 bound::mamba3::PrefillContract prefill_contract(const std::string& name) {
   if (name == "mamba3_siso_combined.production") return bound::mamba3::prefill_production_h200();
   if (name == "mamba3_siso_combined.fp32_angles") return bound::mamba3::prefill_fp32_angles();
   if (name == "mamba3_siso_combined.host_emulation") return bound::mamba3::prefill_host_emulation();
+  if (is_file(name)) {
+    if (contract_file_family(name) != "mamba3_prefill") {
+      throw cli::UsageError("contract file '" + name + "' is a step kernel's (family mamba3_step): the prefill needs "
+                            "a mamba3_prefill contract");
+    }
+    return read_prefill_contract(name);
+  }
   throw cli::UsageError("contract '" + name + "' is not a Mamba-3 prefill contract: expected "
-                        "mamba3_siso_combined.production, mamba3_siso_combined.fp32_angles or "
-                        "mamba3_siso_combined.host_emulation (Mamba-3 contract files are not read yet)");
+                        "mamba3_siso_combined.production, mamba3_siso_combined.fp32_angles, "
+                        "mamba3_siso_combined.host_emulation or a Mamba-3 contract file (docs/contracts.md)");
 }
 
 // The sequence of packed token t.

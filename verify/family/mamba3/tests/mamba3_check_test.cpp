@@ -15,6 +15,7 @@
 #include "verify/bound/mamba3/step_emulation.h"
 #include "verify/cli/tests/run_ssmv.h"
 #include "verify/family/mamba3/certified_trace.h"
+#include "verify/family/mamba3/contract_file.h"
 #include "verify/family/mamba3/dump_reading.h"
 #include "verify/family/registry.h"
 #include "verify/json/json.h"
@@ -259,6 +260,59 @@ TEST_F(Mamba3Check, TritonPrefillBf16AnglesViolateTheFp32AngleContract) {
     EXPECT_EQ(tensors[i]["verdict"], "VIOLATION") << tensors[i]["name"].get<std::string>();
     EXPECT_GT(tensors[i]["max_bound_usage"].get<double>(), 100) << tensors[i]["name"].get<std::string>();
   }
+}
+
+// The contract files of docs/examples are the production presets written out (step_contract_to_json,
+// prefill_contract_to_json): they read back field for field, and judge the H200 fixtures exactly as
+// the presets do.
+TEST_F(Mamba3Check, ContractFilesReadBackAndJudgeAsThePresets) {
+  const std::filesystem::path examples = std::filesystem::path(SSMV_MAMBA3_FIXTURES) / "../../../../../docs/examples";
+  const std::string prefill_file = (examples / "mamba3-prefill-contract.json").string();
+  const std::string step_file = (examples / "mamba3-step-contract.json").string();
+  EXPECT_EQ(json::dump(prefill_contract_to_json(read_prefill_contract(prefill_file))),
+            json::dump(prefill_contract_to_json(bound::mamba3::prefill_production_h200())));
+  EXPECT_EQ(json::dump(step_contract_to_json(read_step_contract(step_file))),
+            json::dump(step_contract_to_json(bound::mamba3::production_h200())));
+  const std::filesystem::path dir = SSMV_MAMBA3_FIXTURES;
+  for (const auto& [dump, file] : {std::pair{"mamba3_prefill_varlen_70_33_H4_G2_P32_N64_R32_plain.npz", prefill_file},
+                                   std::pair{"mamba3_step_S2_T8_H4_P64_N64_R16_D_z_init.npz", step_file}}) {
+    const std::string by_name = (dir_ / "by_name.json").string(), by_file = (dir_ / "by_file.json").string();
+    EXPECT_EQ(run_ssmv("check " + (dir / dump).string() + " --threads 2 --no-sharp --json " + by_name).code, 0);
+    EXPECT_EQ(run_ssmv("check " + (dir / dump).string() + " --threads 2 --no-sharp --contract " + file + " --json " +
+                       by_file).code, 0);
+    const json::Value a = report_tensors(by_name), b = report_tensors(by_file);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i]["max_bound_usage"], b[i]["max_bound_usage"]) << dump;
+  }
+}
+
+// A contract file of the other kernel, one missing a budget, one with an unknown field: usage errors
+// (exit 2) naming the file and what is wrong.
+TEST_F(Mamba3Check, BadContractFilesAreNamed) {
+  const std::filesystem::path fixtures = SSMV_MAMBA3_FIXTURES;
+  const std::string dump = (fixtures / "mamba3_prefill_T40_chunk16_H2_P32_N64_R8_D_z_init.npz").string();
+  json::Value prefill = prefill_contract_to_json(bound::mamba3::prefill_production_h200());
+  const auto write = [&](const std::string& name, const json::Value& v) {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path) << json::dump(v, 2);
+    return path;
+  };
+  const std::string step = write("step.json", step_contract_to_json(bound::mamba3::production_h200()));
+  cli::testing::Outcome o = run_ssmv("check " + dump + " --no-sharp --contract " + step);
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("the prefill needs a mamba3_prefill contract"), std::string::npos) << o.output;
+
+  json::Value no_exp2 = prefill;
+  no_exp2["transcendentals"].erase(3);  // tanh, cos, sin, exp2, ...: drop exp2
+  o = run_ssmv("check " + dump + " --no-sharp --contract " + write("no_exp2.json", no_exp2));
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("no budget for 'exp2'"), std::string::npos) << o.output;
+
+  json::Value extra = prefill;
+  extra["angle_format"] = "fp32";
+  o = run_ssmv("check " + dump + " --no-sharp --contract " + write("extra.json", extra));
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("angle_format"), std::string::npos) << o.output;
 }
 
 }  // namespace
