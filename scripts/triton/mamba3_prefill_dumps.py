@@ -112,6 +112,15 @@ LARGE = {
         seed=26),
 }
 
+# The same tokens through both of mamba_ssm's paths (--paths): the prefill, and the step kernel one
+# launch per token from the same (zero) start — what an engine that moves a recompute from one path to
+# the other compares. Two dumps: NAME (mamba3_prefill) and NAME_steps (mamba3_step).
+PATHS = {
+    "mamba3_paths_T256_H4_P64_N128_R32_D_z": dict(
+        lengths=[256], layout="single", H=4, G=1, P=64, N=128, R=32, chunk=64, D=True, z=True, initial=False,
+        steps=True, seed=27),
+}
+
 # The kernels whose launches are recorded (module, kernel object name).
 KERNELS = (("mamba3.angle_dt", "angle_dt_fwd_kernel"), ("mamba3.mamba3_siso_fwd", "mamba3_siso_fwd_kernel"))
 
@@ -294,6 +303,15 @@ def run_case(name, case, combined, step, recorders, device, what, env, args):
                         f"{what} mamba3_siso_step, {decode} launches from the final state of "
                         f"{prefill_name} (angle state as fp32, K state fp32, V state bf16) | "
                         f"{common.env_line(env)}"}))
+    if case.get("steps"):
+        H, P, N, R = case["H"], case["P"], case["N"], case["R"]
+        zero = (torch.zeros(1, H, R), torch.zeros(1, H, P, N), torch.zeros(1, H, N),
+                torch.zeros(1, H, P, dtype=torch.bfloat16))
+        y_steps, last = decode_call(step, pre, par, init if init is not None else zero, device)
+        dumps[name + "_steps"] = (dump_tensors(pre, par, case["lengths"], y_steps, init, last), dict(
+            formats, **{"ssmv.kernel": "mamba3_step", "ssmv.source":
+                        f"{what} mamba3_siso_step, one launch per token over the tokens of {name} from the same "
+                        f"start | {common.env_line(env)}"}))
     for dump_name, (tensors, m) in dumps.items():
         path = os.path.join(args.out, dump_name + ".npz")
         common.save_fixture(path, tensors, m)
@@ -306,13 +324,16 @@ def selected_cases(args):
     """The cases the options ask for (by name, else the fixtures and/or the large one)."""
     if args.cases:
         wanted = args.cases.split(",")
-        unknown = [c for c in wanted if c not in CASES and c not in LARGE]
+        known = {**CASES, **LARGE, **PATHS}
+        unknown = [c for c in wanted if c not in known]
         if unknown:
-            raise SystemExit(f"unknown cases {unknown}; known: {sorted(CASES) + sorted(LARGE)}")
-        return {k: v for k, v in {**CASES, **LARGE}.items() if k in wanted}
-    cases = {} if args.only_large else dict(CASES)
+            raise SystemExit(f"unknown cases {unknown}; known: {sorted(known)}")
+        return {k: v for k, v in known.items() if k in wanted}
+    cases = {} if args.only_large or args.paths else dict(CASES)
     if args.large or args.only_large:
         cases.update(LARGE)
+    if args.paths:
+        cases.update(PATHS)
     return cases
 
 
@@ -321,6 +342,7 @@ def main():
     ap.add_argument("--fake", action="store_true", help="float32 torch stand-ins of the kernels, no GPU")
     ap.add_argument("--large", action="store_true", help="also the production-shaped case (not a fixture)")
     ap.add_argument("--only-large", action="store_true", help="only the production-shaped case")
+    ap.add_argument("--paths", action="store_true", help="only the same tokens through the prefill and the step kernel")
     ap.add_argument("--cases", default="", help="comma-separated case names (default: all)")
     ap.add_argument("--ptx", default="", help="folder for the PTX of the launched kernels (GPU only)")
     args = ap.parse_args()
