@@ -14,8 +14,6 @@
 // tightness floors per tensor kind are verify/bound/mamba3/tests/step_bound_test.cpp's.
 //
 // Case counts (base; ×100 in campaign mode): 2000 each.
-#include <cstdio>
-
 #include "properties/harness/property.h"
 #include "properties/mamba3/step_check.h"
 
@@ -35,22 +33,17 @@ void host_emulation_fp32_dot() {
   emulation_within_contract(o, "the host emulation with fp32 dot operands");
 }
 
-void run_with_usage(const char* name, void (*fn)()) {
-  const PropertyOutcome o = check_property("Mamba3PropertyContract", name, 2000, rc::detail::toProperty(fn));
-  ASSERT_TRUE(o.passed) << o.message;
-  std::printf("[property] Mamba3PropertyContract.%s: largest bound usage %.3g over %lld judged cases; by bin:",
-              name, o.bound_usage.max, (long long)o.bound_usage.cases);
-  for (const auto& [bin, count] : o.bound_usage.bins) std::printf(" <=%s: %lld", bin.c_str(), (long long)count);
-  std::printf("\n");
-}
-
 }  // namespace
 
 SSMV_REGISTER_PROPERTY(Mamba3PropertyContract, HostEmulation, 2000, false, host_emulation);
 SSMV_REGISTER_PROPERTY(Mamba3PropertyContract, HostEmulationFused, 2000, false, host_emulation_fused);
 SSMV_REGISTER_PROPERTY(Mamba3PropertyContract, Fp32DotOperands, 500, false, host_emulation_fp32_dot);
-TEST(Mamba3PropertyContract, HostEmulation) { run_with_usage("HostEmulation", &host_emulation); }
-TEST(Mamba3PropertyContract, HostEmulationFused) { run_with_usage("HostEmulationFused", &host_emulation_fused); }
+TEST(Mamba3PropertyContract, HostEmulation) {
+  run_with_usage("Mamba3PropertyContract", "HostEmulation", 2000, &host_emulation);
+}
+TEST(Mamba3PropertyContract, HostEmulationFused) {
+  run_with_usage("Mamba3PropertyContract", "HostEmulationFused", 2000, &host_emulation_fused);
+}
 TEST(Mamba3PropertyContract, Fp32DotOperands) {
   run_property("Mamba3PropertyContract", "Fp32DotOperands", 500, rc::detail::toProperty(&host_emulation_fp32_dot));
 }

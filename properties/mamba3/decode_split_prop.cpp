@@ -17,36 +17,8 @@
 #include "verify/family/mamba3/certified_trace.h"
 
 namespace ssmv::prop::mamba3 {
-namespace {
 
 using ref::mamba3::CertifiedValues;
-
-// Elements [from, from + n) of `a` against [to, to + n) of `b`, every field.
-std::optional<StepFailure> same_values(const std::string& what, const CertifiedValues& a, size_t from,
-                                       const CertifiedValues& b, size_t to, size_t n) {
-  const auto part = [&](const auto& va, const auto& vb) {
-    return std::make_pair(std::vector(va.begin() + from, va.begin() + from + n),
-                          std::vector(vb.begin() + to, vb.begin() + to + n));
-  };
-  if (a.size() < from + n || b.size() < to + n) {
-    return StepFailure{"VIOLATION", what + ": too few elements", what + " differ in length", {}};
-  }
-  const std::string where = " [" + std::to_string(from) + ", +" + std::to_string(n) + ")";
-  if (auto [x, y] = part(a.hi, b.hi); auto f = same_bits(what + " hi" + where, x, y)) return f;
-  if (auto [x, y] = part(a.lo, b.lo); auto f = same_bits(what + " lo" + where, x, y)) return f;
-  if (auto [x, y] = part(a.magnitude, b.magnitude); auto f = same_bits(what + " magnitude" + where, x, y)) return f;
-  if (auto [x, y] = part(a.fp32, b.fp32); auto f = same_bits(what + " fp32" + where, x, y)) return f;
-  if (auto [x, y] = part(a.bf16, b.bf16); auto f = same_bits(what + " bf16" + where, x, y)) return f;
-  if (auto [x, y] = part(a.fp16, b.fp16); auto f = same_bits(what + " fp16" + where, x, y)) return f;
-  return std::nullopt;
-}
-
-std::optional<StepFailure> same_whole(const std::string& what, const CertifiedValues& a, const CertifiedValues& b) {
-  if (a.size() != b.size()) return StepFailure{"VIOLATION", what + ": sizes differ", what + " differ in length", {}};
-  return same_values(what, a, 0, b, 0, a.size());
-}
-
-}  // namespace
 
 SSMV_PROPERTY(Mamba3PropertyDecodeSplit, ComputeThenDecodeSameBits, 3000, ()) {
   StepOptions o;
@@ -81,17 +53,17 @@ SSMV_PROPERTY(Mamba3PropertyDecodeSplit, ComputeThenDecodeSameBits, 3000, ()) {
         {"final B_prev", {&whole.B_prev, &second.B_prev}},
         {"final x_prev", {&whole.x_prev, &second.x_prev}}};
     for (const auto& [name, ab] : parts) {
-      if (auto f = same_whole(std::string(name) + ": compute over [0, T) vs decode over [k, T)", *ab.first, *ab.second)) {
+      if (auto f = same_values_whole(std::string(name) + ": compute over [0, T) vs decode over [k, T)", *ab.first, *ab.second)) {
         return f;
       }
     }
     // The one-token chain of the step kernel's check.
     const family::mamba3::CertifiedRun chain = family::mamba3::certified_run(p);
-    if (auto f = same_whole("y: compute vs one-token chain", whole.y, chain.y)) return f;
-    if (auto f = same_whole("final angle: compute vs one-token chain", whole.angle_state, chain.angle)) return f;
-    if (auto f = same_whole("final S: compute vs one-token chain", whole.state, chain.S)) return f;
-    if (auto f = same_whole("final B_prev: compute vs one-token chain", whole.B_prev, chain.B_prev)) return f;
-    return same_whole("final x_prev: compute vs one-token chain", whole.x_prev, chain.x_prev);
+    if (auto f = same_values_whole("y: compute vs one-token chain", whole.y, chain.y)) return f;
+    if (auto f = same_values_whole("final angle: compute vs one-token chain", whole.angle_state, chain.angle)) return f;
+    if (auto f = same_values_whole("final S: compute vs one-token chain", whole.state, chain.S)) return f;
+    if (auto f = same_values_whole("final B_prev: compute vs one-token chain", whole.B_prev, chain.B_prev)) return f;
+    return same_values_whole("final x_prev: compute vs one-token chain", whole.x_prev, chain.x_prev);
   });
 }
 

@@ -10,19 +10,6 @@
 #include "verify/family/mamba3/certified_trace.h"
 
 namespace ssmv::prop::mamba3 {
-namespace {
-
-// Every part of two emulation runs (EmulatedSteps) or two bounds (StepBounds), bit for bit.
-template <typename Parts>
-std::optional<StepFailure> same_parts(const std::string& what, const Parts& a, const Parts& b) {
-  if (auto f = same_bits(what + " y", a.y, b.y)) return f;
-  if (auto f = same_bits(what + " angle", a.angle, b.angle)) return f;
-  if (auto f = same_bits(what + " S", a.S, b.S)) return f;
-  if (auto f = same_bits(what + " B_prev", a.B_prev, b.B_prev)) return f;
-  return same_bits(what + " x_prev", a.x_prev, b.x_prev);
-}
-
-}  // namespace
 
 SSMV_PROPERTY(Mamba3PropertyDeterminism, EmulationAndBound, 3000, ()) {
   const GeneratedStep g = *step_problem();

@@ -21,6 +21,15 @@ std::string state_part_name(StatePart part) {
   return "?";
 }
 
+void drop_part(ssmv::mamba3::FourPartState& state, StatePart part) {
+  std::vector<float>* v = part == StatePart::angle    ? &state.angle
+                          : part == StatePart::S      ? &state.S
+                          : part == StatePart::B_prev ? &state.B_prev
+                          : part == StatePart::x_prev ? &state.x_prev
+                                                      : nullptr;
+  if (v) std::fill(v->begin(), v->end(), 0.0f);
+}
+
 std::vector<int64_t> sequence_lengths(const Problem& p) {
   std::vector<int64_t> len;
   for (int64_t s = 0; s < p.shape.num_sequences(); ++s) len.push_back(p.shape.seq_len(s));
@@ -47,12 +56,7 @@ Outputs emulate_handed_off(const Problem& p, const std::vector<int64_t>& k, Stat
   Problem second = tokens(p, k, len);
   const bound::mamba3::EmulatedSteps e1 = bound::mamba3::emulate_steps(first, options);
   second.initial = {e1.angle, e1.S, e1.B_prev, e1.x_prev};
-  std::vector<float>* part = dropped == StatePart::angle    ? &second.initial.angle
-                             : dropped == StatePart::S      ? &second.initial.S
-                             : dropped == StatePart::B_prev ? &second.initial.B_prev
-                             : dropped == StatePart::x_prev ? &second.initial.x_prev
-                                                            : nullptr;
-  if (part) std::fill(part->begin(), part->end(), 0.0f);
+  drop_part(second.initial, dropped);
   const bound::mamba3::EmulatedSteps e2 = bound::mamba3::emulate_steps(second, options);
   Outputs out = outputs_of(e2);
   const int64_t row = p.shape.H * p.shape.P;

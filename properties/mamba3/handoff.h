@@ -15,6 +15,8 @@ namespace ssmv::prop::mamba3 {
 
 enum class StatePart { none, angle, S, B_prev, x_prev };
 std::string state_part_name(StatePart part);
+// Zeroes `part` of `state` (none: nothing), as a caller that forgets to hand it over.
+void drop_part(ssmv::mamba3::FourPartState& state, StatePart part);
 
 // Split points k_s in [1, len_s − 1] per sequence (every sequence needs 2 tokens), each
 // shrinking toward 1.

@@ -18,10 +18,13 @@
 #include <string>
 #include <vector>
 
+#include "properties/harness/property.h"
+#include "reference/mamba3/certified_values.h"
 #include "spec/mamba3/problem.h"
 #include "verify/bound/mamba3/step_emulation.h"
 #include "verify/family/mamba3/dump_reading.h"
 #include "verify/run/kernel_check.h"
+#include "verify/tensor_file/dump_metadata.h"
 
 namespace ssmv::prop::mamba3 {
 
@@ -70,9 +73,52 @@ std::optional<StepFailure> same_bits(const std::string& what, const std::vector<
   return std::nullopt;
 }
 
-// Runs `body` on the case `p`; on a failure or an exception writes the dump (see the top) and
-// fails the rapidcheck case with the verdict, the worst element and `ssmv check FILE`.
+// Elements [from, from + n) of `a` against [to, to + n) of `b`, every field (hi, lo, magnitude and
+// the roundings to fp32, bf16, fp16), bit for bit; same_values_whole: all of both, same length.
+std::optional<StepFailure> same_values(const std::string& what, const ref::mamba3::CertifiedValues& a, size_t from,
+                                       const ref::mamba3::CertifiedValues& b, size_t to, size_t n);
+std::optional<StepFailure> same_values_whole(const std::string& what, const ref::mamba3::CertifiedValues& a,
+                                             const ref::mamba3::CertifiedValues& b);
+
+// A dump's options for `p`: the kernel (mamba3_step, mamba3_prefill, mamba3_handoff), its
+// contract preset and the formats (the caller adds chunk_size, prefill_tokens, decode_contract).
+tensor_file::DumpOptions dump_options(const ssmv::mamba3::Problem& p, const std::string& kernel,
+                                      const std::string& contract);
+
+// What run_case_dumping writes when a case fails: the dump's options, and the outputs to record
+// when the failure carries none (StepFailure::dumped empty).
+struct DumpSpec {
+  tensor_file::DumpOptions options;
+  std::function<Outputs()> honest;
+};
+
+// Every part of two emulation runs (EmulatedSteps) or two bounds (StepBounds), bit for bit.
+template <typename Parts>
+std::optional<StepFailure> same_parts(const std::string& what, const Parts& a, const Parts& b) {
+  if (auto f = same_bits(what + " y", a.y, b.y)) return f;
+  if (auto f = same_bits(what + " angle", a.angle, b.angle)) return f;
+  if (auto f = same_bits(what + " S", a.S, b.S)) return f;
+  if (auto f = same_bits(what + " B_prev", a.B_prev, b.B_prev)) return f;
+  return same_bits(what + " x_prev", a.x_prev, b.x_prev);
+}
+
+// Runs `body` on the case `p`; on a failure or an exception writes `p` and the outputs as a dump
+// under `spec` (see the top) and fails the rapidcheck case with the verdict, the worst element and
+// `ssmv check FILE`.
+void run_case_dumping(const ssmv::mamba3::Problem& p, const DumpSpec& spec,
+                      const std::function<std::optional<StepFailure>()>& body);
+// run_case_dumping as the step kernel under kEmulationContract, the honest emulation's outputs.
 void run_step_case(const ssmv::mamba3::Problem& p, const std::function<std::optional<StepFailure>()>& body);
+
+// Runs the property `fn` as suite.name with `cases` base cases (it must pass) and prints the
+// distribution of its cases' largest bound usage (error ÷ bound) by bin.
+void run_with_usage(const char* suite, const char* name, int64_t cases, void (*fn)());
+
+// A planted bug's property `fn` run under `suite`.`name` (at most 300 cases), expected to fail with
+// a VIOLATION: prints the shrunk case and re-judges the dump from its file through the Mamba-3
+// family's check, as `ssmv check FILE` reads it (a VIOLATION again). No result file: the failure is
+// expected. Returns the outcome.
+PropertyOutcome expect_caught(const std::string& suite, const std::string& name, void (*fn)());
 
 // Where run_step_case writes the current property's dump.
 std::string current_dump_path();

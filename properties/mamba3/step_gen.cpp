@@ -97,8 +97,9 @@ rc::Gen<GeneratedStep> step_problem(const StepOptions& o) {
   });
 }
 
-void label_case(const GeneratedStep& g) {
-  const Problem& p = g.problem;
+void label_case(const GeneratedStep& g) { label_problem(g.problem); }
+
+void label_problem(const Problem& p) {
   const ssmv::mamba3::Shape& s = p.shape;
   count_label(std::string("state_") + std::string(format_name(p.formats.state)));
   count_label(std::string("output_") + std::string(format_name(p.formats.output)));

@@ -50,6 +50,7 @@ rc::Gen<GeneratedStep> step_problem(const StepOptions& options = {});
 // Counts the case's shape and options for the property's features line and tags it
 // (RC_TAG: state and output format).
 void label_case(const GeneratedStep& g);
+void label_problem(const ssmv::mamba3::Problem& p);
 
 // One line: shape, formats, options; for a small problem (at most 64 values per tensor, as a
 // shrunk counterexample is) every value as a C99 hex float, so the printed case is complete.
