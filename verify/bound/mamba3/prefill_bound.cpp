@@ -175,7 +175,7 @@ StepBounds prefill_bounds(const Problem& pr, int64_t L, const PrefillContract& c
         st_err[size_t(r)] = 0;  // the initial angle is read exactly
         st_mag[size_t(r)] = pr.has_initial_state() ? std::fabs(pr.initial.angle[size_t(pr.angle_state_index(s, h, r))]) : 0;
       }
-      // [II.6] the state entering the first chunk: S0 + ((x_prev·b_prev)·dt_0)·(1 − λ̂_0), or 0.
+      // [II.8] the state entering the first chunk: S0 + ((x_prev·b_prev)·dt_0)·(1 − λ̂_0), or 0.
       std::fill(Sm.begin(), Sm.end(), 0.0);
       std::fill(ES.begin(), ES.end(), 0.0);
       if (pr.has_initial_state()) {
