@@ -34,8 +34,21 @@ Value formats_json(const Formats& f) {
                {"output", std::string(format_name(f.output))}};
 }
 
-Value tensor_json(const TensorBounds& t) {
-  Value v = Value::object();
+// A row's problem (BoundsRow, FamilyRow): T, N, P, H, G, chunk_size, formats.
+template <class Row>
+void shape_members(Value& x, const Row& row) {
+  x["T"] = row.T;
+  x["N"] = row.N;
+  x["P"] = row.P;
+  x["H"] = row.H;
+  x["G"] = row.G;
+  x["chunk_size"] = row.chunk_size;
+  x["formats"] = formats_json(row.formats);
+}
+
+// A tensor's bound (TensorBounds, FamilyTensorBounds): its name, format, elements and the ratios.
+template <class Tensor>
+void bound_members(Value& v, const Tensor& t) {
   v["name"] = t.name;
   v["format"] = std::string(format_name(t.format));
   v["elements"] = t.elements;
@@ -44,6 +57,11 @@ Value tensor_json(const TensorBounds& t) {
   v["bound_over_scale"] = percentiles_json(t.bound_over_scale);
   v["bound_ulps"] = percentiles_json(t.bound_ulps);
   v["bound_ulps_at_scale"] = percentiles_json(t.bound_ulps_at_scale);
+}
+
+Value tensor_json(const TensorBounds& t) {
+  Value v = Value::object();
+  bound_members(v, t);
   Value sources = Value::array();
   for (const SourcesAt& s : t.sources) {
     Value shares = Value::array();
@@ -71,6 +89,28 @@ Value tensor_json(const TensorBounds& t) {
     v["measured"] = nullptr;
   }
   return v;
+}
+
+// Another family's row (FamilyRow): the bound's ratios and, where measured, the usage.
+Value family_row_json(const FamilyRow& row) {
+  Value x = Value::object();
+  x["family"] = row.family;
+  x["contract"] = row.contract;
+  x["kernel"] = row.kernel;
+  x["measured"] = row.measured.empty() ? Value(nullptr) : Value(row.measured);
+  x["note"] = row.note;
+  shape_members(x, row);
+  x["bound_seconds"] = row.bound_seconds;
+  x["measured_seconds"] = row.measured_seconds;
+  Value tensors = Value::array();
+  for (const FamilyTensorBounds& t : row.tensors) {
+    Value v = Value::object();
+    bound_members(v, t);
+    v["measured"] = t.measured ? Value{{"usage", percentiles_json(t.usage)}, {"over_bound", t.over_bound}} : Value(nullptr);
+    tensors.push_back(std::move(v));
+  }
+  x["tensors"] = std::move(tensors);
+  return x;
 }
 
 }  // namespace
@@ -111,13 +151,7 @@ Value bounds_to_json(const BoundsReport& r) {
     x["family"] = std::string(family_name(row.family));
     x["twin"] = row.twin.empty() ? Value(nullptr) : Value(row.twin);
     x["twin_note"] = row.twin_note;
-    x["T"] = row.T;
-    x["N"] = row.N;
-    x["P"] = row.P;
-    x["H"] = row.H;
-    x["G"] = row.G;
-    x["chunk_size"] = row.chunk_size;
-    x["formats"] = formats_json(row.formats);
+    shape_members(x, row);
     x["bound_seconds"] = row.bound_seconds;
     x["twin_seconds"] = row.twin_seconds;
     Value tensors = Value::array();
@@ -126,6 +160,19 @@ Value bounds_to_json(const BoundsReport& r) {
     rows.push_back(std::move(x));
   }
   v["rows"] = std::move(rows);
+  if (r.family_rows.empty()) return v;  // Mamba2's contracts only: the members above, as before
+  Value families = Value::array();
+  for (const BoundsReport::FamilyPart& part : r.families) {
+    Value presets = Value::array();
+    for (const family::ContractPreset& p : part.presets) {
+      presets.push_back(Value{{"name", p.name}, {"kind", p.family}, {"description", p.description}});
+    }
+    families.push_back(Value{{"family", part.family}, {"problems", part.problems}, {"presets", std::move(presets)}});
+  }
+  v["families"] = std::move(families);
+  Value family_rows = Value::array();
+  for (const FamilyRow& row : r.family_rows) family_rows.push_back(family_row_json(row));
+  v["family_rows"] = std::move(family_rows);
   return v;
 }
 

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
+#include <string>
 
 #include "verify/contracts/contract_json.h"
+#include "verify/family/registry.h"
 
 namespace ssmv::verify {
 namespace {
@@ -31,7 +34,9 @@ GridContract resolve(const std::string& name, const BoundsGrid& g) {
   try {
     c = load_contract(name, gc.from_file ? 0 : g.base_chunk_size);
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument("option '--contract' = '" + name + "': " + e.what());
+    const std::string others = family::family_preset_list();  // which `ssmv bounds` runs too
+    throw std::invalid_argument("option '--contract' = '" + name + "': " + e.what() +
+                                (others.empty() ? "" : "; other families' presets: " + others));
   }
   gc.family = c.family;
   if (c.family == Family::sequential) gc.sequential = c;
@@ -52,6 +57,63 @@ std::vector<Contract> contracts_at(const GridContract& gc, const GridProblem& q)
   return out;
 }
 
+// The grid's contracts of another family than Mamba2, per family in registration order, each
+// name once.
+struct FamilyContracts {
+  const family::Family* family = nullptr;
+  std::vector<std::string> names;
+};
+
+std::vector<FamilyContracts> family_contracts(const BoundsGrid& g) {
+  std::vector<FamilyContracts> out;
+  for (const family::Family* f : family::families()) {
+    FamilyContracts fc{f, {}};
+    for (const std::string& name : g.contracts) {  // each once, in the grid's order
+      if (family::family_of_contract(name) == f && std::find(fc.names.begin(), fc.names.end(), name) == fc.names.end()) {
+        fc.names.push_back(name);
+      }
+    }
+    if (!fc.names.empty()) out.push_back(std::move(fc));
+  }
+  return out;
+}
+
+// The rows of another family's contracts: each (T, N) of the grid, the family's problem at every
+// output format, its chunked contracts at the chunk sizes that (T, N) runs at.
+void family_rows(BoundsReport& report, const FamilyContracts& fc, const std::vector<GridProblem>& problems,
+                 const std::function<void(const std::string&)>& progress) {
+  const BoundsGrid& g = report.grid;
+  BoundsReport::FamilyPart part;
+  part.family = fc.family->name();
+  const std::vector<family::ContractPreset> presets = fc.family->contract_presets();
+  for (const std::string& name : fc.names) {  // in the grid's order
+    part.presets.push_back(*std::find_if(presets.begin(), presets.end(), [&](const auto& p) { return p.name == name; }));
+  }
+  for (const GridProblem& q : problems) {
+    const family::BoundsProblem bp{q.T, q.N, g.heads, g.head_dim, g.groups, q.chunk_sizes, g.output_formats, g.seed};
+    const family::BoundsRows rows = fc.family->bounds_rows(fc.names, bp);
+    report.reference_seconds += rows.reference_seconds;
+    part.problems = rows.problems;
+    char line[240];
+    std::snprintf(line, sizeof line, "%s T=%lld N=%lld: reference %.2f s (summed over the workers)", part.family.c_str(),
+                  (long long)q.T, (long long)q.N, rows.reference_seconds);
+    progress(line);
+    for (const family::BoundsRow& row : rows.rows) {
+      report.family_rows.push_back(family_row(part.family, row, bp));
+      const FamilyRow& r = report.family_rows.back();
+      int64_t over = 0;
+      for (const FamilyTensorBounds& t : r.tensors) over += t.over_bound;
+      char measured[40] = "not measured";
+      if (!r.measured.empty()) std::snprintf(measured, sizeof measured, "measured %.2f s", r.measured_seconds);
+      std::snprintf(line, sizeof line, "  %-36s L=%-4lld %-5s bound %.2f s, %s%s", r.contract.c_str(),
+                    (long long)r.chunk_size, std::string(format_name(r.formats.output)).c_str(), r.bound_seconds,
+                    measured, over > 0 ? " — ELEMENTS OVER THE BOUND" : "");
+      progress(line);
+    }
+  }
+  report.families.push_back(std::move(part));
+}
+
 std::string formats_text(const Formats& f) {
   return std::string(format_name(f.input)) + "/" + std::string(format_name(f.state)) + "/" +
          std::string(format_name(f.output));
@@ -66,7 +128,10 @@ BoundsReport bounds_report(const BoundsGrid& g, const std::function<void(const s
   report.grid = g;
   report.threads = ref::default_threads();
   std::vector<GridContract> contracts;
-  for (const std::string& name : g.contracts) contracts.push_back(resolve(name, g));
+  for (const std::string& name : g.contracts) {
+    if (family::family_of_contract(name) == nullptr) contracts.push_back(resolve(name, g));
+  }
+  const std::vector<FamilyContracts> others = family_contracts(g);
   const std::vector<GridProblem> problems = grid_problems(g);
   for (const Format input : g.input_formats) {
     for (const Format state : g.state_formats) {
@@ -111,6 +176,7 @@ BoundsReport bounds_report(const BoundsGrid& g, const std::function<void(const s
       }
     }
   }
+  for (const FamilyContracts& fc : others) family_rows(report, fc, problems, progress);
   report.seconds = seconds_since(start);
   return report;
 }

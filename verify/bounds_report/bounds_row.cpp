@@ -26,20 +26,14 @@ double distance_to_exact(double v, double nearest, double certified_error) {
 
 using Attribute = std::function<bound::Attribution(int64_t index)>;
 
-// One tensor's summary. `bound`, `fp32` and (when given) `twin` are in the tensor's layout.
-TensorBounds tensor_bounds(const std::string& name, Format f, const ref::ExactValues& ex,
-                           const std::vector<double>& bound, const std::vector<double>& fp32,
-                           const std::vector<Bits>* twin, const Attribute& attribute) {
-  TensorBounds t;
-  t.name = name;
-  t.format = f;
-  const int64_t n = int64_t(ex.size());
-  t.elements = n;
-  std::vector<std::pair<double, int64_t>> over_exact, over_scale, ulps, ulps_scale, fp32_err, allowed;
-  std::vector<double> guaranteed(static_cast<size_t>(n));
-  const Tolerance mamba = mamba_ssm_tolerance(f);
+// The bound's summary of n elements into `t` (a TensorBounds or FamilyTensorBounds): bound ÷ |exact|
+// and the bound in ULPs of f at |exact| (elements whose exact value is 0 counted in zero_exact),
+// bound ÷ scale and in ULPs at the scale.
+template <class Summary, class Exact, class Scale, class Bound>
+void bound_ratios(Summary& t, Format f, int64_t n, const Exact& exact_at, const Scale& scale_at, const Bound& bound_at) {
+  std::vector<std::pair<double, int64_t>> over_exact, over_scale, ulps, ulps_scale;
   for (int64_t i = 0; i < n; ++i) {
-    const double exact = std::fabs(ex.nearest[i]), scale = ex.magnitude[i], b = bound[i];
+    const double exact = std::fabs(exact_at(i)), scale = scale_at(i), b = bound_at(i);
     if (exact > 0) {
       over_exact.emplace_back(b / exact, i);
       ulps.emplace_back(b / ulp_of(f, exact), i);
@@ -49,15 +43,34 @@ TensorBounds tensor_bounds(const std::string& name, Format f, const ref::ExactVa
     if (scale > 0) {
       over_scale.emplace_back(b / scale, i);
       ulps_scale.emplace_back(b / ulp_of(f, scale), i);
-      fp32_err.emplace_back(std::fabs(fp32[i] - ex.nearest[i]) / scale, i);
     }
-    guaranteed[i] = b + distance_to_exact(fp32[i], ex.nearest[i], ex.certified_error[i]);
-    if (b > 0) allowed.emplace_back((mamba.atol + mamba.rtol * std::fabs(fp32[i])) / b, i);
   }
   t.bound_over_exact = percentiles(std::move(over_exact));
   t.bound_over_scale = percentiles(std::move(over_scale));
   t.bound_ulps = percentiles(std::move(ulps));
   t.bound_ulps_at_scale = percentiles(std::move(ulps_scale));
+}
+
+// One tensor's summary. `bound`, `fp32` and (when given) `twin` are in the tensor's layout.
+TensorBounds tensor_bounds(const std::string& name, Format f, const ref::ExactValues& ex,
+                           const std::vector<double>& bound, const std::vector<double>& fp32,
+                           const std::vector<Bits>* twin, const Attribute& attribute) {
+  TensorBounds t;
+  t.name = name;
+  t.format = f;
+  const int64_t n = int64_t(ex.size());
+  t.elements = n;
+  bound_ratios(t, f, n, [&](int64_t i) { return ex.nearest[i]; }, [&](int64_t i) { return ex.magnitude[i]; },
+               [&](int64_t i) { return bound[i]; });
+  std::vector<std::pair<double, int64_t>> fp32_err, allowed;
+  std::vector<double> guaranteed(static_cast<size_t>(n));
+  const Tolerance mamba = mamba_ssm_tolerance(f);
+  for (int64_t i = 0; i < n; ++i) {
+    const double scale = ex.magnitude[i], b = bound[i];
+    if (scale > 0) fp32_err.emplace_back(std::fabs(fp32[i] - ex.nearest[i]) / scale, i);
+    guaranteed[i] = b + distance_to_exact(fp32[i], ex.nearest[i], ex.certified_error[i]);
+    if (b > 0) allowed.emplace_back((mamba.atol + mamba.rtol * std::fabs(fp32[i])) / b, i);
+  }
   t.fp32_error_over_scale = percentiles(std::move(fp32_err));
   t.guaranteed = tolerance_frontier(guaranteed, fp32, f);
   t.mamba_allowed_over_bound = percentiles(std::move(allowed));
@@ -99,6 +112,42 @@ ToleranceFrontier tolerance_frontier(const std::vector<double>& deviation, const
   fr.mamba = mamba_ssm_tolerance(format);
   fr.mamba_violations = tolerance_violations(deviation, ref, fr.mamba.rtol, fr.mamba.atol);
   return fr;
+}
+
+FamilyRow family_row(const std::string& family, const family::BoundsRow& row, const family::BoundsProblem& q) {
+  FamilyRow r;
+  r.family = family;
+  r.contract = row.contract;
+  r.kernel = row.kernel;
+  r.measured = row.measured;
+  r.note = row.note;
+  r.T = q.T;
+  r.N = q.N;
+  r.P = q.P;
+  r.H = q.H;
+  r.G = q.G;
+  r.chunk_size = row.chunk_size;
+  r.formats = row.formats;
+  r.bound_seconds = row.bound_seconds;
+  r.measured_seconds = row.measured_seconds;
+  for (const family::BoundsTensor& bt : row.tensors) {
+    FamilyTensorBounds t;
+    t.name = bt.name;
+    t.format = bt.format;
+    t.elements = int64_t(bt.bound.size());
+    bound_ratios(t, bt.format, t.elements, [&](int64_t i) { return bt.exact[size_t(i)]; },
+                 [&](int64_t i) { return bt.scale[size_t(i)]; }, [&](int64_t i) { return bt.bound[size_t(i)]; });
+    t.measured = !bt.usage.empty();
+    if (t.measured) {
+      std::vector<std::pair<double, int64_t>> usage;
+      usage.reserve(bt.usage.size());
+      for (size_t i = 0; i < bt.usage.size(); ++i) usage.emplace_back(bt.usage[i], int64_t(i));
+      t.usage = percentiles(std::move(usage));
+      t.over_bound = bt.over_bound;
+    }
+    r.tensors.push_back(std::move(t));
+  }
+  return r;
 }
 
 BoundsRow bounds_row(const Problem& p, const ref::ExactResult& exact, const Fp32Reference& fp32, const Contract& c) {

@@ -18,6 +18,7 @@
 #include "verify/allclose/fp32_reference.h"
 #include "verify/bound/attribution.h"
 #include "verify/bounds_report/percentiles.h"
+#include "verify/family/family.h"
 
 namespace ssmv::verify {
 
@@ -82,6 +83,32 @@ struct BoundsRow {
   std::vector<TensorBounds> tensors;  // y, final_state
   double bound_seconds = 0, twin_seconds = 0;  // wall time: the bounds with attribution and summaries; the twin
 };
+
+// A row of another recurrence family (verify/family/family.h: Mamba-3's presets), summarised as
+// the rows above: the bound's ratios and ULPs, and the usage of what the family measured.
+struct FamilyTensorBounds {
+  std::string name;
+  Format format{};
+  int64_t elements = 0;
+  int64_t zero_exact = 0;
+  Percentiles bound_over_exact, bound_over_scale, bound_ulps, bound_ulps_at_scale;
+  bool measured = false;
+  Percentiles usage;
+  int64_t over_bound = 0;
+};
+
+struct FamilyRow {
+  std::string family;                // "mamba3"
+  std::string contract, kernel;      // a preset of the family, the kernel it describes
+  std::string measured, note;        // what the usage measures; why nothing is
+  int64_t T = 0, N = 0, P = 0, H = 0, G = 0, chunk_size = 0;  // chunk_size 0: not chunked
+  Formats formats;
+  std::vector<FamilyTensorBounds> tensors;
+  double bound_seconds = 0, measured_seconds = 0;  // summed over the family's workers
+};
+
+// `row` of family `family` on problem `q`, summarised.
+FamilyRow family_row(const std::string& family, const family::BoundsRow& row, const family::BoundsProblem& q);
 
 // The row of contract `c` on problem `p` (one of the grid's, its exact result and fp32
 // reference computed once for every contract). Threads: ref::default_threads(), as every

@@ -3,13 +3,17 @@
 // finds the family by the dump's kernel name (verify/family/registry.h) and prints what the
 // family returns. What a family returns is family-agnostic: verdicts, tensor reports and
 // their files (verify/judge/, verify/reports/). What a family brings: its problem, exact
-// reference, bounds and contracts, in its own folders.
+// reference, bounds and contracts, in its own folders. A family other than Mamba2 also lists its
+// contract presets (`ssmv contract list`) and computes its rows of `ssmv bounds`
+// (verify/bounds_report/ summarises and writes them).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "spec/problem.h"  // Formats
 #include "verify/judge/stochastic_bias.h"
 #include "verify/reports/report.h"
 #include "verify/sharp/sharp_verdict.h"
@@ -55,6 +59,52 @@ class Dump {
   virtual std::string error_hint() const = 0;
 };
 
+// A contract preset of a family, by name (`ssmv contract list` / `show`, `--contract`).
+struct ContractPreset {
+  std::string name;
+  std::string family;       // the contract's kind as its file names it ("mamba3_step", "mamba3_prefill")
+  std::string description;  // one line: the kernel, what it declares, where its budgets come from
+  std::string show;         // what `ssmv contract show NAME` prints (e.g. the contract file's JSON)
+};
+
+// One problem of `ssmv bounds`' grid (verify/bounds_report/grid.h) for a family's presets: one
+// sequence of T tokens, H heads in G groups, head dim P, state dim N; the family draws its data.
+struct BoundsProblem {
+  int64_t T = 0, N = 0, H = 0, P = 0, G = 0;
+  std::vector<int64_t> chunk_sizes;  // a chunked kernel's rows run at each
+  std::vector<Format> outputs;       // the output formats: a row each
+  uint64_t seed = 0;
+};
+
+// One tensor of a bounds row, element by element in the tensor's layout.
+struct BoundsTensor {
+  std::string name;
+  Format format{};
+  std::vector<double> bound;  // the rigorous bound
+  std::vector<double> exact;  // the certified exact value (its nearest double)
+  std::vector<double> scale;  // its magnitude: the recurrence on absolute values
+  // The measured evaluation's error ÷ bound (verify/judge/verdict.h judge's bound_usage), and
+  // its elements over the bound (VIOLATION or INVALID); usage empty: nothing measured.
+  std::vector<double> usage;
+  int64_t over_bound = 0;
+};
+
+struct BoundsRow {
+  std::string contract, kernel;
+  int64_t chunk_size = 0;  // 0: not chunked
+  Formats formats;
+  std::string measured;  // what the usage measures ("the host emulation"); empty: nothing
+  std::string note;      // why nothing is measured
+  std::vector<BoundsTensor> tensors;
+  double bound_seconds = 0, measured_seconds = 0;  // summed over the worker threads
+};
+
+struct BoundsRows {
+  std::vector<BoundsRow> rows;
+  double reference_seconds = 0;  // the certified reference's time, summed over the worker threads
+  std::string problems;          // what the problems are (their data, formats, initial state): for the page
+};
+
 class Family {
  public:
   virtual ~Family() = default;
@@ -65,6 +115,17 @@ class Family {
   // Reads the problem, the kernel and its outputs. Throws ProblemError, tensor_file's
   // TensorFileError or cli::UsageError naming the tensor, option or metadata key and value.
   virtual std::unique_ptr<Dump> read(const DumpFiles& files) const = 0;
+  // Its contract presets, after Mamba2's in `ssmv contract list` (Mamba2's own list is
+  // verify/contracts/contract_json.h's: none here).
+  virtual std::vector<ContractPreset> contract_presets() const { return {}; }
+  // `ssmv bounds` rows of `contracts` (names of its contract_presets()) on one problem: per
+  // contract, per chunk size when chunked, per output format. Threads: ref::default_threads().
+  // Throws std::invalid_argument for a contract that cannot bound the problem.
+  virtual BoundsRows bounds_rows(const std::vector<std::string>& contracts, const BoundsProblem& problem) const {
+    (void)contracts;
+    (void)problem;
+    return {};
+  }
 };
 
 }  // namespace ssmv::family

@@ -19,6 +19,23 @@ const Family* family_of_kernel(const std::string& kernel) {
   return nullptr;
 }
 
+const Family* family_of_contract(const std::string& name) {
+  for (const Family* f : families()) {
+    for (const ContractPreset& c : f->contract_presets()) {
+      if (c.name == name) return f;
+    }
+  }
+  return nullptr;
+}
+
+std::string family_preset_list() {
+  std::string list;
+  for (const Family* f : families()) {
+    for (const ContractPreset& c : f->contract_presets()) list += (list.empty() ? "" : ", ") + c.name;
+  }
+  return list;
+}
+
 std::vector<std::string> kernel_names() {
   std::vector<std::string> names;
   for (const Family* f : families()) {

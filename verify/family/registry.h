@@ -16,6 +16,14 @@ const std::vector<const Family*>& families();
 // The family that owns `kernel`, or nullptr.
 const Family* family_of_kernel(const std::string& kernel);
 
+// The family whose contract_presets() include `name`, or nullptr (Mamba2's presets are
+// verify/contracts/contract_json.h's, not listed there).
+const Family* family_of_contract(const std::string& name);
+
+// Every registered family's contract preset names, in registration order, as "a, b, c" (for
+// the errors that list the presets; "" when none).
+std::string family_preset_list();
+
 // Every registered kernel name, in registration order ("ssu", "chunk_scan", "handoff", ...).
 std::vector<std::string> kernel_names();
 

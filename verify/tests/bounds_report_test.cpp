@@ -115,6 +115,48 @@ TEST(BoundsReport, MarkdownNamesEveryContractAndTheCommand) {
   EXPECT_NE(md.find("## Why the contract is the better test"), std::string::npos);
 }
 
+// Mamba2's contracts alone: no other family's members in the JSON or sections on the page (the
+// output as before the family seam ran bounds); beside a Mamba-3 preset, Mamba2's rows and page
+// parts unchanged and the family's section after them.
+TEST(BoundsReport, AnotherFamilysPresetsAddRowsAndLeaveMamba2sAsTheyWere) {
+  const json::Value quick = bounds_to_json(quick_report());
+  EXPECT_FALSE(quick.contains("families"));
+  EXPECT_FALSE(quick.contains("family_rows"));
+  EXPECT_EQ(bounds_to_markdown(quick_report(), "").find("## Family"), std::string::npos);
+
+  BoundsGrid g = quick_bounds_grid();
+  g.lengths = {32};
+  g.base_length = 32;
+  g.output_formats = {Format::bf16};
+  g.contracts = {"ssu"};
+  const BoundsReport alone = bounds_report(g, [](const std::string&) {});
+  g.contracts = {"mamba3_siso_step.host_emulation", "ssu"};
+  const BoundsReport both = bounds_report(g, [](const std::string&) {});
+  ASSERT_EQ(both.rows.size(), alone.rows.size());
+  for (size_t i = 0; i < alone.rows.size(); ++i) {
+    EXPECT_EQ(json::dump(bounds_to_json(alone)["rows"][i]["tensors"], 1),
+              json::dump(bounds_to_json(both)["rows"][i]["tensors"], 1));
+  }
+  ASSERT_EQ(both.family_rows.size(), 2u);  // (T, N) = (32, 16), (32, 32)
+  for (const FamilyRow& row : both.family_rows) {
+    EXPECT_EQ(row.family, "mamba3");
+    EXPECT_EQ(row.kernel, "mamba3_step");
+    ASSERT_EQ(row.tensors.size(), 4u);
+    for (const FamilyTensorBounds& t : row.tensors) {
+      EXPECT_TRUE(t.measured) << t.name;
+      EXPECT_LE(t.usage.max, 1.0) << t.name;
+      EXPECT_GT(t.bound_over_scale.p50, 0) << t.name;
+    }
+  }
+  const std::string md = bounds_to_markdown(both, "");
+  const size_t reading = md.find("## Reading this page"), family = md.find("## Family `mamba3`"),
+               tolerances = md.find("## Tolerances");
+  EXPECT_LT(reading, family);
+  EXPECT_LT(md.find("## `ssu` (sequential)"), family);
+  EXPECT_LT(family, tolerances);
+  EXPECT_NE(tolerances, std::string::npos);
+}
+
 // A contract that does not describe the grid's input format skips it, and says so.
 TEST(BoundsReport, AContractWithoutTheInputFormatIsSkippedAndNoted) {
   BoundsGrid g = quick_bounds_grid();

@@ -35,6 +35,26 @@ double abs_upper(const CertifiedValues& v, size_t i) {
   return (std::fabs(v.hi[i]) + std::fabs(v.lo[i]) + certified_error(v, i)) * (1 + 0x1p-50);
 }
 
+JudgedExact exact_near(Format f, float computed, const CertifiedValues& exact, size_t k, bool circular) {
+  // 2π as a double-double (hi = RN(2π)).
+  constexpr double kTwoPiHi = 6.283185307179586, kTwoPiLo = 2.4492935982947064e-16;
+  JudgedExact e{exact.hi[k], exact.lo[k], certified_error(exact, k), exact.rounded(f, k)};
+  if (circular && std::isfinite(computed)) {
+    const double turns = std::nearbyint((double(computed) - e.hi) / kTwoPiHi);
+    if (turns != 0) {
+      // hi + lo + turns·2π in double-double: TwoSum of the leading parts, the rest in lo; the
+      // error of this sum (below 2^-100 for |turns| ≤ 2^20 of a value below 2^24) is charged.
+      const double a = e.hi, b = turns * kTwoPiHi, sum = a + b, bb = sum - a, err = (a - (sum - bb)) + (b - bb);
+      const double rest = err + e.lo + turns * kTwoPiLo;
+      e.hi = sum + rest;
+      e.lo = (sum - e.hi) + rest;
+      e.error += std::ldexp(std::fabs(e.hi), -90);
+      e.rounded = round_nearest_even(f, e.hi);
+    }
+  }
+  return e;
+}
+
 ssmv::mamba3::FourPartState pair_state(const Problem& pr, const ssmv::mamba3::FourPartState& state, int64_t s,
                                        int64_t h) {
   const int64_t P = pr.shape.P, N = pr.shape.N, R = pr.shape.R;

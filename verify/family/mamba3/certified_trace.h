@@ -26,6 +26,16 @@ double abs_upper(const ref::mamba3::CertifiedValues& v, size_t i);
 // The certificate's allowance for element i: 2^-certified_bits of its magnitude, rounded up.
 double certified_error(const ref::mamba3::CertifiedValues& v, size_t i);
 
+// The certified value k of `exact` as a kernel's value `computed` in format f is judged against
+// it: hi + lo, the certificate's error, and hi rounded to f. `circular` (an angle): the
+// representative θ + 2πm of the exact θ nearest `computed` (its bound is a distance on the circle,
+// step_bound.h), with the error of that sum charged.
+struct JudgedExact {
+  double hi = 0, lo = 0, error = 0;
+  Bits rounded = 0;
+};
+JudgedExact exact_near(Format f, float computed, const ref::mamba3::CertifiedValues& exact, size_t k, bool circular);
+
 // Tokens [first, first + count) of head h of `pr` (all in sequence s) as a problem of one
 // sequence and one head (G = 1: the head's group of B and C), starting from sequence s's initial
 // state of head h when `with_initial` (and `pr` has one; else from zero).

@@ -4,7 +4,6 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <functional>
 
 #include "spec/parallel.h"
@@ -13,8 +12,9 @@
 #include "verify/bound/mamba3/step_bound.h"
 #include "verify/cli/usage_error.h"
 #include "verify/family/hints.h"
+#include "verify/family/mamba3/bounds_rows.h"
 #include "verify/family/mamba3/certified_trace.h"
-#include "verify/family/mamba3/contract_file.h"
+#include "verify/family/mamba3/contracts.h"
 #include "verify/family/mamba3/dump_reading.h"
 #include "verify/family/mamba3/handoff.h"
 #include "verify/family/mamba3/sharp.h"
@@ -26,40 +26,6 @@ namespace {
 
 using ssmv::mamba3::Problem;
 using ref::mamba3::CertifiedValues;
-
-// A name that is not a preset is a contract file's path (contract_file.h), whose family must be the
-// kernel's.
-bool is_file(const std::string& name) { return std::filesystem::is_regular_file(name); }
-
-bound::mamba3::StepContract step_contract(const std::string& name) {
-  if (name == "mamba3_siso_step.production") return bound::mamba3::production_h200();
-  if (name == "mamba3_siso_step.host_emulation") return bound::mamba3::host_emulation();
-  if (is_file(name)) {
-    if (contract_file_family(name) != "mamba3_step") {
-      throw cli::UsageError("contract file '" + name + "' is a prefill's (family mamba3_prefill): the step kernel needs "
-                            "a mamba3_step contract");
-    }
-    return read_step_contract(name);
-  }
-  throw cli::UsageError("contract '" + name + "' is not a Mamba-3 step contract: expected mamba3_siso_step.production, "
-                        "mamba3_siso_step.host_emulation or a Mamba-3 contract file (docs/contracts.md)");
-}
-
-bound::mamba3::PrefillContract prefill_contract(const std::string& name) {
-  if (name == "mamba3_siso_combined.production") return bound::mamba3::prefill_production_h200();
-  if (name == "mamba3_siso_combined.fp32_angles") return bound::mamba3::prefill_fp32_angles();
-  if (name == "mamba3_siso_combined.host_emulation") return bound::mamba3::prefill_host_emulation();
-  if (is_file(name)) {
-    if (contract_file_family(name) != "mamba3_prefill") {
-      throw cli::UsageError("contract file '" + name + "' is a step kernel's (family mamba3_step): the prefill needs "
-                            "a mamba3_prefill contract");
-    }
-    return read_prefill_contract(name);
-  }
-  throw cli::UsageError("contract '" + name + "' is not a Mamba-3 prefill contract: expected "
-                        "mamba3_siso_combined.production, mamba3_siso_combined.fp32_angles, "
-                        "mamba3_siso_combined.host_emulation or a Mamba-3 contract file (docs/contracts.md)");
-}
 
 // The sequence of packed token t.
 int64_t sequence_of(const Problem& p, int64_t t) {
@@ -90,32 +56,14 @@ verify::TensorLayout state_layout(const Problem& p, std::vector<std::string> nam
           }};
 }
 
-// 2π as a double-double (hi = RN(2π)).
-constexpr double kTwoPiHi = 6.283185307179586, kTwoPiLo = 2.4492935982947064e-16;
-
 // Element i of a tensor judged: the kernel's `computed` (a value of `f`) against the certified
 // value k of `exact` with its bound. `circular`: an angle, judged against the representative
-// θ + 2πk of the exact θ nearest the kernel's value (the bound is a distance on the circle,
-// step_bound.h).
+// θ + 2πk of the exact θ nearest the kernel's value (certified_trace.h exact_near).
 void judge_element(verify::TensorJudge& judge, int64_t i, Format f, float computed, const CertifiedValues& exact,
                    size_t k, double bound, int check_bits, bool circular) {
-  double hi = exact.hi[k], lo = exact.lo[k], error = certified_error(exact, k);
-  Bits exact_rounded = exact.rounded(f, k);
-  if (circular && std::isfinite(computed)) {
-    const double turns = std::nearbyint((double(computed) - hi) / kTwoPiHi);
-    if (turns != 0) {
-      // hi + lo + turns·2π in double-double: TwoSum of the leading parts, the rest in lo; the
-      // error of this sum (below 2^-100 for |turns| ≤ 2^20 of a value below 2^24) is charged.
-      const double a = hi, b = turns * kTwoPiHi, sum = a + b, bb = sum - a, e = (a - (sum - bb)) + (b - bb);
-      const double rest = e + lo + turns * kTwoPiLo;
-      hi = sum + rest;
-      lo = (sum - hi) + rest;
-      error += std::ldexp(std::fabs(hi), -90);
-      exact_rounded = round_nearest_even(f, hi);
-    }
-  }
-  const ref::HandedValue value{nullptr, hi, lo, check_bits};
-  judge.add(i, round_nearest_even(f, double(computed)), exact_rounded, hi, error, exact.magnitude[k], bound, value);
+  const JudgedExact e = exact_near(f, computed, exact, k, circular);
+  const ref::HandedValue value{nullptr, e.hi, e.lo, check_bits};
+  judge.add(i, round_nearest_even(f, double(computed)), e.rounded, e.hi, e.error, exact.magnitude[k], bound, value);
 }
 
 std::string summary(const Problem& p) {
@@ -308,6 +256,10 @@ class Mamba3Family : public Family {
            "from the state it returned (docs/tensor-files.md, Mamba-3 dumps)";
   }
   std::unique_ptr<Dump> read(const DumpFiles& f) const override { return std::make_unique<Mamba3Dump>(resolve(f)); }
+  std::vector<ContractPreset> contract_presets() const override { return mamba3::contract_presets(); }
+  BoundsRows bounds_rows(const std::vector<std::string>& contracts, const BoundsProblem& q) const override {
+    return mamba3::bounds_rows(contracts, q);
+  }
 };
 
 }  // namespace

@@ -9,7 +9,9 @@
 // handoff.h). Contracts (--contract, and --decode-contract for a hand-off's steps):
 // mamba3_siso_step.production / .host_emulation; mamba3_siso_combined.production (the default: the
 // kernels on an H200 as Triton 3.6 compiles them, θ stored in bf16 as shipped) / .fp32_angles /
-// .host_emulation. The sharp verdict: sharp.h. Not yet: contract files.
+// .host_emulation, or a contract file (contracts.h, contract_file.h). The sharp verdict: sharp.h.
+// The presets in `ssmv contract list` / `show` (contracts.h) and the rows of `ssmv bounds`
+// (bounds_rows.h) through Family::contract_presets and Family::bounds_rows.
 #pragma once
 
 #include "verify/family/family.h"
