@@ -101,13 +101,17 @@ void add_kernel_options(CommandLine& line, const std::string& prefix, DumpOption
   });
   line.text("--" + prefix + "contract", "NAME|FILE", side + "the (chunked part's) precision contract: a preset "
             "(ssmv contract list) or a contract JSON file (docs/contracts.md); default ssu for ssu, "
-            "chunk_scan.production otherwise; on a self-describing dump it replaces the dump's contract",
+            "chunk_scan.production for chunk_scan and handoff, mamba3_siso_step.production for mamba3_step, "
+            "mamba3_siso_combined.production for mamba3_prefill and mamba3_handoff; on a self-describing dump it "
+            "replaces the dump's contract",
             [&o](const std::string& v) { o.contract = v; });
   line.may_read_file("--" + prefix + "contract");
-  line.text("--" + prefix + "decode-contract", "NAME|FILE", side + "handoff: the decode part's contract (default ssu)",
+  line.text("--" + prefix + "decode-contract", "NAME|FILE", side + "handoff, mamba3_handoff: the decode part's contract (default ssu; "
+            "mamba3_siso_step.production for mamba3_handoff)",
             [&o](const std::string& v) { o.decode_contract = v; });
   line.may_read_file("--" + prefix + "decode-contract");
-  line.integer("--" + prefix + "chunk-size", "L", side + "chunk length of a chunked kernel (default 256)", 1, 1 << 20,
+  line.integer("--" + prefix + "chunk-size", "L", side + "chunk length of a chunked kernel (default 256; 64 for "
+               "mamba3_prefill and mamba3_handoff, mamba3_siso_combined's)", 1, 1 << 20,
                [&o](int64_t v) { o.chunk_size = v; });
   line.text(layout, "sequence|global", side + "sequence: chunks restart at every sequence; global: chunk boundaries "
             "at multiples of L in the packed token axis (mamba_ssm varlen); default: the contract's",
@@ -115,8 +119,8 @@ void add_kernel_options(CommandLine& line, const std::string& prefix, DumpOption
     if (v != "sequence" && v != "global") throw UsageError("option '" + layout + "' = '" + v + "': expected sequence or global");
     o.chunk_layout = v;
   });
-  line.integer("--" + prefix + "prefill-tokens", "K", side + "handoff: K tokens of every sequence through the chunked "
-               "kernel (or a tensor prefill_tokens [S] in the file, per sequence)", 0, kMaxTokens,
+  line.integer("--" + prefix + "prefill-tokens", "K", side + "handoff, mamba3_handoff: K tokens of every sequence through "
+               "the chunked kernel (handoff also: a tensor prefill_tokens [S] in the file, per sequence)", 0, kMaxTokens,
                [&o](int64_t v) { o.prefill_tokens = v; });
   line.integer("--" + prefix + "tokens-per-launch", "K", side + "ssu: the kernel ran K tokens of every sequence per "
                "launch, the state carried in fp32 within a launch and stored in the state format at its end "
