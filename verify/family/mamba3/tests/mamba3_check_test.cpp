@@ -266,7 +266,7 @@ TEST_F(Mamba3Check, TritonPrefillBf16AnglesViolateTheFp32AngleContract) {
 // prefill_contract_to_json): they read back field for field, and judge the H200 fixtures exactly as
 // the presets do.
 TEST_F(Mamba3Check, ContractFilesReadBackAndJudgeAsThePresets) {
-  const std::filesystem::path examples = std::filesystem::path(SSMV_MAMBA3_FIXTURES) / "../../../../../docs/examples";
+  const std::filesystem::path examples = SSMV_DOCS_EXAMPLES;
   const std::string prefill_file = (examples / "mamba3-prefill-contract.json").string();
   const std::string step_file = (examples / "mamba3-step-contract.json").string();
   EXPECT_EQ(json::dump(prefill_contract_to_json(read_prefill_contract(prefill_file))),
