@@ -3,6 +3,7 @@
 // errors, a budget over an interval of arguments, the rounding to a storage format.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -64,6 +65,45 @@ inline void check_size(const char* who, const std::vector<double>& v, int64_t n,
     throw std::invalid_argument(std::string(who) + ": ExactTrace::" + what + " has " + std::to_string(v.size()) +
                                 " elements, the problem needs " + std::to_string(n));
   }
+}
+
+// [3], [II.2] λ̂ = σ(trap), ô = fl(1 − λ̂): exact values (upper bounds) and errors.
+struct Gate {
+  double lam = 0, d_lam = 0, om = 0, d_om = 0;
+};
+inline Gate gate(const TranscendentalBudget& sigmoid, double trap) {
+  Gate g;
+  g.lam = up(1 / (1 + std::exp(-trap)));
+  g.om = up(1 / (1 + std::exp(trap)));
+  g.d_lam = budget_at(sigmoid, trap, std::min(1.0, g.lam));
+  g.d_om = g.d_lam + kU * (g.om + g.d_lam);
+  return g;
+}
+
+// [4.1] The angle's increment v̂ = fl(fl(t̂·π_f)·dt), t̂ = tanh(a) within its budget, against the
+// exact π·tanh(a)·dt: an upper bound of |π_f·tanh(a)·dt| and the error.
+struct Increment {
+  double value = 0, error = 0;
+};
+inline Increment angle_increment(const TranscendentalBudget& tanh, double a, double dt) {
+  const double tn = up(std::tanh(a));
+  const double d_t = budget_at(tanh, a, std::min(1.0, tn));
+  const double pi_f = double(kPiF32);
+  const double m1 = pi_f * tn, d_m1 = pi_f * d_t + tn * kPiErr + kU * pi_f * (tn + d_t) + kEta;
+  return {m1 * dt, dt * d_m1 + kU * dt * (m1 + d_m1) + kEta};
+}
+
+// [4.3], [II.1] The reduction θ̂ = fl(o − 2π_f·floor(fl(o/2π_f))) of an fp32 o with |o| <= mag and
+// circular error E (step bound [4.3], the general case): the reduced angle's circular error, an
+// upper bound of |θ̂|, and how far θ̂ may lie outside [0, 2π_f].
+struct Reduced {
+  double error = 0, magnitude = 0, over = 0;
+};
+inline Reduced reduce(double E, double mag, double div) {
+  const double kmax = std::floor(mag * (1 + div) / kTwoPiF) + 1;
+  const double prod = kmax <= 1 ? 0.0 : kU * kTwoPiF * kmax;
+  const double r_pre = kTwoPiF + div * mag + prod;
+  return {E + kmax * kTwoPiErr + prod + kU * r_pre, r_pre * (1 + kU), div * mag + prod + kU * r_pre + kTwoPiErr};
 }
 
 // [7.5] y's error after the gate fl(ŷ·ĝ), ĝ = z·σ(z) within the silu budget: `e` the error

@@ -61,19 +61,6 @@ Pow2 pow2(const TranscendentalBudget& b, double x, double dx, bool nonpositive) 
   return {v, moved + budget_over(b, x - dx, hi, std::min(v * std::exp2(dx), 1.0) * (1 + kExactMargin))};
 }
 
-// [II.1] The reduction θ̂ = fl(o − 2π_f·floor(fl(o/2π_f))) of an fp32 o with |o| <= mag and
-// circular error E (step bound [4.3], the general case): the reduced angle's circular error, an
-// upper bound of |θ̂|, and how far θ̂ may lie outside [0, 2π_f].
-struct Reduced {
-  double error = 0, magnitude = 0, over = 0;
-};
-Reduced reduce(double E, double mag, double div) {
-  const double kmax = std::floor(mag * (1 + div) / kTwoPiF) + 1;
-  const double prod = kmax <= 1 ? 0.0 : kU * kTwoPiF * kmax;
-  const double r_pre = kTwoPiF + div * mag + prod;
-  return {E + kmax * kTwoPiErr + prod + kU * r_pre, r_pre * (1 + kU), div * mag + prod + kU * r_pre + kTwoPiErr};
-}
-
 // [II.1] |θ̂| of a reduced angle whose exact value is phi (reduced, within pe): phi + its errors
 // when that leaves no doubt which representative the kernel's value is (phi farther than the
 // errors and the overshoot from 0 and 2π; 2^-20 covers |2π_f − 2π|), else the reduction's bound.
@@ -81,19 +68,6 @@ double reduced_magnitude(const Reduced& r, double phi, double pe) {
   const double e = r.error + pe + 0x1p-40, slack = r.over + 0x1p-20;
   if (phi - e > slack && phi + e + slack < 2 * kPi) return std::min(r.magnitude, phi + e);
   return r.magnitude;
-}
-
-// [II.2] λ̂ = σ(trap), ô = fl(1 − λ̂): exact values (upper bounds) and errors.
-struct Gate {
-  double lam = 0, d_lam = 0, om = 0, d_om = 0;
-};
-Gate gate(const TranscendentalBudget& sigmoid, double trap) {
-  Gate g;
-  g.lam = up(1 / (1 + std::exp(-trap)));
-  g.om = up(1 / (1 + std::exp(trap)));
-  g.d_lam = budget_at(sigmoid, trap, std::min(1.0, g.lam));
-  g.d_om = g.d_lam + kU * (g.om + g.d_lam);
-  return g;
 }
 
 // Σ_n a[i·N + n]·b[j·N + n] for rows i of a and j of b (row-major, N wide): the bound's dots.
@@ -127,7 +101,7 @@ StepBounds prefill_bounds(const Problem& pr, int64_t L, const PrefillContract& c
     if (!(pr.dt[i] >= 0)) throw std::invalid_argument("prefill_bounds: dt must be >= 0 (softplus already applied)");
   }
   const double u = kU, eta = kEta, div = c.division_rel;
-  const double pi_f = double(kPiF32), log2e_f = double(kLog2eF32);
+  const double log2e_f = double(kLog2eF32);
   const double log2e_err = std::fabs(log2e_f - kLog2e) + 0x1p-52;
   const Format st = pr.formats.state, out = pr.formats.output, qks = c.qk_store, dotf = c.dot_operands;
   const bool tc = c.dot_tensor_cores;
@@ -219,13 +193,9 @@ StepBounds prefill_bounds(const Problem& pr, int64_t L, const PrefillContract& c
           for (int64_t i = 0; i < nc; ++i) {
             const int64_t t = tc0 + i;
             const double dt = pr.dt[size_t(pr.th_index(t, h))];
-            const double a = pr.angles[size_t(pr.angle_index(t, h, r))];
-            const double tn = up(std::tanh(a));
-            const double d_t = budget_at(c.tanh, a, std::min(1.0, tn));
-            const double m1 = pi_f * tn, d_m1 = pi_f * d_t + tn * kPiErr + u * pi_f * (tn + d_t) + eta;
-            const double d_m2 = dt * d_m1 + u * dt * (m1 + d_m1) + eta;  // v̂ = fl(fl(t̂·π_f)·dt)
-            sum_abs += m1 * dt + d_m2;
-            sum_err += d_m2;
+            const Increment v = angle_increment(c.tanh, pr.angles[size_t(pr.angle_index(t, h, r))], dt);
+            sum_abs += v.value + v.error;
+            sum_err += v.error;
             // the prefix sum of i + 1 values in any order (γ_i), then fl(prefix + state)
             const double prefix = sum_abs * (1 + gamma(i, u));
             const double o_mag = (st_mag[size_t(r)] + prefix) * (1 + u);

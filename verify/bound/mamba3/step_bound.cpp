@@ -47,7 +47,6 @@ StepBounds step_bounds(const Problem& pr, const StepContract& c, const ExactTrac
 
   const double u = kU, eta = kEta;
   const double g2 = gamma(2, u), g4 = gamma(4, u), div = c.division_rel;
-  const double pi_f = double(kPiF32);
   const Format st = pr.formats.state, out = pr.formats.output, dotf = c.dot_operands;
   // [7.3] the dot's accumulation: an fp32 FMA chain in any order (each product term passes at
   // most N roundings: γ_N; every exact or rounded product may underflow: 2Nη), and, with tensor
@@ -140,10 +139,9 @@ StepBounds step_bounds(const Problem& pr, const StepContract& c, const ExactTrac
         if (!(dt >= 0)) throw std::invalid_argument("step_bounds: dt must be >= 0 (softplus already applied)");
 
         // [3] the gates: λ̂ = σ(trap), ô = fl(1 − λ̂), α̂, β̂ = fl(fl(α̂·dt)·ô), γ̂ = fl(λ̂·dt).
-        const double lam = up(1 / (1 + std::exp(-trap))), om = up(1 / (1 + std::exp(trap)));
+        const Gate gt = gate(c.sigmoid, trap);
+        const double lam = gt.lam, om = gt.om, d_lam = gt.d_lam, d_om = gt.d_om;
         const double alpha = up(std::exp(adt));
-        const double d_lam = budget_at(c.sigmoid, trap, std::min(1.0, lam));
-        const double d_om = d_lam + u * (om + d_lam);
         const double d_alpha = budget_at(c.exp, adt, alpha);
         const double ad = alpha * dt;
         const double d_ad = dt * d_alpha + u * dt * (alpha + d_alpha) + eta;
@@ -164,13 +162,8 @@ StepBounds step_bounds(const Problem& pr, const StepContract& c, const ExactTrac
           }
           const size_t ri = size_t(r);
           const double a = pr.angles[size_t(pr.angle_index(t, h, r))];
-          const double tn = up(std::tanh(a));
-          const double d_t = budget_at(c.tanh, a, std::min(1.0, tn));
-          // fl(t̂·π_f) against tanh(a)·π, then fl(·dt) [4.1].
-          const double m1 = pi_f * tn;
-          const double d_m1 = pi_f * d_t + tn * kPiErr + u * pi_f * (tn + d_t) + eta;
-          const double m2 = m1 * dt;
-          const double d_m2 = dt * d_m1 + u * dt * (m1 + d_m1) + eta;
+          const Increment v = angle_increment(c.tanh, a, dt);  // [4.1]
+          const double m2 = v.value, d_m2 = v.error;
           // fl(m̂2 + θ̂_prev) [4.2]
           const double sum_mag = m2 + d_m2 + k.angle_mag[ri];
           const double th1 = sum_mag * (1 + u);
@@ -196,12 +189,10 @@ StepBounds step_bounds(const Problem& pr, const StepContract& c, const ExactTrac
             mag2 = std::min(th1, (psi + psi_err + E1) * (1 + 0x1p-50));
             k.over[ri] = std::max(0.0, psi + psi_err + E1 - 2 * kPi);
           } else {
-            const double kmax = std::floor(th1 * (1 + div) / kTwoPiF) + 1;
-            const double prod = kmax <= 1 ? 0.0 : u * kTwoPiF * kmax;
-            const double r_pre = kTwoPiF + div * th1 + prod;
-            E2 = E1 + kmax * kTwoPiErr + prod + u * r_pre;
-            mag2 = r_pre * (1 + u);
-            k.over[ri] = div * th1 + prod + u * r_pre + kTwoPiErr;
+            const Reduced red = reduce(E1, th1, div);
+            E2 = red.error;
+            mag2 = red.magnitude;
+            k.over[ri] = red.over;
           }
           k.E_angle[ri] = E2 * kStepSafety;
           k.angle_mag[ri] = mag2;
