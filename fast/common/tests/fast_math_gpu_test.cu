@@ -1,6 +1,7 @@
 // fast_math.h on the GPU equals fast_math.h on the CPU bit for bit: every bf16 pattern and
 // 2^22 random fp32 bit patterns (all finite, infinite and NaN classes) through exp, log1p,
-// softplus and sigmoid. Skipped without a CUDA device.
+// softplus, sigmoid, silu, tanh, cos and sin, and cos and sin on 2^22 random arguments of
+// [0, 8] (the Mamba-3 step's reduced angles). Skipped without a CUDA device.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -13,14 +14,18 @@
 
 namespace {
 
-constexpr int kFunctions = 4;
+constexpr int kFunctions = 8;
 
 SSMV_HD float apply(int f, float x) {
   switch (f) {
     case 0: return ssmv::fm::exp(x);
     case 1: return ssmv::fm::log1p(x);
     case 2: return ssmv::fm::softplus(x);
-    default: return ssmv::fm::sigmoid(x);
+    case 3: return ssmv::fm::sigmoid(x);
+    case 4: return ssmv::fm::silu(x);
+    case 5: return ssmv::fm::tanh(x);
+    case 6: return ssmv::fm::cos(x);
+    default: return ssmv::fm::sin(x);
   }
 }
 
@@ -37,6 +42,8 @@ TEST(FastMathGpu, EqualsHostBitForBit) {
   for (uint32_t b = 0; b < 0x10000u; ++b) args.push_back(ssmv::fm::float_of(b << 16));
   std::mt19937 rng(0x5eed0004u);
   for (int i = 0; i < (1 << 22); ++i) args.push_back(ssmv::fm::float_of(static_cast<uint32_t>(rng())));
+  std::uniform_real_distribution<float> angle(0.0f, 8.0f);
+  for (int i = 0; i < (1 << 22); ++i) args.push_back(angle(rng));
   const int n = static_cast<int>(args.size());
   float* d_args = nullptr;
   float* d_out = nullptr;

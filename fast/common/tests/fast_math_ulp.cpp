@@ -23,6 +23,10 @@ std::string function_name(Function f) {
     case Function::log1p: return "log1p";
     case Function::softplus: return "softplus";
     case Function::sigmoid: return "sigmoid";
+    case Function::silu: return "silu";
+    case Function::tanh: return "tanh";
+    case Function::cos: return "cos";
+    case Function::sin: return "sin";
   }
   return "?";
 }
@@ -50,6 +54,16 @@ double exact(Function f, float x) {
       mpfr_set_ui(one, 1, MPFR_RNDN);
       mpfr_div(v, one, v, MPFR_RNDN);
       break;
+    case Function::silu:  // x / (1 + e^-x)
+      mpfr_set_flt(one, x, MPFR_RNDN);
+      mpfr_neg(v, v, MPFR_RNDN);
+      mpfr_exp(v, v, MPFR_RNDN);
+      mpfr_add_ui(v, v, 1, MPFR_RNDN);
+      mpfr_div(v, one, v, MPFR_RNDN);
+      break;
+    case Function::tanh: mpfr_tanh(v, v, MPFR_RNDN); break;
+    case Function::cos: mpfr_cos(v, v, MPFR_RNDN); break;
+    case Function::sin: mpfr_sin(v, v, MPFR_RNDN); break;
   }
   const double d = mpfr_get_d(v, MPFR_RNDN);
   mpfr_clear(v);
@@ -63,6 +77,10 @@ float computed(Function f, float x) {
     case Function::log1p: return fm::log1p(x);
     case Function::softplus: return fm::softplus(x);
     case Function::sigmoid: return fm::sigmoid(x);
+    case Function::silu: return fm::silu(x);
+    case Function::tanh: return fm::tanh(x);
+    case Function::cos: return fm::cos(x);
+    case Function::sin: return fm::sin(x);
   }
   return 0;
 }

@@ -9,7 +9,7 @@
 
 namespace ssmv::fm_test {
 
-enum class Function { exp, log1p, softplus, sigmoid };
+enum class Function { exp, log1p, softplus, sigmoid, silu, tanh, cos, sin };
 std::string function_name(Function f);
 
 // The exact value (MPFR, 128 bits) rounded to the nearest double.
