@@ -12,6 +12,9 @@
 // (one sequence decoded by SSU from the zero state). Inputs are spec/realistic_problem's
 // Mamba2-realistic data (G = 1, bf16 inputs and output, fp32 state, D per head, dt_bias,
 // softplus, no z); the outputs are the bundled host twins', bit-identical to the GPU kernels.
+// mamba3_prefill (chunk 64, one sequence of T tokens, default 2048, H 8) and mamba3_handoff (the
+// prefill over T − 64 tokens, then the step kernel over the last 64): Mamba-3 SISO, inputs drawn
+// like upstream's test, outputs mamba_ssm's kernels' host emulations (verify/bound/mamba3/).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -24,7 +27,13 @@
 #include <vector>
 
 #include "reference/reference.h"
+#include "spec/mamba3/random_problem.h"
 #include "spec/realistic_problem.h"
+#include "verify/bound/mamba3/prefill_contract.h"
+#include "verify/bound/mamba3/prefill_emulation.h"
+#include "verify/bound/mamba3/step_contract.h"
+#include "verify/bound/mamba3/step_emulation.h"
+#include "verify/family/mamba3/dump_reading.h"
 #include "verify/family/registry.h"
 #include "verify/run/kernel_check.h"
 #include "verify/tensor_file/dump_metadata.h"
@@ -57,7 +66,10 @@ struct Options {
 };
 
 Options parse(int argc, char** argv) {
-  if (argc < 3) usage_error("usage: make_check_dumps chunk_scan|handoff|ssu_batch|ssu|plain FILE.npz [options]");
+  if (argc < 3) {
+    usage_error("usage: make_check_dumps chunk_scan|handoff|ssu_batch|ssu|mamba3_prefill|mamba3_handoff|plain FILE.npz "
+                "[options]");
+  }
   Options o;
   o.kind = argv[1];
   o.path = argv[2];
@@ -130,7 +142,8 @@ std::vector<float> values_of(Format f, const std::vector<Bits>& bits) {
 int make_dump(const Options& o) {
   const bool batch = o.kind == "ssu_batch", chunked = o.kind == "chunk_scan" || o.kind == "handoff";
   if (!batch && o.kind != "ssu" && !chunked) {
-    usage_error("kind '" + o.kind + "': expected chunk_scan, handoff, ssu_batch, ssu or plain");
+    usage_error("kind '" + o.kind + "': expected chunk_scan, handoff, ssu_batch, ssu, mamba3_prefill, mamba3_handoff "
+                "or plain");
   }
   refuse_options(o, batch ? std::vector<std::string>{"--repeat"} : std::vector<std::string>{"--repeat", "--batch"});
   const int64_t B = batch ? (o.batch > 0 ? o.batch : 256) : 1;
@@ -181,6 +194,78 @@ int make_dump(const Options& o) {
   const double mb = double(std::filesystem::file_size(o.path)) / 1e6;
   std::printf("%s %s: %.4g state updates, %.1f MB, %.2f s (inputs %.2f s, twin %.2f s, write %.2f s)\n",
               o.kind.c_str(), shape.c_str(), work, mb, total_s, inputs_s, twin_s, total_s - inputs_s - twin_s);
+  return 0;
+}
+
+// ---- Mamba-3 ----
+
+// Tokens [first, first + count) of a one-sequence Mamba-3 problem, every head, from `initial`.
+mamba3::Problem mamba3_tokens(const mamba3::Problem& p, int64_t first, int64_t count, mamba3::FourPartState initial) {
+  mamba3::Problem q = p;
+  q.shape.cu_seqlens = {0, count};
+  const auto rows = [&](const std::vector<float>& v, int64_t width) {
+    return v.empty() ? v : std::vector<float>(v.begin() + first * width, v.begin() + (first + count) * width);
+  };
+  const mamba3::Shape& s = p.shape;
+  q.x = rows(p.x, s.H * s.P);
+  q.z = rows(p.z, s.H * s.P);
+  q.B = rows(p.B, s.G * s.N);
+  q.C = rows(p.C, s.G * s.N);
+  q.dt = rows(p.dt, s.H);
+  q.adt = rows(p.adt, s.H);
+  q.trap = rows(p.trap, s.H);
+  q.angles = rows(p.angles, s.H * s.R);
+  q.initial = std::move(initial);
+  return q;
+}
+
+// kind mamba3_prefill: mamba_ssm's chunked prefill (chunk 64) over one sequence of T tokens;
+// mamba3_handoff: the prefill over T − 64 tokens, then the step kernel over the last 64 from the
+// state it returned. Inputs drawn like upstream's test (spec/mamba3/random_problem.h: G 1,
+// R = N/4, D and z), outputs the host emulations' under their host_emulation contracts.
+int make_mamba3_dump(const Options& o) {
+  refuse_options(o, {"--repeat", "--batch"});
+  constexpr int64_t kMamba3Chunk = 64;
+  const bool handoff = o.kind == "mamba3_handoff";
+  const int64_t T = o.tokens > 0 ? o.tokens : 2048, H = o.heads > 0 ? o.heads : 8;
+  if (handoff && T <= kDecodedTokens) {
+    usage_error("option '--tokens' = '" + std::to_string(T) + "': mamba3_handoff decodes the last " +
+                std::to_string(kDecodedTokens) + " tokens, so it needs more");
+  }
+  if (o.N % 4 != 0) usage_error("option '--N' = '" + std::to_string(o.N) + "': Mamba-3 needs N divisible by 4 (R = N/4)");
+  const auto start = std::chrono::steady_clock::now();
+  const mamba3::Problem p = mamba3::random_problem({0, T}, H, o.P, o.N, 1, o.N / 4, uint64_t(o.seed), false);
+  const int64_t K = handoff ? T - kDecodedTokens : T;
+  bound::mamba3::PrefillEmulationOptions po;
+  po.chunk_size = kMamba3Chunk;
+  const bound::mamba3::EmulatedSteps pre = bound::mamba3::emulate_prefill(mamba3_tokens(p, 0, K, {}), po);
+  family::mamba3::Outputs out{pre.y, {pre.angle, pre.S, pre.B_prev, pre.x_prev}};
+  if (handoff) {
+    const bound::mamba3::EmulatedSteps dec =
+        bound::mamba3::emulate_steps(mamba3_tokens(p, K, T - K, out.final_state), {});
+    out.y.insert(out.y.end(), dec.y.begin(), dec.y.end());
+    out.final_state = {dec.angle, dec.S, dec.B_prev, dec.x_prev};
+  }
+  const double emulation_s = seconds_since(start);
+  tf::DumpOptions m;
+  m.kernel = handoff ? family::mamba3::kHandoffKernel : family::mamba3::kPrefillKernel;
+  m.input_format = p.formats.input;
+  m.state_format = p.formats.state;
+  m.output_format = p.formats.output;
+  m.contract = bound::mamba3::prefill_host_emulation().name;
+  m.chunk_size = kMamba3Chunk;
+  if (handoff) {
+    m.prefill_tokens = K;
+    m.decode_contract = bound::mamba3::host_emulation().name;
+  }
+  const std::string shape = "1x" + std::to_string(T) + " H=" + std::to_string(H) + " P=" + std::to_string(o.P) +
+                            " N=" + std::to_string(o.N);
+  m.source = "bench/check/make_check_dumps " + o.kind + " " + shape + " seed " + std::to_string(o.seed) +
+             ": spec/mamba3/random_problem inputs, host emulation outputs";
+  tf::save_npz(o.path, family::mamba3::dump_tensors(p, out), tf::metadata_from_dump_options(m));
+  const double work = double(T) * double(H) * double(o.P) * double(o.N);
+  std::printf("%s %s: %.4g state updates, %.1f MB, %.2f s (emulation %.2f s)\n", o.kind.c_str(), shape.c_str(), work,
+              double(std::filesystem::file_size(o.path)) / 1e6, seconds_since(start), emulation_s);
   return 0;
 }
 
@@ -262,7 +347,8 @@ int plain(const Options& o) {
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   try {
-    return o.kind == "plain" ? plain(o) : make_dump(o);
+    if (o.kind == "plain") return plain(o);
+    return o.kind.rfind("mamba3_", 0) == 0 ? make_mamba3_dump(o) : make_dump(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "make_check_dumps: %s\n", e.what());
     return 2;

@@ -285,7 +285,7 @@ void handoff_within_contract(StatePart dropped, const std::string& what) {
     for (int64_t s = 0, i = 0; s < p.shape.num_sequences() && !failure; ++s) {
       for (int64_t hh = 0; hh < p.shape.H && !failure; ++hh, ++i) {
         const Problem pair = family::mamba3::pair_problem(p, s, hh);
-        const CertifiedRun run = family::mamba3::certified_run(pair, 1, 1);
+        const CertifiedRun run = family::mamba3::certified_run(pair, 1, h.grid());
         failure = within_bounds(pair, e.pairs[size_t(i)], run, family::mamba3::handoff_bounds(pair, h, run.trace),
                                 what + " under " + h.prefill.name + " then " + h.decode.name + ", chunk " +
                                     std::to_string(g.chunk) + ", K " + std::to_string(K) + "; sequence " +

@@ -1,26 +1,26 @@
 // ssmv compare: two dumps of the same problem (typically one from a chunked prefill, one
 // from a token-by-token decode), each judged against the exact value, and every element
 // where they differ classified identical / explained (within bound_a + bound_b) /
-// unexplained — the side-by-side report of `ssmv run`, for kernels written elsewhere.
+// unexplained — the side-by-side report of `ssmv run`, for kernels written elsewhere. Any
+// family's kernels: each side is read and checked through its family (verify/family/family.h),
+// keeping its elements; the two sides must be of one family.
 #include "verify/cli/compare_command.h"
 
-#include <bit>
+#include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "reference/reference.h"
 #include "verify/cli/command_line.h"
 #include "verify/cli/dump_options.h"
 #include "verify/cli/verdict_table.h"
-#include "verify/family/mamba2/dump_reading.h"
-#include "verify/judge/external_check.h"
+#include "verify/family/family.h"
 #include "verify/judge/side_by_side.h"
 
 namespace ssmv::cli {
 namespace {
 
-using family::mamba2::kernel_of;
-using family::mamba2::problem_of;
 using tensor_file::DumpOptions;
 
 // The options that describe the problem (shared by both sides), without the kernel's.
@@ -34,36 +34,6 @@ DumpOptions problem_part(const DumpOptions& o) {
   return p;
 }
 
-// The first difference between two problems' inputs, "" when they are the same problem.
-std::string first_difference(const Problem& a, const Problem& b) {
-  const Shape &sa = a.shape, &sb = b.shape;
-  if (sa.cu_seqlens != sb.cu_seqlens) return "cu_seqlens (the sequences) differ";
-  if (sa.H != sb.H || sa.P != sb.P || sa.N != sb.N || sa.G != sb.G) {
-    return "shapes differ: H, P, N, G = " + std::to_string(sa.H) + ", " + std::to_string(sa.P) + ", " +
-           std::to_string(sa.N) + ", " + std::to_string(sa.G) + " vs " + std::to_string(sb.H) + ", " +
-           std::to_string(sb.P) + ", " + std::to_string(sb.N) + ", " + std::to_string(sb.G);
-  }
-  const std::pair<const char*, const std::vector<float> Problem::*> tensors[] = {
-      {"x", &Problem::x},   {"dt", &Problem::dt},           {"A", &Problem::A},
-      {"B", &Problem::B},   {"C", &Problem::C},             {"z", &Problem::z},
-      {"dt_bias", &Problem::dt_bias}, {"D", &Problem::D},   {"initial_states", &Problem::initial_state}};
-  for (const auto& [name, member] : tensors) {
-    const std::vector<float>&va = a.*member, &vb = b.*member;
-    if (va.size() != vb.size()) {
-      return "tensor '" + std::string(name) + "': " + std::to_string(va.size()) + " vs " + std::to_string(vb.size()) +
-             " elements";
-    }
-    for (size_t i = 0; i < va.size(); ++i) {
-      if (std::bit_cast<uint32_t>(va[i]) != std::bit_cast<uint32_t>(vb[i])) {
-        char buf[96];
-        std::snprintf(buf, sizeof buf, "element %zu: %a vs %a", i, double(va[i]), double(vb[i]));
-        return "tensor '" + std::string(name) + "' " + buf;
-      }
-    }
-  }
-  return "";
-}
-
 bool has_problem_tensors(const LoadedFile& f) { return f.tensors.count("x") != 0; }
 
 struct Side {
@@ -72,8 +42,9 @@ struct Side {
 };
 
 struct SideResult {
-  Problem problem;  // the inputs of the problem file under this side's options
-  verify::KernelCheck check;
+  const family::Family* family = nullptr;
+  std::unique_ptr<family::Dump> dump;  // the problem file's inputs under this side's options, its outputs
+  family::CheckedDump checked;         // its elements kept; the element maps read `dump`
 };
 
 // A side's options: its own flags and the shared ones, its file's metadata, then what is
@@ -81,8 +52,8 @@ struct SideResult {
 // file's; dt_softplus and dt_limit may differ (a decode kernel has no dt_limit where a
 // chunked one takes (0, inf)): whether the two sides still compute the same function is
 // decided on their exact values (compare_command).
-SideResult check_side(const std::string& label, const Side& side, const LoadedFile& problem_file,
-                      const DumpOptions& shared) {
+DumpOptions side_options(const std::string& label, const Side& side, const LoadedFile& problem_file,
+                         const DumpOptions& shared) {
   DumpOptions o = side.flags;
   o.input_format = shared.input_format;
   o.state_format = shared.state_format;
@@ -100,48 +71,92 @@ SideResult check_side(const std::string& label, const Side& side, const LoadedFi
     if (!o.dt_softplus) o.dt_softplus = problem_file.declared.dt_softplus;
     if (!o.dt_limit) o.dt_limit = problem_file.declared.dt_limit;
   }
-  // Side by side is Mamba2's so far: the other families' checks keep no per-element values.
-  const family::Family& fam = family_of(o, side.file.path, label + "-");
-  if (fam.name() != "mamba2") {
-    throw UsageError("ssmv compare: side " + label + "'s kernel '" + *o.kernel + "' is of the " + fam.name() +
-                     " family; compare sets Mamba2's kernels (ssu, chunk_scan, handoff) side by side only");
-  }
-  SideResult r{problem_of(problem_file.tensors, problem_file.path, o), {}};
+  return o;
+}
+
+// The side read by its family: the problem file's inputs under the side's options `o`, the
+// side's outputs; a hand-off's per-sequence prefix belongs to its side: the tensor
+// prefill_tokens of the side's own file (the other side of a compare is usually no hand-off).
+SideResult read_side(const std::string& label, const Side& side, const LoadedFile& problem_file,
+                     const DumpOptions& o) {
+  SideResult r;
+  r.family = &family_of(o, side.file.path, label + "-");
+  family::DumpFiles files{problem_file.path, &problem_file.tensors, side.file.path, &side.file.tensors, o,
+                          side.file.path, &side.file.tensors, label + "-"};
+  r.dump = r.family->read(files);
   // The same problem on both sides: a dump that holds inputs must hold these inputs.
   if (has_problem_tensors(side.file) && side.file.path != problem_file.path) {
-    const std::string diff = first_difference(r.problem, problem_of(side.file.tensors, side.file.path, o));
+    family::DumpFiles own = files;
+    own.problem_path = side.file.path;
+    own.problem_tensors = &side.file.tensors;
+    const std::string diff = r.dump->problem_difference(*r.family->read(own));
     if (!diff.empty()) {
       throw UsageError("ssmv compare: " + side.file.path + " (side " + label + ") is a dump of another problem than " +
                        problem_file.path + ": " + diff);
     }
   }
-  // A hand-off's per-sequence prefix belongs to its side: the tensor prefill_tokens of the
-  // side's own file (the other side of a compare is usually no hand-off).
-  const verify::ExternalKernel kernel = kernel_of(o, side.file.tensors, side.file.path, r.problem, label + "-");
-  const tensor_file::KernelOutputs outputs =
-      tensor_file::outputs_from_tensors(side.file.tensors, side.file.path, r.problem);
-  r.check = verify::check_external(r.problem, kernel, outputs.y, outputs.final_states);
   return r;
+}
+
+// Both sides of one recurrence: their kernels of one family (before either is read: the problem
+// file's tensors are one family's).
+void expect_one_family(const DumpOptions& a, const DumpOptions& b, const Side& sa, const Side& sb) {
+  const family::Family &fa = family_of(a, sa.file.path, "a-"), &fb = family_of(b, sb.file.path, "b-");
+  if (&fa != &fb) {
+    throw UsageError("ssmv compare: side a's kernel '" + *a.kernel + "' is of the " + fa.name() +
+                     " family and side b's '" + *b.kernel + "' of the " + fb.name() +
+                     " family: compare sets kernels of one recurrence side by side");
+  }
+}
+
+// Both sides reading the problem file alike (its formats, as each side's options and file
+// declare them).
+void expect_same_problem(const SideResult& a, const SideResult& b) {
+  const std::string diff = a.dump->problem_difference(*b.dump);
+  if (!diff.empty()) throw UsageError("ssmv compare: the two sides read the problem differently: " + diff);
+}
+
+// Every element judged, its values kept for the side-by-side comparison (no sharp verdict).
+void check(const std::string& label, const std::string& path, SideResult& r) {
+  family::CheckOptions options;
+  options.sharp = false;
+  options.keep_elements = true;
+  try {
+    r.checked = r.dump->check(path, options);
+  } catch (const std::invalid_argument& e) {  // e.g. a transcendental outside its budget's range
+    const std::string hint = r.dump->error_hint();
+    throw UsageError("ssmv compare: side " + label + ": " + e.what() + (hint.empty() ? "" : "\n" + hint));
+  }
 }
 
 // Two sides compute the same function when their exact values agree element for element
 // (options that differ without effect, such as a dt_limit of (0, inf) after softplus, are
-// fine); otherwise comparing them says nothing.
+// fine; a circular tensor's exact values may be different turns of the same angle);
+// otherwise comparing them says nothing.
 void expect_same_function(const SideResult& a, const SideResult& b) {
-  if (!(a.problem.formats.input == b.problem.formats.input && a.problem.formats.state == b.problem.formats.state &&
-        a.problem.formats.output == b.problem.formats.output)) {
-    throw UsageError("ssmv compare: the two sides declare different formats");
-  }
-  for (const verify::TensorReport& ta : a.check.tensors) {
-    for (const verify::TensorReport& tb : b.check.tensors) {
+  const verify::KernelCheck &ca = a.checked.entry.check, &cb = b.checked.entry.check;
+  for (size_t t = 0; t < ca.tensors.size(); ++t) {
+    const verify::TensorReport& ta = ca.tensors[t];
+    const double period = a.checked.element_maps[t].period;
+    for (const verify::TensorReport& tb : cb.tensors) {
       if (ta.name != tb.name) continue;
+      if (ta.format != tb.format || ta.exact_nearest.size() != tb.exact_nearest.size()) {
+        throw UsageError("ssmv compare: the two sides declare different formats or sizes of '" + ta.name + "' (" +
+                         std::string(format_name(ta.format)) + ", " + std::to_string(ta.exact_nearest.size()) +
+                         " elements vs " + std::string(format_name(tb.format)) + ", " +
+                         std::to_string(tb.exact_nearest.size()) + ")");
+      }
       for (size_t i = 0; i < ta.exact_nearest.size(); ++i) {
-        if (ta.exact_nearest[i] == tb.exact_nearest[i]) continue;
+        const double ea = ta.exact_nearest[i], eb = tb.exact_nearest[i];
+        if (ea == eb) continue;
+        // Two turns of one exact angle: their nearest doubles differ by a multiple of the period
+        // within a few of their ULPs (2^-40 of the period is far above that, far below any
+        // difference between two functions' angles).
+        if (period > 0 && verify::divergence(ea, eb, period) <= period * 0x1p-40) continue;
         char buf[160];
-        std::snprintf(buf, sizeof buf, "exact %s[%zu] is %a on side a and %a on side b", ta.name.c_str(), i,
-                      ta.exact_nearest[i], tb.exact_nearest[i]);
+        std::snprintf(buf, sizeof buf, "exact %s[%zu] is %a on side a and %a on side b", ta.name.c_str(), i, ea, eb);
         throw UsageError(std::string("ssmv compare: the two sides compute different functions (") + buf +
-                         "): their dt_softplus or dt_limit differ where it matters");
+                         "): their options (e.g. dt_softplus, dt_limit) differ where it matters");
       }
     }
   }
@@ -187,13 +202,22 @@ int compare_command(const std::vector<std::string>& args) {
     throw UsageError("ssmv compare: " + problem_file.path + " holds no inputs (x, dt, A, B, C): give --problem FILE");
   }
   const DumpOptions shared = problem_part(resolve_declared(common));
-  const SideResult ra = check_side("a", a, problem_file, shared);
-  const SideResult rb = check_side("b", b, problem_file, shared);
+  const DumpOptions oa = side_options("a", a, problem_file, shared), ob = side_options("b", b, problem_file, shared);
+  expect_one_family(oa, ob, a, b);
+  SideResult ra = read_side("a", a, problem_file, oa);
+  SideResult rb = read_side("b", b, problem_file, ob);
+  expect_same_problem(ra, rb);
+  check("a", a_path, ra);
+  check("b", b_path, rb);
   expect_same_function(ra, rb);
   VerdictTable table("ssmv compare");
-  table.add(verify::report_entry("a: " + a_path, ra.check, ra.problem));
-  table.add(verify::report_entry("b: " + b_path, rb.check, rb.problem));
-  table.add(verify::side_by_side("a = " + a_path + " vs b = " + b_path, ra.check, rb.check, ra.problem));
+  const verify::SideBySide sbs = verify::side_by_side("a = " + a_path + " vs b = " + b_path, ra.checked.entry.check,
+                                                      rb.checked.entry.check, ra.checked.element_maps);
+  ra.checked.entry.name = "a: " + a_path;
+  rb.checked.entry.name = "b: " + b_path;
+  table.add(std::move(ra.checked.entry));
+  table.add(std::move(rb.checked.entry));
+  table.add(sbs);
   table.print(stdout);
   table.print_bad_elements(stdout);
   table.print_comparisons(stdout);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "spec/problem.h"  // Formats
+#include "verify/judge/side_by_side.h"  // ElementMap
 #include "verify/judge/stochastic_bias.h"
 #include "verify/reports/report.h"
 #include "verify/sharp/sharp_verdict.h"
@@ -31,6 +32,15 @@ struct DumpFiles {
   std::string outputs_path;
   const tensor_file::TensorMap* output_tensors = nullptr;
   tensor_file::DumpOptions options;
+  // The file whose tensors describe the kernel's launch (a hand-off's prefill_tokens): the
+  // problem file for `ssmv check`; each side's own file for `ssmv compare`, whose problem file
+  // is often the other side's. nullptr: the problem file.
+  std::string launch_path;
+  const tensor_file::TensorMap* launch_tensors = nullptr;
+  std::string flag_prefix;  // names the flags in messages: "" for check, "a-" / "b-" for compare's sides
+
+  const tensor_file::TensorMap& launch() const { return launch_tensors ? *launch_tensors : *problem_tensors; }
+  const std::string& launch_file() const { return launch_tensors ? launch_path : problem_path; }
 };
 
 // How to judge: the sharp verdict (docs/sharp-verdicts.md) and a stochastic store's bias test.
@@ -38,11 +48,18 @@ struct CheckOptions {
   bool sharp = true;
   sharp::SharpOptions sharp_options;
   double false_alarm = 1e-6;  // the bias test's false-alarm probability
+  // Keep every tensor's per-element vectors (the kernel's bits, the exact values, the bounds,
+  // the scales: ElementDetail::elements) and return the tensors' element maps: what
+  // `ssmv compare` sets side by side. Off: the report keeps summaries only.
+  bool keep_elements = false;
 };
 
 struct CheckedDump {
   verify::ReportEntry entry;               // verdicts, the problem's summary, the worst elements' inputs
   std::vector<verify::TensorBias> biases;  // one per stochastically rounded tensor (usually none)
+  // With keep_elements: parallel to entry.check.tensors, each tensor's layout and period. The
+  // layouts may read the Dump, which must outlive them.
+  std::vector<verify::ElementMap> element_maps;
 };
 
 // A dump its family has read and validated: the problem, the kernel's description, the outputs.
@@ -57,6 +74,10 @@ class Dump {
   // A guess shown beside an error of the check (e.g. an input outside a transcendental's
   // budgeted range); "" when none.
   virtual std::string error_hint() const = 0;
+  // The first difference between this dump's inputs and `other`'s, "" when both hold the same
+  // problem (`ssmv compare` refuses two dumps of different problems). `other` is of the same
+  // family.
+  virtual std::string problem_difference(const Dump& other) const = 0;
 };
 
 // A contract preset of a family, by name (`ssmv contract list` / `show`, `--contract`).

@@ -57,12 +57,30 @@ struct SideBySide {
   bool explained_all() const;
 };
 
-// Compares one tensor of two checks (same name, format and size; else
-// std::invalid_argument). `layout` names the flat index.
-SideBySideTensor compare_tensors(const TensorReport& a, const TensorReport& b, const TensorLayout& layout);
+// How one tensor's elements are set side by side: its layout (names the worst element's flat
+// index) and, for a circular quantity, its period: an angle (a Mamba-3 angle state, period 2π)
+// is a point on the circle, so two kernels that keep it in [0, 2π) may hold 0.001 and 6.282 for
+// nearly the same angle; their divergence is taken modulo the period. 0: not circular.
+struct ElementMap {
+  TensorLayout layout;
+  double period = 0;
+};
 
-// Compares the tensors both checks have under the same name ("y", "final_state"; y with
-// Mamba2's y_layout, states with its state_layout). Throws std::invalid_argument when they share none.
+// Compares one tensor of two checks (same name, format and size; else
+// std::invalid_argument).
+SideBySideTensor compare_tensors(const TensorReport& a, const TensorReport& b, const ElementMap& map);
+
+// Compares the tensors both checks have under the same name; `maps` is parallel to a.tensors
+// (the family's layouts, verify/family/family.h CheckedDump::element_maps). Throws
+// std::invalid_argument when they share none.
+SideBySide side_by_side(std::string name, const KernelCheck& a, const KernelCheck& b, const std::vector<ElementMap>& maps);
+
+// Mamba2's: y with y_layout, states with state_layout.
 SideBySide side_by_side(std::string name, const KernelCheck& a, const KernelCheck& b, const Problem& problem);
+
+// The distance of two values of a tensor compared side by side: |a − b|, or for a circular one
+// ||a − b| − k·period| with the whole number of turns k ≥ 0 that makes it least, rounded up (an
+// upper bound on the exact distance); +inf when either is not finite. `k` receives k.
+double divergence(double a, double b, double period, int64_t* k = nullptr);
 
 }  // namespace ssmv::verify

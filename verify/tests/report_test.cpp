@@ -284,5 +284,39 @@ TEST_F(SideBySideTest, MismatchedTensorsAreRejected) {
   EXPECT_THROW(side_by_side("none", honest(), other, problem()), std::invalid_argument);
 }
 
+// A circular tensor (an angle state, period 2π): 0.001 and 2π − 0.001 are 0.002 apart on the
+// circle; the divergence is an upper bound of that, above it by at most the slack divergence()
+// adds per turn (2^-48) and a few ULPs of 0.002 (2^-60 each); it counts as explained under bounds
+// of 0.0011 each, and ULPs across the turn are not counted.
+TEST(SideBySideCircular, DivergenceIsTakenModuloThePeriod) {
+  const double two_pi = 2 * 3.141592653589793;
+  const float lo = 0.001f, hi = float(two_pi - 0.001);
+  // The distance on the circle in 64-bit long double (π to 20 digits): within 2^-70 of exact.
+  const long double exact_gap = (long double)lo + (6.28318530717958647692L - (long double)hi);
+  int64_t turns = 0;
+  const double d = divergence(double(lo), double(hi), two_pi, &turns);
+  EXPECT_EQ(turns, 1);
+  EXPECT_GE((long double)d, exact_gap);
+  EXPECT_LE((long double)d, exact_gap + 0x1p-48L + 0x1p-56L);
+  EXPECT_EQ(divergence(0.5, 0.25, two_pi), 0.25 * (1 + 0x1p-52));  // within half a turn: as not circular
+  EXPECT_EQ(divergence(0.5, 0.25, 0), 0.25 * (1 + 0x1p-52));
+  EXPECT_EQ(divergence(1.0, HUGE_VAL, two_pi), HUGE_VAL);
+  TensorReport a, b;
+  a.name = b.name = "final_angle_state";
+  a.format = b.format = Format::fp32;
+  a.computed = {round_nearest_even(Format::fp32, lo)};
+  b.computed = {round_nearest_even(Format::fp32, hi)};
+  a.exact_nearest = {0.0};
+  b.exact_nearest = {two_pi};
+  a.bounds = b.bounds = {0.0011};
+  const TensorLayout layout{{"i"}, {1}, [](int64_t i) { return std::vector<int64_t>{i}; }};
+  const SideBySideTensor circular = compare_tensors(a, b, {layout, two_pi});
+  EXPECT_EQ(circular.explained, 1);
+  EXPECT_EQ(circular.ulp_max, 0);
+  const SideBySideTensor linear = compare_tensors(a, b, {layout, 0});
+  EXPECT_EQ(linear.unexplained, 1);
+  EXPECT_GT(linear.ulp_max, 0);
+}
+
 }  // namespace
 }  // namespace ssmv::verify

@@ -1,6 +1,7 @@
 #include "verify/family/mamba2/dump_reading.h"
 
 #include "verify/cli/usage_error.h"
+#include "verify/family/problem_difference.h"
 #include "verify/contracts/contract_json.h"
 #include "verify/tensor_file/problem_file.h"
 
@@ -23,7 +24,7 @@ Problem problem_of(const TensorMap& tensors, const std::string& path, const Dump
   return tensor_file::problem_from_tensors(tensors, path, po);
 }
 
-verify::ExternalKernel kernel_of(const DumpOptions& o, const TensorMap& problem_tensors, const std::string& problem_path,
+verify::ExternalKernel kernel_of(const DumpOptions& o, const TensorMap& launch_tensors, const std::string& launch_path,
                                  const Problem& problem, const std::string& prefix) {
   verify::ExternalKernel k;
   k.family = o.kernel.value();  // set: the caller found the kernel's family (cli::family_of) first
@@ -43,10 +44,10 @@ verify::ExternalKernel kernel_of(const DumpOptions& o, const TensorMap& problem_
   if (k.family == "handoff") k.decode_contract = verify::load_contract(o.decode_contract.value_or("ssu"), 0);
 
   const std::optional<std::vector<int64_t>> tensor =
-      tensor_file::prefill_tokens_from_tensors(problem_tensors, problem_path, problem);
+      tensor_file::prefill_tokens_from_tensors(launch_tensors, launch_path, problem);
   if (k.family != "handoff") {
     if (tensor || o.prefill_tokens) {
-      throw UsageError(std::string(tensor ? "tensor 'prefill_tokens' in " + problem_path
+      throw UsageError(std::string(tensor ? "tensor 'prefill_tokens' in " + launch_path
                                           : "option '--" + prefix + "prefill-tokens'") +
                        " given for kernel '" + k.family +
                        "': prefill tokens describe a hand-off (--" + prefix + "kernel handoff)");
@@ -55,7 +56,7 @@ verify::ExternalKernel kernel_of(const DumpOptions& o, const TensorMap& problem_
     for (size_t q = 0; q < tensor->size(); ++q) {
       if ((*tensor)[q] != *o.prefill_tokens) {
         throw UsageError("prefill tokens: " + std::to_string(*o.prefill_tokens) + " (option or metadata) contradicts " +
-                         problem_path + " tensor 'prefill_tokens'[" + std::to_string(q) + "] = " +
+                         launch_path + " tensor 'prefill_tokens'[" + std::to_string(q) + "] = " +
                          std::to_string((*tensor)[q]));
       }
     }
@@ -66,7 +67,7 @@ verify::ExternalKernel kernel_of(const DumpOptions& o, const TensorMap& problem_
     k.prefill_tokens.assign(problem.shape.num_sequences(), *o.prefill_tokens);
   } else {
     throw UsageError("kernel 'handoff' needs the prefix: --" + prefix + "prefill-tokens K, metadata " +
-                     "'ssmv.prefill_tokens', or a tensor prefill_tokens [S] in " + problem_path);
+                     "'ssmv.prefill_tokens', or a tensor prefill_tokens [S] in " + launch_path);
   }
   k.tokens_per_launch = o.tokens_per_launch.value_or(1);
   verify::validate_external(problem, k);
@@ -76,9 +77,28 @@ verify::ExternalKernel kernel_of(const DumpOptions& o, const TensorMap& problem_
 ResolvedDump resolve(const DumpFiles& f) {
   ResolvedDump d;
   d.problem = problem_of(*f.problem_tensors, f.problem_path, f.options);
-  d.kernel = kernel_of(f.options, *f.problem_tensors, f.problem_path, d.problem, "");
+  d.kernel = kernel_of(f.options, f.launch(), f.launch_file(), d.problem, f.flag_prefix);
   d.outputs = tensor_file::outputs_from_tensors(*f.output_tensors, f.outputs_path, d.problem);
   return d;
+}
+
+std::string first_difference(const Problem& a, const Problem& b) {
+  const Shape &sa = a.shape, &sb = b.shape;
+  if (sa.cu_seqlens != sb.cu_seqlens) return "cu_seqlens (the sequences) differ";
+  std::string diff = shape_difference({{"H", {sa.H, sb.H}}, {"P", {sa.P, sb.P}}, {"N", {sa.N, sb.N}}, {"G", {sa.G, sb.G}}});
+  if (diff.empty()) {
+    diff = format_difference({{"input", {a.formats.input, b.formats.input}},
+                              {"state", {a.formats.state, b.formats.state}},
+                              {"output", {a.formats.output, b.formats.output}}});
+  }
+  const std::pair<const char*, const std::vector<float> Problem::*> tensors[] = {
+      {"x", &Problem::x},   {"dt", &Problem::dt},           {"A", &Problem::A},
+      {"B", &Problem::B},   {"C", &Problem::C},             {"z", &Problem::z},
+      {"dt_bias", &Problem::dt_bias}, {"D", &Problem::D},   {"initial_states", &Problem::initial_state}};
+  for (const auto& [name, member] : tensors) {
+    if (diff.empty()) diff = tensor_difference(name, a.*member, b.*member);
+  }
+  return diff;
 }
 
 }  // namespace ssmv::family::mamba2

@@ -25,14 +25,20 @@ class Mamba2Dump : public Dump {
     const bool sharp_reads_weights = o.sharp && kernel_.family != "handoff";
     verify::KernelCheck kc = verify::check_external(
         problem_, kernel_, outputs_.y, outputs_.final_states,
-        stochastic ? verify::ElementDetail::elements
-                   : (sharp_reads_weights ? verify::ElementDetail::sharp_weights : verify::ElementDetail::summary));
+        stochastic || o.keep_elements
+            ? verify::ElementDetail::elements
+            : (sharp_reads_weights ? verify::ElementDetail::sharp_weights : verify::ElementDetail::summary));
     if (o.sharp) sharp::sharp_verdicts(problem_, kernel_, kc, outputs_.y, outputs_.final_states, o.sharp_options);
     // The sharp verdict has read its per-element weights (2 bytes per element: 134 MB for a
     // 256-request decode step's final state); give them back before the report keeps the check.
     for (verify::TensorReport& t : kc.tensors) std::vector<uint16_t>().swap(t.sharp_weights);
     CheckedDump r;
     r.biases = verify::stochastic_biases(problem_, kernel_, kc, outputs_.y, outputs_.final_states, o.false_alarm);
+    if (o.keep_elements) {
+      for (const verify::TensorReport& t : kc.tensors) {
+        r.element_maps.push_back({t.name == "y" ? verify::y_layout(problem_) : verify::state_layout(problem_, t.elements)});
+      }
+    }
     r.entry = verify::report_entry(name, std::move(kc), problem_);
     return r;
   }
@@ -47,6 +53,10 @@ class Mamba2Dump : public Dump {
   }
 
   std::string error_hint() const override { return softplus_hint(problem_); }
+
+  std::string problem_difference(const Dump& other) const override {
+    return first_difference(problem_, dynamic_cast<const Mamba2Dump&>(other).problem_);
+  }
 
  private:
   Problem problem_;

@@ -100,14 +100,22 @@ Problem pair_problem(const Problem& pr, int64_t s, int64_t h) {
 }
 
 CertifiedRun certified_run(const Problem& pr, int threads, int64_t chunk) {
+  if (chunk < 1) throw std::invalid_argument("certified_run: chunk must be >= 1, got " + std::to_string(chunk));
+  return certified_run(pr, threads, bound::mamba3::TraceGrid{chunk, 0});
+}
+
+CertifiedRun certified_run(const Problem& pr, int threads, const bound::mamba3::TraceGrid& grid) {
   ssmv::mamba3::validate(pr);
   const auto& sh = pr.shape;
   const int64_t T = sh.num_tokens(), H = sh.H, P = sh.P, N = sh.N, R = sh.R, S = sh.num_sequences();
   CertifiedRun c;
   c.trace.angle.resize(size_t(T * H * R));
   c.trace.angle_error.resize(size_t(T * H * R));
-  if (chunk < 1) throw std::invalid_argument("certified_run: chunk must be >= 1, got " + std::to_string(chunk));
-  c.trace.S_abs.resize(size_t(bound::mamba3::chunk_ends(sh, chunk) * H * P * N));
+  if (grid.chunk < 1 || grid.chunked < 0) {
+    throw std::invalid_argument("certified_run: the trace's grid needs chunk >= 1 and chunked >= 0, got " +
+                                std::to_string(grid.chunk) + " and " + std::to_string(grid.chunked));
+  }
+  c.trace.S_abs.resize(size_t(bound::mamba3::kept_tokens(sh, grid) * H * P * N));
   c.trace.y_abs.resize(size_t(T * H * P));
   c.y.resize(size_t(T * H * P));
   c.angle.resize(size_t(S * H * R));
@@ -127,9 +135,9 @@ CertifiedRun certified_run(const Problem& pr, int threads, int64_t chunk) {
       check_bits = r.check_precision_bits;
       copy_into(c.y, size_t(pr.x_index(t, h, 0)), r.y);
       for (int64_t p = 0; p < P; ++p) c.trace.y_abs[size_t(pr.x_index(t, h, p))] = abs_upper(r.y, size_t(p));
-      const int64_t local = t - sh.cu_seqlens[size_t(s)];
-      if ((local + 1) % chunk == 0 || t + 1 == sh.cu_seqlens[size_t(s + 1)]) {  // a chunk's last token
-        const int64_t end = bound::mamba3::first_chunk_end(sh, s, chunk) + local / chunk;
+      const int64_t local = t - sh.cu_seqlens[size_t(s)], length = sh.seq_len(s);
+      if (grid.keeps(local, length)) {  // a chunk's last token, or a decode step
+        const int64_t end = bound::mamba3::first_kept(sh, s, grid) + grid.row(local, length);
         const size_t s0 = size_t((end * H + h) * P * N);
         for (int64_t i = 0; i < P * N; ++i) c.trace.S_abs[s0 + size_t(i)] = abs_upper(r.state, size_t(i));
       }

@@ -52,10 +52,12 @@ ssmv::mamba3::FourPartState pair_state(const ssmv::mamba3::Problem& pr, const ss
                                        int64_t s, int64_t h);
 
 // Each (sequence, head) pair on its own, token by token, `threads` workers (0: every core); the
-// same values for any count. The trace keeps |S| at the ends of chunks of `chunk` tokens of each
-// sequence (bound::mamba3::ExactTrace): 1 for the step kernel, the prefill's chunk size for it.
-// Throws ssmv::ProblemError or ref::CertificationError as the reference does, and
-// std::invalid_argument for chunk < 1.
+// same values for any count. The trace keeps |S| after the tokens of `grid`
+// (bound::mamba3::TraceGrid): the ends of chunks of `chunk` tokens of each sequence — 1 for the
+// step kernel, the prefill's chunk size for it — and for a hand-off every token after the
+// prefill's (Handoff::grid). Throws ssmv::ProblemError or ref::CertificationError as the
+// reference does, and std::invalid_argument for chunk < 1 or chunked < 0.
+CertifiedRun certified_run(const ssmv::mamba3::Problem& pr, int threads, const bound::mamba3::TraceGrid& grid);
 CertifiedRun certified_run(const ssmv::mamba3::Problem& pr, int threads = 0, int64_t chunk = 1);
 
 }  // namespace ssmv::family::mamba3

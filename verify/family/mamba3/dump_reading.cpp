@@ -102,14 +102,12 @@ ResolvedDump resolve(const DumpFiles& f) {
   const std::string names = "x, B, C, dt, adt, trap, angles, B_bias, C_bias, D, z, cu_seqlens, initial_angle_state, "
                             "initial_states, initial_B_prev, initial_x_prev; y, final_angle_state, final_states, "
                             "final_B_prev, final_x_prev";
+  // A full dump as the problem file (`ssmv compare`'s side a, whose outputs side b's are set
+  // beside) or as the outputs file is fine: each file is read for its part.
   std::set<std::string> all = kInputNames;
   all.insert(kOutputNames.begin(), kOutputNames.end());
-  in.only(f.problem_tensors == f.output_tensors ? all : kInputNames, names.c_str());
-  if (f.problem_tensors != f.output_tensors) {
-    std::set<std::string> outputs_file = kOutputNames;
-    outputs_file.insert(kInputNames.begin(), kInputNames.end());  // a full dump as the outputs file is fine
-    out.only(outputs_file, names.c_str());
-  }
+  in.only(all, names.c_str());
+  if (f.problem_tensors != f.output_tensors) out.only(all, names.c_str());
 
   Problem& p = d.problem;
   p.formats.input = f.options.input_format.value_or(Format::bf16);

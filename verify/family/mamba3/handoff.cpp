@@ -17,23 +17,15 @@ using bound::mamba3::ExactTrace;
 using bound::mamba3::StepBounds;
 using ssmv::mamba3::Problem;
 
-// Tokens [first, first + count) of a one-pair trace with |S| after every token; |S| kept at the
-// ends of chunks of `chunk` tokens counted from `first` (and at its last token).
-ExactTrace slice(const ExactTrace& t, int64_t first, int64_t count, int64_t chunk, int64_t P, int64_t N, int64_t R) {
-  ExactTrace o;
-  const auto rows = [&](const std::vector<double>& v, int64_t width, int64_t from, int64_t n) {
+// Tokens [first, first + count) of a one-pair trace whose |S| rows [row0, row0 + rows) belong to
+// them.
+ExactTrace slice(const ExactTrace& t, int64_t first, int64_t count, int64_t row0, int64_t rows, int64_t P, int64_t N,
+                 int64_t R) {
+  const auto part = [](const std::vector<double>& v, int64_t width, int64_t from, int64_t n) {
     return std::vector<double>(v.begin() + from * width, v.begin() + (from + n) * width);
   };
-  o.angle = rows(t.angle, R, first, count);
-  o.angle_error = rows(t.angle_error, R, first, count);
-  o.y_abs = rows(t.y_abs, P, first, count);
-  for (int64_t i = 0; i < count; ++i) {
-    if ((i + 1) % chunk == 0 || i + 1 == count) {
-      const auto s = rows(t.S_abs, P * N, first + i, 1);
-      o.S_abs.insert(o.S_abs.end(), s.begin(), s.end());
-    }
-  }
-  return o;
+  return {part(t.angle, R, first, count), part(t.angle_error, R, first, count), part(t.S_abs, P * N, row0, rows),
+          part(t.y_abs, P, first, count)};
 }
 
 }  // namespace
@@ -45,8 +37,16 @@ StepBounds handoff_bounds(const Problem& pair, const Handoff& h, const ExactTrac
     throw std::invalid_argument("handoff_bounds: one sequence and one head expected");
   }
   if (K < 1) throw std::invalid_argument("handoff_bounds: prefill_tokens must be >= 1");
+  const bound::mamba3::TraceGrid grid = h.grid();
+  if (exact.S_abs.size() != size_t(grid.kept(T) * P * N)) {
+    throw std::invalid_argument("handoff_bounds: the trace keeps " + std::to_string(exact.S_abs.size() / size_t(P * N)) +
+                                " states, the hand-off's grid " + std::to_string(grid.kept(T)) +
+                                " (certified_run(pair, threads, h.grid()))");
+  }
+  const int64_t prefill_rows = grid.kept(K);  // the prefill's chunk ends; token K − 1 the last of them
   const Problem pre = pair_tokens(pair, 0, 0, 0, K, true);
-  StepBounds pb = bound::mamba3::prefill_bounds(pre, h.chunk_size, h.prefill, slice(exact, 0, K, h.chunk_size, P, N, R));
+  StepBounds pb =
+      bound::mamba3::prefill_bounds(pre, h.chunk_size, h.prefill, slice(exact, 0, K, 0, prefill_rows, P, N, R));
   if (K == T) return pb;
 
   // The decode starts from the prefill's returned state: its bounds, and the exact state after
@@ -55,7 +55,8 @@ StepBounds handoff_bounds(const Problem& pair, const Handoff& h, const ExactTrac
   start.angle_error = pb.angle;
   start.angle_abs = pb.angle_abs;
   start.S_error = pb.S;
-  start.S_abs = std::vector<double>(exact.S_abs.begin() + (K - 1) * P * N, exact.S_abs.begin() + K * P * N);
+  start.S_abs = std::vector<double>(exact.S_abs.begin() + (prefill_rows - 1) * P * N,
+                                    exact.S_abs.begin() + prefill_rows * P * N);
   start.B_prev_error = pb.B_prev;
   start.B_prev_abs.assign(size_t(N), 0.0);
   for (int64_t r = 0; r < N / 2; ++r) {
@@ -76,7 +77,8 @@ StepBounds handoff_bounds(const Problem& pair, const Handoff& h, const ExactTrac
   for (int64_t p = 0; p < P; ++p) start.x_prev_abs[size_t(p)] = std::fabs(double(pair.x[size_t((K - 1) * P + p)]));
 
   const Problem dec = pair_tokens(pair, 0, 0, K, T - K, false);
-  StepBounds db = bound::mamba3::step_bounds(dec, h.decode, slice(exact, K, T - K, 1, P, N, R), &start);
+  StepBounds db =
+      bound::mamba3::step_bounds(dec, h.decode, slice(exact, K, T - K, prefill_rows, T - K, P, N, R), &start);
   db.y.insert(db.y.begin(), pb.y.begin(), pb.y.end());
   return db;
 }

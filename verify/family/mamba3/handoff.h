@@ -22,11 +22,15 @@ struct Handoff {
   int64_t chunk_size = 0;      // the prefill's
   bound::mamba3::PrefillContract prefill;
   bound::mamba3::StepContract decode;
+
+  // Where the bounds need |S|: the prefill's chunk ends, then every decode token.
+  bound::mamba3::TraceGrid grid() const { return {chunk_size, prefill_tokens}; }
 };
 
 // The bounds of a pair's y (all tokens) and returned four-part state (after its last token).
-// `pair`: one sequence, one head (certified_trace.h pair_problem); `exact`: its certified trace with
-// |S| after every token (chunk 1). Throws what prefill_bounds and step_bounds throw.
+// `pair`: one sequence, one head (certified_trace.h pair_problem); `exact`: its certified trace on
+// h.grid(). Throws what prefill_bounds and step_bounds throw, and std::invalid_argument for a
+// trace on another grid.
 bound::mamba3::StepBounds handoff_bounds(const ssmv::mamba3::Problem& pair, const Handoff& h,
                                          const bound::mamba3::ExactTrace& exact);
 

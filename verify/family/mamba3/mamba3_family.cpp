@@ -8,10 +8,12 @@
 
 #include "spec/parallel.h"
 #include "spec/progress.h"
+#include "verify/bound/mamba3/bound_terms.h"  // kPi
 #include "verify/bound/mamba3/prefill_bound.h"
 #include "verify/bound/mamba3/step_bound.h"
 #include "verify/cli/usage_error.h"
 #include "verify/family/hints.h"
+#include "verify/family/problem_difference.h"
 #include "verify/family/mamba3/bounds_rows.h"
 #include "verify/family/mamba3/certified_trace.h"
 #include "verify/family/mamba3/contracts.h"
@@ -113,7 +115,7 @@ void sharp_decide(verify::SharpResult& r, const std::vector<PairEnergies>& pairs
 // The kernel's contract, bounds and sharp model: the step kernel's or the chunked prefill's.
 struct KernelModel {
   std::string contract_name;
-  int64_t chunk = 1;  // the chunks the certified trace keeps |S| at (1: every token)
+  bound::mamba3::TraceGrid grid;  // the tokens the certified trace keeps |S| after (default: every token)
   std::function<bound::mamba3::StepBounds(const Problem&, const bound::mamba3::ExactTrace&)> bounds;
   SharpModel sharp;
 };
@@ -123,13 +125,14 @@ KernelModel kernel_model(const ResolvedDump& d) {
   if (d.kernel == kHandoffKernel) {
     const Handoff h{d.prefill_tokens, d.chunk_size, prefill_contract(d.contract), step_contract(d.decode_contract)};
     m.contract_name = h.prefill.name + " then " + h.decode.name;
+    m.grid = h.grid();
     m.bounds = [h](const Problem& p, const bound::mamba3::ExactTrace& t) { return handoff_bounds(p, h, t); };
     m.sharp = handoff_model(h);
   } else if (d.kernel == kPrefillKernel) {
     const bound::mamba3::PrefillContract c = prefill_contract(d.contract);
     const int64_t L = d.chunk_size;
     m.contract_name = c.name;
-    m.chunk = L;
+    m.grid = {L, 0};
     m.bounds = [c, L](const Problem& p, const bound::mamba3::ExactTrace& t) {
       return bound::mamba3::prefill_bounds(p, L, c, t);
     };
@@ -141,6 +144,36 @@ KernelModel kernel_model(const ResolvedDump& d) {
     m.sharp = step_model(c);
   }
   return m;
+}
+
+// The first difference between two problems' inputs, "" when they are the same problem.
+std::string first_difference(const Problem& a, const Problem& b) {
+  const ssmv::mamba3::Shape &sa = a.shape, &sb = b.shape;
+  if (sa.cu_seqlens != sb.cu_seqlens) return "cu_seqlens (the sequences) differ";
+  std::string diff = shape_difference(
+      {{"H", {sa.H, sb.H}}, {"P", {sa.P, sb.P}}, {"N", {sa.N, sb.N}}, {"G", {sa.G, sb.G}}, {"R", {sa.R, sb.R}}});
+  if (diff.empty()) {
+    diff = format_difference({{"input", {a.formats.input, b.formats.input}},
+                              {"angles", {a.formats.angles, b.formats.angles}},
+                              {"state", {a.formats.state, b.formats.state}},
+                              {"output", {a.formats.output, b.formats.output}}});
+  }
+  const std::pair<const char*, const std::vector<float> Problem::*> tensors[] = {
+      {"x", &Problem::x},           {"B", &Problem::B},          {"C", &Problem::C},      {"dt", &Problem::dt},
+      {"adt", &Problem::adt},       {"trap", &Problem::trap},    {"angles", &Problem::angles},
+      {"B_bias", &Problem::B_bias}, {"C_bias", &Problem::C_bias}, {"D", &Problem::D},   {"z", &Problem::z}};
+  for (const auto& [name, member] : tensors) {
+    if (diff.empty()) diff = tensor_difference(name, a.*member, b.*member);
+  }
+  const std::pair<const char*, const std::vector<float> ssmv::mamba3::FourPartState::*> initial[] = {
+      {"initial_angle_state", &ssmv::mamba3::FourPartState::angle},
+      {"initial_states", &ssmv::mamba3::FourPartState::S},
+      {"initial_B_prev", &ssmv::mamba3::FourPartState::B_prev},
+      {"initial_x_prev", &ssmv::mamba3::FourPartState::x_prev}};
+  for (const auto& [name, member] : initial) {
+    if (diff.empty()) diff = tensor_difference(name, a.initial.*member, b.initial.*member);
+  }
+  return diff;
 }
 
 class Mamba3Dump : public Dump {
@@ -166,10 +199,15 @@ class Mamba3Dump : public Dump {
         state_layout(p, {"sequence", "head", "dim", "state"}, {P, N}), state_layout(p, {"sequence", "head", "state"}, {N}),
         state_layout(p, {"sequence", "head", "dim"}, {P})};
     std::array<std::unique_ptr<verify::TensorJudge>, kParts> judges;
+    CheckedDump r;
     for (size_t part = 0; part < kParts; ++part) {
       if (dumped[part]->empty()) continue;
-      judges[part] = std::make_unique<verify::TensorJudge>(names[part], formats[part], int64_t(dumped[part]->size()),
-                                                           std::move(layouts[part]), verify::ElementDetail::summary);
+      // The angle state is a point on the circle (judged against the exact θ's nearest
+      // representative θ + 2πk): compared modulo 2π.
+      if (o.keep_elements) r.element_maps.push_back({layouts[part], part == kAngle ? 2 * bound::mamba3::terms::kPi : 0.0});
+      judges[part] = std::make_unique<verify::TensorJudge>(
+          names[part], formats[part], int64_t(dumped[part]->size()), std::move(layouts[part]),
+          o.keep_elements ? verify::ElementDetail::elements : verify::ElementDetail::summary);
     }
     if (o.sharp) sharp::validate(o.sharp_options);
     std::vector<PairEnergies> energies(o.sharp ? size_t(S * H) : 0);
@@ -179,7 +217,7 @@ class Mamba3Dump : public Dump {
       for_each_task(S * H, ref::default_threads(), [&](int64_t task, int64_t) {
         const int64_t s = task / H, h = task % H, t0 = sh.cu_seqlens[size_t(s)];
         const Problem pair = pair_problem(p, s, h);
-        const CertifiedRun run = certified_run(pair, 1, model_.chunk);
+        const CertifiedRun run = certified_run(pair, 1, model_.grid);
         const bound::mamba3::StepBounds b = model_.bounds(pair, run.trace);
         const Outputs mine = pair_outputs(p, out, s, h);
         const std::array<const std::vector<float>*, kParts> computed = {
@@ -216,7 +254,6 @@ class Mamba3Dump : public Dump {
         sharp_decide(kc.tensors.back().sharp, energies, Part(part), H, model_.sharp.configurations, o.sharp_options);
       }
     }
-    CheckedDump r;
     r.entry = verify::report_entry(name, summary(p), std::move(kc));
     return r;
   }
@@ -238,6 +275,10 @@ class Mamba3Dump : public Dump {
     if (positive == 0) return "";
     return "hint: adt > 0 at " + std::to_string(positive) + " of " + std::to_string(adt.size()) +
            " (token, head) pairs: a decaying state has adt = A·dt <= 0 (A < 0); was adt stored with the wrong sign?";
+  }
+
+  std::string problem_difference(const Dump& other) const override {
+    return first_difference(d_.problem, dynamic_cast<const Mamba3Dump&>(other).d_.problem);
   }
 
  private:

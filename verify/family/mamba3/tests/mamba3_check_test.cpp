@@ -1,10 +1,12 @@
 // `ssmv check` on Mamba-3 step-kernel dumps, end to end through the family registry: dumps made
 // by the host emulation of mamba_ssm's step kernel (verify/bound/mamba3/step_emulation.h) under
 // the emulation's contract pass with every tensor of the four-part state judged; a planted bug
-// (β's term with b instead of b_prev) is a VIOLATION; Mamba2's options, a missing tensor, an
-// unknown contract and `ssmv compare` of a Mamba-3 dump are usage errors naming what is wrong.
+// (β's term with b instead of b_prev) is a VIOLATION; Mamba2's options, a missing tensor and an
+// unknown contract are usage errors naming what is wrong. `ssmv compare` sets the prefill and
+// the step kernel side by side on the same tokens.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -17,6 +19,7 @@
 #include "verify/family/mamba3/certified_trace.h"
 #include "verify/family/mamba3/contract_file.h"
 #include "verify/family/mamba3/dump_reading.h"
+#include "verify/family/mamba3/handoff.h"
 #include "verify/family/registry.h"
 #include "verify/json/json.h"
 #include "verify/tensor_file/dump_metadata.h"
@@ -167,13 +170,101 @@ TEST_F(Mamba3Check, BadInputsAreNamed) {
   o = run_ssmv("check " + ok + " --contract ssu");
   EXPECT_EQ(o.code, 2) << o.output;
   EXPECT_NE(o.output.find("contract 'ssu' is not a Mamba-3 step contract"), std::string::npos) << o.output;
-  o = run_ssmv("compare --a " + ok + " --b " + ok);
-  EXPECT_EQ(o.code, 2) << o.output;
-  EXPECT_NE(o.output.find("is of the mamba3 family"), std::string::npos) << o.output;
   const std::string no_adt = dump("no_adt.npz", p, bound::mamba3::PlantedBug::none, described(), "adt");
   o = run_ssmv("check " + no_adt);
   EXPECT_EQ(o.code, 2) << o.output;
   EXPECT_NE(o.output.find("tensor 'adt': missing"), std::string::npos) << o.output;
+}
+
+// A hand-off's trace keeps |S| at the prefill's chunk ends and after every decode token, not after
+// every token: on sequences of 20 and 13 tokens with K = 11, chunk 4: rows after tokens 3, 7, 10
+// (the prefill's last), then 11..19 — 12 rows — and 3, 7, 10, 11, 12 for the 13-token one — 5 rows.
+// Each kept row equals the every-token trace's row bit for bit (the same certified run), so the
+// hand-off's bounds are those it had when it cut them from the every-token trace.
+TEST(Mamba3TraceGrid, AHandoffKeepsThePrefillsChunkEndsAndEveryDecodeToken) {
+  const bound::mamba3::TraceGrid g{4, 11};
+  EXPECT_EQ(g.kept(20), 12);
+  EXPECT_EQ(g.kept(13), 5);
+  EXPECT_EQ(g.kept(9), 3);  // a sequence within the prefill: chunk ends 3, 7 and its last token 8
+  std::vector<int64_t> kept;
+  for (int64_t t = 0; t < 20; ++t) {
+    if (g.keeps(t, 20)) kept.push_back(t);
+  }
+  EXPECT_EQ(kept, (std::vector<int64_t>{3, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}));
+  for (size_t r = 0; r < kept.size(); ++r) EXPECT_EQ(g.row(kept[r], 20), int64_t(r));
+  EXPECT_EQ((bound::mamba3::TraceGrid{8, 0}.kept(20)), 3);  // a prefill: chunk ends 7, 15 and the last token
+
+  const Problem p = ref::mamba3::testing::random_problem({0, 20, 33}, 2, 8, 16, 1, 4, 20261208, true);
+  const CertifiedRun every = certified_run(p, 2, int64_t(1)), grid = certified_run(p, 2, g);
+  const int64_t H = p.shape.H, PN = p.shape.P * p.shape.N;
+  ASSERT_EQ(grid.trace.S_abs.size(), size_t((12 + 5) * H * PN));
+  for (int64_t s = 0; s < 2; ++s) {
+    const int64_t length = p.shape.seq_len(s);
+    for (int64_t t = 0; t < length; ++t) {
+      if (!g.keeps(t, length)) continue;
+      const int64_t from = bound::mamba3::first_kept(p.shape, s, {1, 0}) + t;
+      const int64_t to = bound::mamba3::first_kept(p.shape, s, g) + g.row(t, length);
+      for (int64_t h = 0; h < H; ++h) {
+        const auto a = every.trace.S_abs.begin() + (from * H + h) * PN, b = grid.trace.S_abs.begin() + (to * H + h) * PN;
+        EXPECT_TRUE(std::equal(a, a + PN, b)) << "sequence " << s << ", token " << t << ", head " << h;
+      }
+    }
+  }
+  EXPECT_EQ(grid.trace.angle, every.trace.angle);
+  EXPECT_EQ(grid.trace.y_abs, every.trace.y_abs);
+  // The hand-off's bounds read the grid's trace, and refuse another.
+  const Handoff h{11, 4, bound::mamba3::prefill_host_emulation(), bound::mamba3::host_emulation()};
+  const Problem pair = pair_problem(p, 0, 1);
+  EXPECT_NO_THROW(handoff_bounds(pair, h, certified_run(pair, 1, h.grid()).trace));
+  EXPECT_THROW(handoff_bounds(pair, h, certified_run(pair, 1, int64_t(1)).trace), std::invalid_argument);
+}
+
+// The same tokens through the prefill's and the step kernel's emulations (the two paths an engine
+// moves a recompute between): `ssmv compare` judges each under its contract and finds every
+// divergence within bound_a + bound_b (the emulations' own test, prefill_emulation_test, measured
+// the largest divergence at 0.29 of that sum for y and 0.98 for the angle state); the step
+// kernel with its β term on b instead of b_prev is not explained. A dump of another problem, and a
+// Mamba2 dump on the other side, are refused naming why.
+TEST_F(Mamba3Check, ComparePrefillAndStepPathsOfTheSameTokens) {
+  const Problem p = ref::mamba3::testing::random_problem({0, 20, 33}, 2, 8, 16, 1, 4, 20261206, true);
+  bound::mamba3::PrefillEmulationOptions po;
+  po.chunk_size = 8;
+  const bound::mamba3::EmulatedSteps pre = bound::mamba3::emulate_prefill(p, po);
+  const std::string prefill = (dir_ / "paths_prefill.npz").string();
+  tensor_file::save_npz(prefill, dump_tensors(p, {pre.y, {pre.angle, pre.S, pre.B_prev, pre.x_prev}}),
+                        {{"ssmv.kernel", "mamba3_prefill"}, {"ssmv.chunk_size", "8"},
+                         {"ssmv.contract", "mamba3_siso_combined.host_emulation"}});
+  const std::string steps = dump("paths_steps.npz", p, bound::mamba3::PlantedBug::none, described());
+  const std::string json = (dir_ / "paths.json").string();
+  cli::testing::Outcome o = run_ssmv("compare --a " + prefill + " --b " + steps + " --threads 2 --json " + json);
+  EXPECT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("every divergence is within bound_a + bound_b"), std::string::npos) << o.output;
+  {
+    std::ifstream in(json);
+    const json::Value report = json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
+    const json::Value& tensors = report["comparisons"][0]["tensors"];
+    ASSERT_EQ(tensors.size(), 5u) << o.output;  // y and the four-part state
+    int64_t differ = 0;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      EXPECT_EQ(tensors[i]["unexplained"].get<int64_t>(), 0) << tensors[i]["name"].get<std::string>();
+      differ += tensors[i]["explained"].get<int64_t>();
+    }
+    EXPECT_GT(differ, 0) << "the two paths round differently: some elements differ";
+  }
+  const std::string bug = dump("paths_bug.npz", p, bound::mamba3::PlantedBug::beta_uses_current_b, described());
+  o = run_ssmv("compare --a " + prefill + " --b " + bug + " --threads 2");
+  EXPECT_EQ(o.code, 1) << o.output;
+  EXPECT_NE(o.output.find("unexplained"), std::string::npos) << o.output;
+  const Problem other = ref::mamba3::testing::random_problem({0, 20, 33}, 2, 8, 16, 1, 4, 20261207, true);
+  const std::string elsewhere = dump("paths_other.npz", other, bound::mamba3::PlantedBug::none, described());
+  o = run_ssmv("compare --a " + prefill + " --b " + elsewhere + " --threads 2");
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("is a dump of another problem than " + prefill + ": tensor 'x' element"), std::string::npos)
+      << o.output;
+  const std::string undescribed = dump("paths_undescribed.npz", p, bound::mamba3::PlantedBug::none, {});
+  o = run_ssmv("compare --a " + prefill + " --b " + undescribed + " --b-kernel ssu --threads 2");
+  EXPECT_EQ(o.code, 2) << o.output;
+  EXPECT_NE(o.output.find("and side b's 'ssu' of the mamba2 family"), std::string::npos) << o.output;
 }
 
 // mamba_ssm's Triton step kernel on an H200 (tests/triton_fixtures/README.md): within the production
