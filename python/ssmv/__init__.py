@@ -11,6 +11,8 @@ reference and per-element error bounds, from a pytest test.
                       C_bias=C_bias, y=y, ...)   # Mamba-3's SISO step kernel (mamba3_step)
     ssmv.check_mamba3(..., kernel="mamba3_prefill", chunk_size=64)   # its chunked prefill
     ssmv.check_mamba3(..., kernel="mamba3_handoff", prefill_tokens=K)  # the prefill, then steps
+    ssmv.compare_mamba3(a=ssmv.Mamba3Outputs(y=y1, kernel="mamba3_prefill"),
+                        b=ssmv.Mamba3Outputs(y=y2, kernel="mamba3_step"), x=x, ...)  # the two paths
 
 Each writes a self-describing dump (docs/tensor-files.md), runs the ssmv program on it
 (SSMV_BINARY, else `ssmv` on PATH — where `cmake --install` puts it — else the repository's
@@ -18,8 +20,9 @@ build/release/ssmv) and reads its JSON report (docs/report-schema.md). Standard 
 NumPy arrays are read when given, NumPy is not required.
 """
 
-from ._api import (KERNELS, MAMBA3_CONTRACTS, MAMBA3_KERNELS, MAMBA3_PREFILL_CONTRACTS, Outputs, __version__,
-                   assert_mamba3_within_contract, assert_within_contract, cex_dir, check, check_mamba3, compare)
+from ._api import (KERNELS, MAMBA3_CONTRACTS, MAMBA3_KERNELS, MAMBA3_PREFILL_CONTRACTS, Mamba3Outputs, Outputs,
+                   __version__, assert_mamba3_within_contract, assert_within_contract, cex_dir, check, check_mamba3,
+                   compare, compare_mamba3)
 from ._bf16 import BF16Array, bf16
 from ._errors import BinaryNotFoundError, InputError, InputTypeError, SsmvError
 from ._run import find_binary
@@ -27,7 +30,8 @@ from .report import (BoundSource, Comparison, Difference, Entry, FormatValue, Re
                      TensorResult, WorstElement)
 
 __all__ = [
-    "check", "assert_within_contract", "compare", "check_mamba3", "assert_mamba3_within_contract",
+    "check", "assert_within_contract", "compare", "check_mamba3", "assert_mamba3_within_contract", "compare_mamba3",
+    "Mamba3Outputs",
     "MAMBA3_KERNELS", "MAMBA3_CONTRACTS", "MAMBA3_PREFILL_CONTRACTS", "Outputs", "bf16", "BF16Array",
     "find_binary", "cex_dir", "KERNELS", "__version__",
     "Report", "Entry", "TensorResult", "WorstElement", "Difference", "BoundSource", "Real", "FormatValue",

@@ -609,21 +609,64 @@ class Outputs:
     dt_limit: Any = None  # this side's, when it differs from compare()'s
 
 
-def _side(arg, side, problem_formats, notes, round_dt_limit):
+def _side_of(arg, side, cls):
+    """A side of a comparison as given: the resolved path of a dump (str), or a `cls` (Outputs,
+    Mamba3Outputs) built from a dict of its fields when need be."""
     if isinstance(side, (str, os.PathLike)):
         p = Path(side)
         if not p.is_file():
             raise InputError(f"{arg}={str(side)!r}: no such dump file")
-        return None, str(p.resolve())
+        return str(p.resolve())
+    fields = ", ".join(cls.__dataclass_fields__)
     if isinstance(side, dict):
         try:
-            side = Outputs(**side)
+            side = cls(**side)
         except TypeError as e:
-            raise InputTypeError(f"{arg}: {e} (the keys are Outputs' fields: y, final_states, kernel, contract, "
-                                 "decode_contract, chunk_size, chunk_layout, prefill_tokens, dt_limit)") from None
-    if not isinstance(side, Outputs):
-        raise InputTypeError(f"{arg} is a {type(side).__name__}: expected ssmv.Outputs(y=..., kernel=...), a "
-                             "dict of its fields, or the path of a dump")
+            raise InputTypeError(f"{arg}: {e} (the keys are {cls.__name__}' fields: {fields})") from None
+    if not isinstance(side, cls):
+        raise InputTypeError(f"{arg} is a {type(side).__name__}: expected ssmv.{cls.__name__}(y=..., kernel=...), "
+                             "a dict of its fields, or the path of a dump")
+    return side
+
+
+def _side_formats_into(sides, pmeta):
+    """The output and state formats the sides' arrays declared, moved into the problem's metadata:
+    one format per tensor for both kernels."""
+    for arg in ("a", "b"):
+        if sides[arg][0] is None:
+            continue
+        for key in ("ssmv.output_format", "ssmv.state_format"):
+            f = sides[arg][0][1].pop(key, None)
+            if f is not None and pmeta.setdefault(key, f) != f:
+                raise InputTypeError(f"{arg}'s {key[5:]} {f} differs from the other side's {pmeta[key]}: "
+                                     f"both kernels must write the same formats (or pass {key[5:]}=)")
+
+
+def _run_compare(sides, files, args, stem, notes, dump, binary):
+    """`ssmv compare` on the sides (dumps given by path, or files written from their arrays) and
+    the problem file already in `files` / `args`."""
+    primary = None
+    for arg in ("a", "b"):
+        built, path = sides[arg]
+        if built is None:
+            args += ["--" + arg, path]
+        else:
+            fname = f"{stem}-{arg}-{_digest(*built)}.npz"
+            files[fname] = built
+            args += ["--" + arg, fname]
+            primary = primary or fname
+    if not files:
+        with tempfile.TemporaryDirectory(prefix="ssmv-") as tmp:
+            j, out = run_json(find_binary(binary), args, tmp)
+        return Report.of(j, notes, None, out)
+    j, out, kept = _run(args, files, primary or next(iter(files)), dump, binary)
+    return Report.of(j, notes, kept, out)
+
+
+def _side(arg, side, problem_formats, notes, round_dt_limit):
+    side = _side_of(arg, side, Outputs)
+    if isinstance(side, str):
+        return None, side
     side_notes = []
     arrays, meta = _problem_arrays({"y": side.y, "final_states": side.final_states}, problem_formats, side_notes,
                                    need_inputs=False)
@@ -634,6 +677,78 @@ def _side(arg, side, problem_formats, notes, round_dt_limit):
     if lim:
         meta["ssmv.dt_limit"] = lim
     return (arrays, meta), None
+
+
+@dataclass
+class Mamba3Outputs:
+    """One side of compare_mamba3(): a Mamba-3 kernel's outputs (y and the final four-part state
+    parts it returns, each optional but y) and how it computed them (check_mamba3()'s options)."""
+    y: Any
+    final_angle_state: Any = None
+    final_states: Any = None
+    final_B_prev: Any = None
+    final_x_prev: Any = None
+    kernel: str = MAMBA3_KERNEL
+    contract: Optional[str] = None
+    decode_contract: Optional[str] = None
+    chunk_size: Optional[int] = None
+    prefill_tokens: Optional[int] = None
+
+
+def _mamba3_side(arg, side, formats, notes):
+    """A side's output file (arrays, metadata), or None and the path of a dump."""
+    side = _side_of(arg, side, Mamba3Outputs)
+    if isinstance(side, str):
+        return None, side
+    side_notes, option_notes = [], []
+    meta = _mamba3_kernel_meta(side.kernel, side.contract, side.decode_contract, side.chunk_size,
+                               side.prefill_tokens, option_notes)
+    arrays, fmeta = _problem_arrays(
+        dict(y=side.y, final_angle_state=side.final_angle_state, final_states=side.final_states,
+             final_B_prev=side.final_B_prev, final_x_prev=side.final_x_prev), formats, side_notes,
+        need_inputs=False, family=_arrays.MAMBA3)
+    notes += [f"{arg}: {n}" for n in side_notes + option_notes]
+    meta.update(fmeta)
+    return (arrays, meta), None
+
+
+@_public
+def compare_mamba3(*, a, b, x=None, B=None, C=None, dt=None, adt=None, trap=None, angles=None, B_bias=None,
+                   C_bias=None, D=None, z=None, cu_seqlens=None, initial_angle_state=None, initial_states=None,
+                   initial_B_prev=None, initial_x_prev=None, input_format=None, state_format=None,
+                   output_format=None, name=None, dump=None, binary=None) -> Report:
+    __tracebackhide__ = True
+    notes = []
+    formats = _formats(input_format, state_format, output_format)
+    problem = dict(x=x, B=B, C=C, dt=dt, adt=adt, trap=trap, angles=angles, B_bias=B_bias, C_bias=C_bias, D=D, z=z,
+                   cu_seqlens=cu_seqlens, initial_angle_state=initial_angle_state, initial_states=initial_states,
+                   initial_B_prev=initial_B_prev, initial_x_prev=initial_x_prev)
+    have_problem = any(v is not None for v in problem.values())
+    sides = {arg: _mamba3_side(arg, side, formats, notes) for arg, side in (("a", a), ("b", b))}
+    files, args, stem = {}, ["compare"], _dump_stem(name)
+    if have_problem:
+        parr, pmeta = _problem_arrays(problem, formats, notes, family=_arrays.MAMBA3)
+        _side_formats_into(sides, pmeta)
+        pmeta["ssmv.source"] = f"ssmv Python package {__version__}"
+        pname = f"{stem}-problem-{_digest(parr, pmeta)}.npz"
+        files[pname] = (parr, pmeta)
+        args += ["--problem", pname]
+    elif any(s[0] is not None for s in sides.values()):
+        raise InputError("the problem is missing: with outputs given as arrays, pass the problem's x, B, C, dt, adt, "
+                         "trap, angles, B_bias, C_bias")
+    return _run_compare(sides, files, args, stem, notes, dump, binary)
+
+
+compare_mamba3.__doc__ = (
+    "Two Mamba-3 kernels' outputs on the same problem side by side (`ssmv compare`): typically the chunked "
+    "prefill (kernel='mamba3_prefill') and the step kernel run token by token ('mamba3_step') on the same tokens, "
+    "the two paths an engine moves a recompute between. Each is judged against the exact value under its own "
+    "contract (Report.entries: a, then b), then per tensor the elements where they are identical, explained "
+    "(|a - b| <= bound_a + bound_b, the angle state on the circle) or unexplained (Report.comparison). "
+    "Report.ok: no VIOLATION/INVALID and every divergence explained.\n"
+    "a, b: ssmv.Mamba3Outputs(y=..., final_angle_state=..., ..., kernel=..., contract=..., chunk_size=...), a dict "
+    "of those fields, or the path of a dump (self-describing, with its problem when no problem tensors are given "
+    "here). The problem tensors are check_mamba3()'s.\n" + _MAMBA3_DOC)
 
 
 @_public
@@ -666,17 +781,8 @@ def compare(*, a, b, x=None, dt=None, A=None, B=None, C=None, z=None, D=None, dt
     stem = _dump_stem(name)
     if have_problem:
         # The output tensors decide the output/state formats too: infer them over both sides.
-        outs = {}
-        for arg in ("a", "b"):
-            if sides[arg][0] is not None:
-                outs[arg] = sides[arg][0][0]
         parr, pmeta = _problem_arrays(problem, formats, notes)
-        for arg, arrays in outs.items():
-            for key in ("ssmv.output_format", "ssmv.state_format"):
-                f = sides[arg][0][1].pop(key, None)
-                if f is not None and pmeta.setdefault(key, f) != f:
-                    raise InputTypeError(f"{arg}'s {key[5:]} {f} differs from the other side's {pmeta[key]}: "
-                                         f"both kernels must write the same formats (or pass {key[5:]}=)")
+        _side_formats_into(sides, pmeta)
         pmeta["ssmv.dt_softplus"] = "true" if _flag("dt_softplus", dt_softplus) else "false"
         lim = _dt_limit("dt_limit", dt_limit, round_dt_limit, notes)
         if lim:
@@ -689,20 +795,4 @@ def compare(*, a, b, x=None, dt=None, A=None, B=None, C=None, z=None, D=None, dt
         raise InputError("the problem is missing: with outputs given as arrays, pass the problem's x, dt, A, B, C")
     elif dt_softplus or dt_limit is not None:
         raise InputError("dt_softplus / dt_limit: the dumps given as a and b carry their own options")
-    primary = None
-    for arg in ("a", "b"):
-        built, path = sides[arg]
-        if built is None:
-            args += ["--" + arg, path]
-        else:
-            fname = f"{stem}-{arg}-{_digest(*built)}.npz"
-            files[fname] = built
-            args += ["--" + arg, fname]
-        primary = primary or (args[-1] if built is not None else None)
-    if not files:
-        binary_ = find_binary(binary)
-        with tempfile.TemporaryDirectory(prefix="ssmv-") as tmp:
-            j, out = run_json(binary_, args, tmp)
-        return Report.of(j, notes, None, out)
-    j, out, kept = _run(args, files, primary or next(iter(files)), dump, binary)
-    return Report.of(j, notes, kept, out)
+    return _run_compare(sides, files, args, stem, notes, dump, binary)

@@ -193,3 +193,39 @@ def test_a_batch_without_cu_seqlens_says_how_to_pack_it(case):
                                          r"is not given \(one sequence of all the tokens\); a batch of S sequences of "
                                          r"L tokens is S·L tokens packed by sequence"):
         ssmv.check_mamba3(**case, kernel="mamba3_prefill")
+
+
+def test_compare_mamba3_sets_the_prefill_and_the_step_kernel_side_by_side(case):
+    """compare_mamba3: the prefill's outputs (the stand-in's) against a step kernel's that differ in
+    one y element by one bf16 ULP and hold the angle state one turn (2π) away — explained, the angle
+    compared on the circle; then one y element off by +1.0 — unexplained, a VIOLATION of side b."""
+    outs = ("y", "final_angle_state", "final_states", "final_B_prev", "final_x_prev")
+    problem = {k: v for k, v in case.items() if k not in outs}
+    y = np.asarray(case["y"], dtype=np.float32)
+    y_b = y.copy()
+    y_b.reshape(-1).view(np.uint32)[5] += 0x10000  # the next bf16 value away from zero: one bf16 ULP
+    angle = np.asarray(case["final_angle_state"], dtype=np.float32)
+    turned = np.where(angle < np.float32(np.pi), angle + np.float32(2 * np.pi), angle - np.float32(2 * np.pi))
+    a = ssmv.Mamba3Outputs(y=case["y"], final_angle_state=angle, final_states=case["final_states"],
+                           final_B_prev=case["final_B_prev"], final_x_prev=case["final_x_prev"],
+                           kernel="mamba3_prefill", chunk_size=4)
+    b = dict(y=ssmv.bf16(y_b), final_angle_state=turned.astype(np.float32), final_states=case["final_states"],
+             final_B_prev=case["final_B_prev"], final_x_prev=case["final_x_prev"], kernel="mamba3_step")
+    r = ssmv.compare_mamba3(a=a, b=b, **problem)
+    assert r.ok and r.comparison.explained_all, r
+    assert [e.kernel for e in r.entries] == ["mamba3_prefill", "mamba3_step"]
+    angle_cmp = r.comparison["final_angle_state"]
+    assert angle_cmp.explained == angle.size and angle_cmp.unexplained == 0, angle_cmp
+    assert r.comparison["y"].explained == 1 and r.comparison["y"].unexplained == 0
+    y_b.reshape(-1)[5] += 1.0
+    bad = ssmv.compare_mamba3(a=a, b=dict(b, y=ssmv.bf16(y_b)), **problem)
+    assert not bad.ok and bad.comparison["y"].unexplained == 1
+    assert bad.entries[1].tensors[0].counts.get("VIOLATION", 0) == 1
+
+
+def test_compare_mamba3_refuses_missing_problems_and_mamba2_sides(case):
+    with pytest.raises(ssmv.InputError, match="the problem is missing"):
+        ssmv.compare_mamba3(a=ssmv.Mamba3Outputs(y=case["y"]), b=ssmv.Mamba3Outputs(y=case["y"]))
+    with pytest.raises(ssmv.InputError, match="kernel='ssu'"):
+        ssmv.compare_mamba3(a=ssmv.Mamba3Outputs(y=case["y"], kernel="ssu"), b=ssmv.Mamba3Outputs(y=case["y"]),
+                            x=case["x"])
