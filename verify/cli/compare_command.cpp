@@ -171,10 +171,11 @@ int compare_command(const std::vector<std::string>& args) {
   std::string a_path, b_path;
   CommandLine line("ssmv compare",
                    "Two kernels' outputs on the same problem, side by side (e.g. a chunk_scan prefill and a "
-                   "token-by-token SSU decode of the same prompt): each against the exact value under its own "
+                   "token-by-token SSU decode of the same prompt, or Mamba-3's mamba3_prefill and mamba3_step on the "
+                   "same tokens; both kernels of one family): each against the exact value under its own "
                    "contract, then every element where they differ: identical, explained (|a - b| <= bound_a + "
-                   "bound_b: both may be honest rounding paths) or unexplained (at least one of them is outside its "
-                   "contract).",
+                   "bound_b, an angle state on the circle: both may be honest rounding paths) or unexplained (at "
+                   "least one of them is outside its contract).",
                    "exit codes: 0 every divergence explained and no VIOLATION/INVALID, 1 otherwise, 2 bad input or "
                    "usage.");
   line.group("Files");
