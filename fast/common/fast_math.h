@@ -11,8 +11,9 @@
 // (128-bit) by ssmv_fast_math_ulp (fast/common/tests/fast_math_ulp_main.cpp) over every
 // bf16 value in the range plus 10^7 random fp32 arguments (seed 0x55; exp, log1p, softplus,
 // sigmoid 2026-11-30, output in bench/NOTES.md, section SSU; silu, tanh, cos, sin for the
-// Mamba-3 step 2026-12-05, output in docs/mamba3-bounds.md §15). Sampled maxima: an unsampled argument may err a little
-// more, so contracts budget a margin above them (fast/ssu/contract.cpp).
+// Mamba-3 step 2026-12-05, output in docs/mamba3-bounds.md §15). Sampled maxima: an
+// unsampled argument may err a little more, so contracts budget a margin above them
+// (fast/ssu/contract.cpp, fast_math_budgets.h).
 // One ULP is the spacing of fp32 values at the exact result (subnormal spacing 2^-149
 // below 2^-126), as spec/format.h ulp_of(Format::fp32, ·) defines it.
 #pragma once
@@ -151,16 +152,18 @@ SSMV_HD SSMV_FORCEINLINE float sigmoid(float x) { return 1.0f / (1.0f + exp(-x))
 
 // ≤ 2.7173 ULP over [-87, 110] (measured max), absolute error < 2.61e-37 below -87 (measured
 // 2.604e-37: the sigmoid's tail error < 2^-128 times |x| ≤ 88.73, then 0 for the exact
-// |x|e^x ≤ 2.6075e-37 below -88.7228), 0 ULP above 110 (σ = 1: x itself). silu(x) = x·σ(x): the z gate of the Mamba-3 step (fast/mamba3/).
+// |x|e^x ≤ 2.6075e-37 below -88.7228), 0 ULP above 110 (σ = 1: x itself).
+// silu(x) = x·σ(x): the z gate of the Mamba-3 step (fast/mamba3/).
 SSMV_HD SSMV_FORCEINLINE float silu(float x) { return x * sigmoid(x); }
 
-// ≤ 1.5463 ULP over every finite fp32 argument (measured max, at -0.5512: the exp branch). Odd: evaluated on |x| and the
-// sign put back. |x| < 2^-12: x itself (tanh x = x − x³/3 + …, relative error < 2^-25.5);
-// |x| < 0.55: x + x·z·P(z), z = x², P the Taylor series of (tanh x − x)/x³ through x^18
-// (coefficients 2^{2k}(2^{2k} − 1)B_{2k}/(2k)!, rounded to fp32; the series' ratio at 0.55 is
-// (2·0.55/π)² = 0.12: truncation c_21·x^20 ≤ 6.2e-10 relative); above, 1 − 2/(e^{2|x|} + 1)
-// with exp above (1 − q ≥ 0.5 there, so q's relative error is not magnified; e^{2|x|} overflows
-// to +Inf beyond 44.4 and the result is 1, as it is after rounding from 9.02 on).
+// ≤ 1.5463 ULP over every finite fp32 argument (measured max, at -0.5512: the exp branch).
+// Odd: evaluated on |x| and the sign put back. |x| < 2^-12: x itself (tanh x = x − x³/3 + …,
+// relative error < 2^-25.5). |x| < 0.55: x + x·z·P(z), z = x², x + x³·P(x²) the Taylor series
+// of tanh through x^19 (coefficients c_{2k−1} = 2^{2k}(2^{2k} − 1)B_{2k}/(2k)!, rounded to
+// fp32; the series' ratio at 0.55 is (2·0.55/π)² = 0.12: truncation c_21·x^20 ≤ 6.2e-10
+// relative). Above: 1 − 2/(e^{2|x|} + 1) with exp above (1 − q ≥ 0.5 there, so q's relative
+// error is not magnified; e^{2|x|} overflows to +Inf beyond 44.4 and the result is 1, as it is
+// after rounding from 9.02 on).
 SSMV_HD SSMV_FORCEINLINE float tanh(float x) {
   const uint32_t sign = bits_of(x) & 0x80000000u;
   const float a = float_of(bits_of(x) & 0x7fffffffu);

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "fast/mamba3/contract.h"
 #include "verify/cli/usage_error.h"
 #include "verify/family/mamba3/contract_file.h"
 
@@ -26,6 +27,7 @@ bool is_file(const std::string& name) { return std::filesystem::is_regular_file(
 StepContract step_contract(const std::string& name) {
   if (name == kStepProduction) return bound::mamba3::production_h200();
   if (name == kStepHost) return bound::mamba3::host_emulation();
+  if (name == mamba3_step::kContractName) return mamba3_step::contract();
   if (is_file(name)) {
     if (contract_file_family(name) != "mamba3_step") {
       throw cli::UsageError("contract file '" + name + "' is a prefill's (family mamba3_prefill): the step kernel needs "
@@ -34,7 +36,8 @@ StepContract step_contract(const std::string& name) {
     return read_step_contract(name);
   }
   throw cli::UsageError("contract '" + name + "' is not a Mamba-3 step contract: expected mamba3_siso_step.production, "
-                        "mamba3_siso_step.host_emulation or a Mamba-3 contract file (docs/contracts.md)");
+                        "mamba3_siso_step.host_emulation, ssmv.mamba3_step or a Mamba-3 contract file "
+                        "(docs/contracts.md)");
 }
 
 PrefillContract prefill_contract(const std::string& name) {
@@ -53,7 +56,9 @@ PrefillContract prefill_contract(const std::string& name) {
                         "mamba3_siso_combined.host_emulation or a Mamba-3 contract file (docs/contracts.md)");
 }
 
-bool is_step_contract(const std::string& name) { return name == kStepProduction || name == kStepHost; }
+bool is_step_contract(const std::string& name) {
+  return name == kStepProduction || name == kStepHost || name == mamba3_step::kContractName;
+}
 
 bool is_host_contract(const std::string& name) { return name == kStepHost || name == kPrefillHost; }
 
@@ -69,6 +74,11 @@ std::vector<ContractPreset> contract_presets() {
        "fp32, the C++ library's fp32 tanh/cos/sin/exp2 (budgets derived and checked by emulation_budget_test), IEEE "
        "division",
        json::dump(step_contract_to_json(bound::mamba3::host_emulation()), 2)},
+      {mamba3_step::kContractName, "mamba3_step",
+       "ssmv's bundled Mamba-3 step kernel and its bit-identical host twin (fast/mamba3/): C·S an fp32 FMA chain "
+       "on fp32 operands, no tensor cores; tanh/cos/sin/exp/sigmoid/silu from fast/common/fast_math.h (measured "
+       "against MPFR, fast_math_budgets.h), IEEE division",
+       json::dump(step_contract_to_json(mamba3_step::contract()), 2)},
       {kPrefillProduction, "mamba3_prefill",
        "mamba_ssm's chunked prefill (mamba3_siso_combined) on an H200, Triton 3.6, as shipped: θ "
        "stored in bf16, bf16 Q/K stores and dot operands (tensor cores), the q·k diagonal on a tf32 mma; "

@@ -19,15 +19,17 @@ namespace ssmv::family::mamba3 {
 bound::mamba3::StepContract step_contract(const std::string& name);
 bound::mamba3::PrefillContract prefill_contract(const std::string& name);
 
-// The step kernel's presets (mamba3_siso_step.*): true; the prefill's (mamba3_siso_combined.*): false.
+// The step kernel's presets (mamba3_siso_step.*, ssmv.mamba3_step): true; the prefill's
+// (mamba3_siso_combined.*): false.
 bool is_step_contract(const std::string& name);
 // The presets a host emulation implements (*.host_emulation): the emulation runs the contract's
 // rounding points with the C++ library's functions, whose budgets the contract declares.
 bool is_host_contract(const std::string& name);
 
-// The five presets: step production and host_emulation; prefill production, fp32_angles and
-// host_emulation; each with its one-line description and, for `ssmv contract show`, the JSON of its
-// contract file (contract_file.h: save, edit, give to `ssmv check --contract FILE`).
+// The six presets: step production, host_emulation and the bundled kernel's (ssmv.mamba3_step,
+// fast/mamba3/contract.h); prefill production, fp32_angles and host_emulation; each with its
+// one-line description and, for `ssmv contract show`, the JSON of its contract file
+// (contract_file.h: save, edit, give to `ssmv check --contract FILE`).
 std::vector<ContractPreset> contract_presets();
 
 }  // namespace ssmv::family::mamba3

@@ -1,5 +1,5 @@
 // Mamba-3's side of `ssmv bounds` and `ssmv contract` (verify/family/mamba3/bounds_rows.h,
-// contracts.h) through the family seam: the five presets registered, and the rows of a small grid
+// contracts.h) through the family seam: the six presets registered, and the rows of a small grid
 // problem — every tensor's bound positive and finite beside the exact values, the host emulation
 // within it (usage <= 1), a prefill row the same whether the reference kept |S| at its chunks or
 // at every token (the trace cut to the chunks).
@@ -18,9 +18,15 @@ const std::vector<std::string> kPresets = {"mamba3_siso_step.production", "mamba
                                            "mamba3_siso_combined.production", "mamba3_siso_combined.fp32_angles",
                                            "mamba3_siso_combined.host_emulation"};
 
+// What contract_presets() lists: kPresets and the bundled kernel's (fast/mamba3/contract.h), after the
+// step kernel's two.
+const std::vector<std::string> kRegistered = {"mamba3_siso_step.production", "mamba3_siso_step.host_emulation",
+                                              "ssmv.mamba3_step", "mamba3_siso_combined.production",
+                                              "mamba3_siso_combined.fp32_angles", "mamba3_siso_combined.host_emulation"};
+
 BoundsProblem problem() { return BoundsProblem{40, 16, 2, 4, 1, {16, 32}, {Format::bf16, Format::fp32}, 7}; }
 
-TEST(Mamba3Bounds, FivePresetsRegisteredWithDescriptionsAndTheirContractFiles) {
+TEST(Mamba3Bounds, SixPresetsRegisteredWithDescriptionsAndTheirContractFiles) {
   std::vector<std::string> names;
   for (const Family* f : families()) {
     for (const ContractPreset& p : f->contract_presets()) {
@@ -32,7 +38,7 @@ TEST(Mamba3Bounds, FivePresetsRegisteredWithDescriptionsAndTheirContractFiles) {
       EXPECT_EQ(family_of_contract(p.name), f);
     }
   }
-  EXPECT_EQ(names, kPresets);
+  EXPECT_EQ(names, kRegistered);
   EXPECT_EQ(family_of_contract("ssu"), nullptr);  // Mamba2's presets are contract_json.h's
   EXPECT_EQ(family_of_contract("nosuch"), nullptr);
   EXPECT_NE(family_preset_list().find("mamba3_siso_combined.host_emulation"), std::string::npos);
