@@ -23,8 +23,12 @@ struct HandedValue {
 inline mpfr_prec_t precision(const HandedValue& v) { return v.mpfr ? mpfr_get_prec(v.mpfr) : v.bits; }
 
 // The value correctly rounded to nearest, ties to even, in f: round_nearest_even of the MPFR
-// value, or of hi for a fast-tier value (the same bits, as above).
-Bits round_nearest_even(Format f, const HandedValue& v);
+// value (reference/round.h), or of hi for a fast-tier value (the same bits, as above). Inline:
+// the judges round every element's value.
+Bits round_nearest_even(Format f, mpfr_srcptr x);
+inline Bits round_nearest_even(Format f, const HandedValue& v) {
+  return v.mpfr ? round_nearest_even(f, v.mpfr) : ssmv::round_nearest_even(f, v.hi);
+}
 
 // dst = the value at dst's precision (precision(v) for the value itself): a copy of the MPFR tier's (exact at the same precision),
 // or hi + lo in two correctly rounded operations (within 2^-prec·|hi + lo|; at the check

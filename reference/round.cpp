@@ -25,10 +25,6 @@ Bits round_nearest_even(Format f, mpfr_srcptr x) {
   return ssmv::round_nearest_even(f, round_to_odd_double(x));
 }
 
-Bits round_nearest_even(Format f, const HandedValue& v) {
-  return v.mpfr ? round_nearest_even(f, v.mpfr) : ssmv::round_nearest_even(f, v.hi);
-}
-
 void set_value(mpfr_ptr dst, const HandedValue& v) {
   if (v.mpfr) {
     mpfr_set(dst, v.mpfr, MPFR_RNDN);

@@ -152,18 +152,6 @@ Bits next_down(Format f, Bits b) {
   return next_up(f, b ^ s) ^ s;
 }
 
-int64_t ordered_index(Format f, Bits b) {
-  const FormatInfo& fi = format_info(f);
-  const int64_t mag = static_cast<int64_t>(b & ~sign_mask(fi));
-  return (b & sign_mask(fi)) ? -mag : mag;
-}
-
-int64_t ulp_distance(Format f, Bits a, Bits b) {
-  if (is_nan(f, a) || is_nan(f, b)) return kNanUlpDistance;
-  const int64_t d = ordered_index(f, a) - ordered_index(f, b);
-  return d < 0 ? -d : d;
-}
-
 double ulp_of_general(Format f, double v) {
   const FormatInfo& fi = format_info(f);
   double a = std::fabs(v);

@@ -68,13 +68,9 @@ struct StreamJudges {
   void add_final_state(const Problem& p, const ref::StateOutputs& o, const std::vector<float>& final_states,
                        const double* bound) {
     if (!o.final || !state) return;
-    const Format f = p.formats.state;
     const size_t base = size_t(p.state_index(o.sequence, o.head, 0, 0));
-    for (size_t k = 0; k < o.nearest.size(); ++k) {
-      const size_t i = base + k;
-      state->add(int64_t(i), round_nearest_even(f, final_states[i]), ref::round_nearest_even(f, o.value[k]),
-                 o.nearest[k], o.certified_error[k], o.magnitude[k], bound[k], o.value[k]);
-    }
+    state->add_run(int64_t(base), std::span<const float>(&final_states[base], o.nearest.size()), o.value,
+                   o.nearest.data(), o.certified_error.data(), o.magnitude.data(), bound);
   }
   // The reports, the worst y element's kept y with them (attribution reads it).
   std::vector<TensorReport> finish(bound::YElement& worst_y) {

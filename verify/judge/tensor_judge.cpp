@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <stdexcept>
 #include <utility>
+
+#include "spec/vector_clones.h"
 
 #include "verify/judge/sharp_weight.h"
 
@@ -47,6 +50,130 @@ struct ScanMax {
     return {best, {}, best_value};
   }
 };
+
+// A run is judged in blocks of this many elements (add_run).
+constexpr int kBlock = 256;
+
+// What add_to derives of each element of a block (add_run), in arrays.
+struct BlockFigures {
+  int64_t ulps[kBlock];
+  double usage[kBlock], diff[kBlock], rel[kBlock], over[kBlock], at_scale[kBlock];
+  int exact = 0;  // elements whose computed bits equal the exact value's rounding
+};
+
+// bits[k] = round_nearest_even(f, v[k]) for k < n, its fast path (fi is f's) without a branch,
+// so that the loop vectorises; false when some v[k] lies outside the format's normal binades
+// (no bits are then to be used: the caller rounds the block with round_nearest_even).
+SSMV_VECTOR_CLONES
+bool round_in_normal_binades(const FormatInfo& fi, int n, const double* __restrict v, Bits* __restrict bits) {
+  const int m = fi.precision - 1;
+  const int64_t emin = fi.emin, emax = fi.emax;
+  const Bits inf = ((Bits{1} << fi.exponent_bits) - 1) << m, mmask = (Bits{1} << m) - 1;
+  int64_t inside = 1;
+  for (int k = 0; k < n; ++k) {
+    const uint64_t b = std::bit_cast<uint64_t>(v[k]);
+    const int64_t e = int64_t((b >> 52) & 0x7ff) - 1023;
+    const uint64_t r = detail::round_bits(b, fi.precision);
+    const int64_t er = int64_t((r >> 52) & 0x7ff) - 1023;  // past emax: ±Inf
+    const Bits sign = Bits(b >> 63) << (fi.total_bits - 1);
+    const Bits finite = (Bits(er + emax) << m) | (Bits(r >> (52 - m)) & mmask);
+    bits[k] = sign | (er > emax ? inf : finite);
+    inside &= int64_t((e >= emin) & (e <= emax));
+  }
+  return inside != 0;
+}
+
+// c ? a : b on the bits, with a and b both computed: GCC made a branch of ?: where one arm
+// was a quotient (the division moved into it), which kept block_figures from vectorising.
+inline double pick(bool c, double a, double b) {
+  const uint64_t m = uint64_t{0} - uint64_t(c);
+  return std::bit_cast<double>((std::bit_cast<uint64_t>(a) & m) | (std::bit_cast<uint64_t>(b) & ~m));
+}
+
+// add_to's figures of elements 0 .. n − 1 (the kernel's bits cb, the exact value's rounding eb,
+// its nearest double x, certified error, magnitude, bound), the same operations on the same
+// doubles as judge() and add_to, without a branch, so that the loop vectorises. True when
+// every element is ordinary: its computed value normal (decode's fast path), its exact rounding
+// not NaN, x finite, its magnitude in ulp_of's fast path, and its verdict EXACT or
+// WITHIN_CONTRACT; otherwise the figures are not to be used (add_to judges the block). Compiled
+// for AVX2 without FMA, so nothing is contracted.
+SSMV_VECTOR_CLONES
+bool block_figures(const FormatInfo& fi, int n, const Bits* __restrict cb, const Bits* __restrict eb,
+                   const double* __restrict x, const double* __restrict cert, const double* __restrict mag,
+                   const double* __restrict bound, BlockFigures& out) {
+  const int m = fi.precision - 1;
+  const uint64_t sign = uint64_t{1} << (fi.total_bits - 1), emask = (uint64_t{1} << fi.exponent_bits) - 1;
+  const uint64_t inf = emask << m, mmask = (uint64_t{1} << m) - 1;
+  const int64_t emin = fi.emin, ulp_shift = 1 - fi.precision + 1023;
+  int64_t ordinary = 1, exact = 0;
+  for (int k = 0; k < n; ++k) {
+    const uint64_t c = cb[k], e = eb[k];
+    const uint64_t ce = (c >> m) & emask;
+    const uint64_t vb = (((c >> (fi.total_bits - 1)) & 1) << 63) | ((ce - uint64_t(fi.emax) + 1023) << 52) |
+                        ((c & mmask) << (52 - m));
+    const double v = std::bit_cast<double>(vb);  // decode(f, c) for a normal c
+    const int64_t oc = (c & sign) ? -int64_t(c & ~sign) : int64_t(c & ~sign);  // ordered_index
+    const int64_t oe = (e & sign) ? -int64_t(e & ~sign) : int64_t(e & ~sign);
+    const int64_t d = oc - oe;
+    out.ulps[k] = d < 0 ? -d : d;
+    const bool same = c == e;
+    const double xk = x[k], ax = std::fabs(xk), b = bound[k], mk = mag[k];
+    const double diff = std::fabs(v - xk);
+    // judge(): the error and its use of the bound
+    const double error = pick(same, diff, diff * (1 + 0x1p-52) + cert[k] + ax * 0x1p-53);
+    constexpr double kTiny = 0x1p-1074;  // the smallest positive double: a divisor where the quotient is not used
+    const double unbounded = (error > 0) & !same ? HUGE_VAL : 0.0, nonzero = diff > 0 ? HUGE_VAL : 0.0;
+    out.usage[k] = pick(b > 0, error / (b > 0 ? b : kTiny), unbounded);
+    out.diff[k] = diff;
+    out.rel[k] = pick(xk != 0, diff / (xk != 0 ? ax : kTiny), nonzero);
+    out.over[k] = pick(mk > 0, diff / (mk > 0 ? mk : kTiny), nonzero);
+    // ulp_of(f, mk)'s fast path: 2^(e − p + 1) from mk's binade exponent e
+    const uint64_t mb = std::bit_cast<uint64_t>(mk);
+    const int64_t me = int64_t((mb >> 52) & 0x7ff) - 1023;
+    const bool ulp_fast = (me >= emin) & (std::fabs(mk) <= fi.max_finite);
+    const double ulp = std::bit_cast<double>(uint64_t(std::max(me, emin) + ulp_shift) << 52);
+    out.at_scale[k] = diff / ulp;
+    // & rather than &&: no branch
+    const bool ok = (ce != 0) & (ce != emask) & ((e & ~sign) <= inf) & (ax <= std::numeric_limits<double>::max()) &
+                    ulp_fast & (same | (error <= b));
+    ordinary &= int64_t(ok);
+    exact += int64_t(same);
+  }
+  out.exact = int(exact);
+  return ordinary != 0;
+}
+
+// The largest of v[0 .. n − 1] (n ≥ 1, none NaN), in four independent chains.
+double largest(int n, const double* v) {
+  double m[4] = {v[0], v[0], v[0], v[0]};
+  int k = 0;
+  for (; k + 4 <= n; k += 4) {
+    for (int l = 0; l < 4; ++l) m[l] = std::max(m[l], v[k + l]);
+  }
+  for (; k < n; ++k) m[0] = std::max(m[0], v[k]);
+  return std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
+}
+
+// The first k with v[k] == value (one exists).
+int first_at(const double* v, double value) {
+  int k = 0;
+  while (v[k] != value) ++k;
+  return k;
+}
+
+// s.see(first + k, v[k]) for k < n (n ≥ 1, none NaN), in bulk: the block's largest is
+// looked for only where it can replace s's best.
+void see_block(ScanMax& s, int64_t first, int n, const double* v) {
+  ScanMax b;
+  b.first = first;
+  b.first_value = v[0];
+  const double m = largest(n, v);
+  if (s.best < 0 || m >= s.best_value) {
+    b.best = first + first_at(v, m);
+    b.best_value = m;
+  }
+  s.merge(b);
+}
 
 }  // namespace
 
@@ -118,28 +245,9 @@ TensorJudge::TensorJudge(std::string name, Format format, int64_t elements, Tens
 
 TensorJudge::~TensorJudge() = default;
 
-TensorJudge::Partial& TensorJudge::partial() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto& p = partials_[std::this_thread::get_id()];
-  if (!p) p = std::make_unique<Partial>();
-  return *p;
-}
-
-void TensorJudge::add(int64_t i, Bits computed, Bits exact_rounded, double exact_nearest, double certified_error,
-                      double magnitude, double bound, const ref::HandedValue& exact_value, double extra) {
-  if (i < 0 || i >= report_.elements) {
-    throw std::out_of_range("TensorJudge '" + report_.name + "': element " + std::to_string(i) + " of " +
-                            std::to_string(report_.elements));
-  }
-  // The calling thread's partial, looked up once per judge and thread (a judge's serial
-  // is unique in the process, unlike its address).
-  thread_local uint64_t cached_serial = 0;
-  thread_local Partial* cached = nullptr;
-  if (cached_serial != serial_) {
-    cached = &partial();
-    cached_serial = serial_;
-  }
-  Partial& r = *cached;
+inline void TensorJudge::add_to(Partial& r, int64_t i, Bits computed, Bits exact_rounded, double exact_nearest,
+                                double certified_error, double magnitude, double bound,
+                                const ref::HandedValue& exact_value, double extra) {
   const Format format = report_.format;
   const ElementJudgement j = judge(format, computed, exact_rounded, exact_nearest, certified_error, bound);
   ++r.counts[size_t(j.verdict)];
@@ -181,6 +289,109 @@ void TensorJudge::add(int64_t i, Bits computed, Bits exact_rounded, double exact
     report_.bounds[size_t(i)] = bound;
   }
   if (keep_weights_) report_.sharp_weights[size_t(i)] = sharp_weight_bits(bound);
+}
+
+TensorJudge::Partial& TensorJudge::partial() {
+  // Looked up once per judge and thread (a judge's serial is unique in the process, unlike
+  // its address).
+  thread_local uint64_t cached_serial = 0;
+  thread_local Partial* cached = nullptr;
+  if (cached_serial == serial_) return *cached;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& p = partials_[std::this_thread::get_id()];
+  if (!p) p = std::make_unique<Partial>();
+  cached = p.get();
+  cached_serial = serial_;
+  return *p;
+}
+
+void TensorJudge::add(int64_t i, Bits computed, Bits exact_rounded, double exact_nearest, double certified_error,
+                      double magnitude, double bound, const ref::HandedValue& exact_value, double extra) {
+  if (i < 0 || i >= report_.elements) {
+    throw std::out_of_range("TensorJudge '" + report_.name + "': element " + std::to_string(i) + " of " +
+                            std::to_string(report_.elements));
+  }
+  add_to(partial(), i, computed, exact_rounded, exact_nearest, certified_error, magnitude, bound, exact_value, extra);
+}
+
+void TensorJudge::add_run(int64_t first, std::span<const float> computed, std::span<const ref::HandedValue> values,
+                          const double* nearest, const double* certified_error, const double* magnitude,
+                          const double* bound) {
+  const int64_t n = int64_t(computed.size());
+  if (first < 0 || n > report_.elements - first || values.size() != computed.size()) {
+    throw std::out_of_range("TensorJudge '" + report_.name + "': elements " + std::to_string(first) + " to " +
+                            std::to_string(first + n - 1) + " of " + std::to_string(report_.elements) +
+                            " with " + std::to_string(values.size()) + " values");
+  }
+  Partial& r = partial();
+  const Format f = report_.format;
+  const FormatInfo& fi = kFormatInfos[static_cast<int>(f)];
+  Bits cb[kBlock], eb[kBlock];
+  double cv[kBlock], hi[kBlock];
+  BlockFigures fig;
+  for (int64_t k0 = 0; k0 < n; k0 += kBlock) {
+    const int b = int(std::min<int64_t>(kBlock, n - k0));
+    const int64_t i0 = first + k0;
+    // The kernel's bits and the exact value's rounding (of hi for a fast-tier value).
+    bool mpfr = false;
+    for (int k = 0; k < b; ++k) {
+      cv[k] = double(computed[size_t(k0 + k)]);
+      hi[k] = values[size_t(k0 + k)].hi;
+      mpfr |= values[size_t(k0 + k)].mpfr != nullptr;
+    }
+    if (!round_in_normal_binades(fi, b, cv, cb)) {
+      for (int k = 0; k < b; ++k) cb[k] = round_nearest_even(f, cv[k]);
+    }
+    if (mpfr || !round_in_normal_binades(fi, b, hi, eb)) {
+      for (int k = 0; k < b; ++k) eb[k] = ref::round_nearest_even(f, values[size_t(k0 + k)]);
+    }
+    const double *x = nearest + k0, *err = certified_error + k0, *mag = magnitude + k0, *bnd = bound + k0;
+    if (!block_figures(fi, b, cb, eb, x, err, mag, bnd, fig)) {
+      for (int k = 0; k < b; ++k) add_to(r, i0 + k, cb[k], eb[k], x[k], err[k], mag[k], bnd[k], values[size_t(k0 + k)], 0);
+      continue;
+    }
+    // Every element ordinary, EXACT or WITHIN_CONTRACT: what add_to would have done, in bulk.
+    r.counts[size_t(Verdict::exact)] += fig.exact;
+    r.counts[size_t(Verdict::within_contract)] += b - fig.exact;
+    // The ULP distances below 64 counted in four interleaved histograms (one histogram's
+    // increments of a repeated distance had waited on each other), then added.
+    int32_t small[4][64] = {};
+    for (int k = 0; k < b; ++k) {
+      const int64_t u = fig.ulps[k];
+      if (u < 64) {
+        ++small[k & 3][u];
+      } else if (u < kDenseUlps) {
+        if (size_t(u) >= r.dense.size()) r.dense.resize(std::min(size_t(kDenseUlps), size_t(u) * 2), 0);
+        ++r.dense[size_t(u)];
+      } else {
+        r.large.push_back(u);
+      }
+    }
+    if (r.dense.size() < 64) r.dense.resize(64, 0);
+    for (int u = 0; u < 64; ++u) r.dense[size_t(u)] += (small[0][u] + small[1][u]) + (small[2][u] + small[3][u]);
+    see_block(r.abs_diff, i0, b, fig.diff);
+    see_block(r.rel_diff, i0, b, fig.rel);
+    see_block(r.over_scale, i0, b, fig.over);
+    see_block(r.ulps_at_scale, i0, b, fig.at_scale);
+    const double worst = largest(b, fig.usage);
+    r.max_bound_usage = std::max(r.max_bound_usage, worst);
+    if (worst >= r.worst_key) {
+      const int k = first_at(fig.usage, worst);
+      if (worst > r.worst_key || i0 + k < r.worst.index) {
+        r.worst_key = worst;
+        r.worst = WorstElement{i0 + k, {}, cb[k], eb[k], x[k], "", bnd[k], judge(f, cb[k], eb[k], x[k], err[k], bnd[k])};
+        r.worst_inputs = WorstInputs{err[k], 0};
+        r.take_value(values[size_t(k0 + k)]);
+      }
+    }
+    for (int k = 0; k < b && keep_; ++k) {
+      report_.computed[size_t(i0 + k)] = cb[k];
+      report_.exact_nearest[size_t(i0 + k)] = x[k];
+      report_.scales[size_t(i0 + k)] = mag[k];
+      report_.bounds[size_t(i0 + k)] = bnd[k];
+    }
+    for (int k = 0; k < b && keep_weights_; ++k) report_.sharp_weights[size_t(i0 + k)] = sharp_weight_bits(bnd[k]);
+  }
 }
 
 TensorReport TensorJudge::finish() {

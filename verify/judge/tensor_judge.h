@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -46,6 +47,14 @@ class TensorJudge {
   void add(int64_t i, Bits computed, Bits exact_rounded, double exact_nearest, double certified_error,
            double magnitude, double bound, const ref::HandedValue& exact_value, double extra = 0);
 
+  // Elements first, first + 1, ..., first + n − 1 (n = computed.size()) at once, as n calls of
+  // add() with extra 0: the kernel's value computed[k] (a value of the format, rounded to its
+  // bits here), the exact value values[k] (rounded to the format here), nearest[k],
+  // certified_error[k], magnitude[k], bound[k]. A pair's final state is one such run: the
+  // calling thread's partial is looked up once, not per element.
+  void add_run(int64_t first, std::span<const float> computed, std::span<const ref::HandedValue> values,
+               const double* nearest, const double* certified_error, const double* magnitude, const double* bound);
+
   // The report (call once, after every add).
   TensorReport finish();
 
@@ -57,7 +66,9 @@ class TensorJudge {
 
  private:
   struct Partial;
-  Partial& partial();  // the calling thread's
+  Partial& partial();  // the calling thread's (cached per thread)
+  void add_to(Partial& r, int64_t i, Bits computed, Bits exact_rounded, double exact_nearest, double certified_error,
+              double magnitude, double bound, const ref::HandedValue& exact_value, double extra);
   static uint64_t next_serial();
 
   TensorReport report_;  // name, format, coordinates, elements; per-element vectors when kept
