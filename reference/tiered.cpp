@@ -90,6 +90,41 @@ bool decides(const DD& v, double err, bool formats) {
   return true;
 }
 
+// The fast path of settles() over the n elements of a state (value sh + sl, fast bound err,
+// magnitude sabs), for 2^-certified_bits = cert_factor: each element's certified error to
+// cert[i] as state() computes it, and whether every element settles with no format boundary
+// near its nearest double (decides()'s fast path). The same operations on the same doubles as
+// state(), settles() and decides(), without a branch, so that the loop vectorises (the elements
+// of a 256-request decode dump's final states are 67 million); false sends the state through
+// settles() element by element. Compiled for AVX2 without FMA (nothing contracted) and
+// generic x86-64.
+SSMV_VECTOR_CLONES
+bool settle_all(int64_t n, const double* __restrict sh, const double* __restrict sl, const double* __restrict err,
+                const double* __restrict sabs, const MpfrRunBound& check, double um, double cert_factor,
+                double* __restrict cert) {
+  constexpr double kMax = std::numeric_limits<double>::max();
+  constexpr uint64_t kLow28 = (uint64_t{1} << 28) - 1;
+  int64_t all = 1;
+  for (int64_t i = 0; i < n; ++i) {
+    const double r = sh[i], m = sabs[i];
+    const double e = err[i] * kUp;
+    const double c = (e + 2 * um * std::fabs(r)) * kUp;
+    cert[i] = c;
+    const double total = c + check.state(m);  // decides()'s err: ours and the check run's
+    const uint64_t b = std::bit_cast<uint64_t>(r);
+    const double away = std::bit_cast<double>(b + 1), toward_zero = std::bit_cast<double>(b - 1);
+    const double up = r > 0 ? away : toward_zero, dn = r > 0 ? toward_zero : away;
+    const double lim = std::min((up - r) * 0.5, (r - dn) * 0.5) * (1 - 0x1p-40);
+    const uint64_t k = b & kLow28;  // clear_of_format_boundaries(r)
+    // & rather than &&: no branch
+    const bool ok = (m >= kMinMagnitude) & (m <= kMaxMagnitude) & (std::fabs(r) >= kMinNearest) &
+                    (std::fabs(r) <= kMax) & (total >= 0) & (total <= kMax) & (std::fabs(sl[i]) + total <= lim) &
+                    (std::fabs(up) <= kMax) & (std::fabs(dn) <= kMax) & (k > 1) & (k < kLow28) & (c <= m * cert_factor);
+    all &= int64_t(ok);
+  }
+  return all != 0;
+}
+
 // One row p of one token [3, 4]: S[n] = decay·S[n] + u[n]·x and its product C[n]·S[n] for
 // every n (independent: vectorisable; the products go to ch, cl), then Σ_n C[n]·S[n] over four
 // interleaved partial sums — lane k takes n ≡ k (mod 4) of the whole blocks of four, lane 0
@@ -324,15 +359,21 @@ struct FastPairRunner::Impl {
   bool state(int64_t s, int64_t h, int64_t q, bool final) {
     const int64_t pn = P * N;
     const double* sabs = mag.state();
-    for (int64_t i = 0; i < pn; ++i) {
-      const double e = err[i] * kUp;
-      const double em = check_bound.state(sabs[i]);
-      const DD v{sh[i], sl[i]};
-      const double cert = (e + 2 * um * std::fabs(v.hi)) * kUp;
-      if (!settles(v, cert, em, sabs[i])) return false;
-      state_nearest[i] = v.hi;
-      state_err[i] = cert;
-      state_vals[i] = HandedValue{nullptr, v.hi, v.lo, check_bits};
+    if (certified_bits <= 100 &&
+        settle_all(pn, sh.data(), sl.data(), err.data(), sabs, check_bound, um, cert_factor, state_err.data())) {
+      std::copy(sh.begin(), sh.end(), state_nearest.begin());
+      for (int64_t i = 0; i < pn; ++i) state_vals[i] = HandedValue{nullptr, sh[i], sl[i], check_bits};
+    } else {
+      for (int64_t i = 0; i < pn; ++i) {
+        const double e = err[i] * kUp;
+        const double em = check_bound.state(sabs[i]);
+        const DD v{sh[i], sl[i]};
+        const double cert = (e + 2 * um * std::fabs(v.hi)) * kUp;
+        if (!settles(v, cert, em, sabs[i])) return false;
+        state_nearest[i] = v.hi;
+        state_err[i] = cert;
+        state_vals[i] = HandedValue{nullptr, v.hi, v.lo, check_bits};
+      }
     }
     StateOutputs out;
     out.sequence = s;
