@@ -277,6 +277,17 @@ class PairStepper {
     const Contract& c = *in.contract;
     const int64_t N = s.N;
     const double margin = double_recurrence_margin(s.seq_len(seq_));
+    // The final store rounds the state unless it is kept in the accumulation format as it is,
+    // or the last launch's step stored it already.
+    const bool store_rounds = !((k_.state_fmt == c.accumulation && !k_.state_declared) || in.tokens_per_launch > 0);
+    if (!store_rounds) {
+      for (int64_t i = 0; i < s.P * N; ++i) {
+        if (dim_ >= 0 && i / N != dim_) continue;
+        state[i] = kSafetyFactor * E_[i];
+        stored_state[i] = kSafetyFactor * E_[i];
+      }
+      return;
+    }
     // The largest |S| of each row (h, p): a block-scaled state's store rounds it with one scale.
     std::vector<double> row_mag(size_t(s.P), 0.0);
     for (int64_t i = 0; i < s.P * N; ++i) {
@@ -288,12 +299,10 @@ class PairStepper {
       const double state_lo = std::fabs(St_[i]) - margin * Sabs_[i] - total(E_[i]);
       state[i] = kSafetyFactor * E_[i];
       stored_state[i] =
-          kSafetyFactor * (((k_.state_fmt == c.accumulation && !k_.state_declared) || in.tokens_per_launch > 0)
-                               ? E_[i]
-                               : E_[i] + tag_.at(BoundSource::stored_state,
-                                                 store_rounding_error(c, Point::stored_state, pr_.formats,
-                                                                      k_.state_fmt, state_ub + total(E_[i]),
-                                                                      state_lo, row_mag[size_t(i / N)])));
+          kSafetyFactor * (E_[i] + tag_.at(BoundSource::stored_state,
+                                           store_rounding_error(c, Point::stored_state, pr_.formats, k_.state_fmt,
+                                                                state_ub + total(E_[i]), state_lo,
+                                                                row_mag[size_t(i / N)])));
     }
   }
 
