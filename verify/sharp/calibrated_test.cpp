@@ -89,4 +89,20 @@ void decide(SharpResult& r, const std::vector<std::string>& allowed, const std::
   }
 }
 
+void attribute(verify::SharpResult& r, const std::vector<std::string>& names,
+               const std::vector<std::string>& descriptions, const std::vector<double>& residuals,
+               const SharpOptions& o) {
+  for (size_t d = 0; d < names.size(); ++d) {
+    verify::SharpCandidate cand;
+    cand.name = names[d];
+    cand.description = descriptions[d];
+    cand.residual = residuals[d];
+    cand.explained = r.whole.observed > 0 ? 1.0 - cand.residual / r.whole.observed : 0.0;
+    cand.consistent = cand.residual <= o.margin * r.whole.null_mean;
+    r.attribution.push_back(cand);
+  }
+  std::stable_sort(r.attribution.begin(), r.attribution.end(),
+                   [](const verify::SharpCandidate& a, const verify::SharpCandidate& b) { return a.residual < b.residual; });
+}
+
 }  // namespace ssmv::sharp

@@ -29,4 +29,12 @@ double total(const std::vector<double>& v);
 void decide(verify::SharpResult& r, const std::vector<std::string>& allowed, const std::vector<std::vector<double>>& e,
             const std::vector<std::vector<double>>& null, const std::vector<int64_t>& elements, const SharpOptions& o);
 
+// Ranks candidate defects (docs/sharp-verdicts.md §4) into r.attribution, best first: candidate
+// d, named names[d] with descriptions[d], left the residual energy residuals[d] over the whole
+// tensor; explained = 1 − residual / r.whole.observed, consistent when the residual is within the
+// margin of the noise (residual ≤ o.margin · r.whole.null_mean). r must be decided first.
+void attribute(verify::SharpResult& r, const std::vector<std::string>& names,
+               const std::vector<std::string>& descriptions, const std::vector<double>& residuals,
+               const SharpOptions& o);
+
 }  // namespace ssmv::sharp

@@ -366,21 +366,17 @@ void sharp_verdicts(const Problem& p, const verify::ExternalKernel& k, KernelChe
   if (defects.empty()) return;
   const Pass pd{p, c, wants(ty) ? &ty : nullptr, wants(ts) ? &ts : nullptr, ps.workers};
   const HeadEnergies de = run_configurations(pd, "attribution", defects);
+  std::vector<std::string> names, descriptions;
+  for (const Configuration& d : defects) {
+    names.push_back(d.name);
+    descriptions.push_back(d.description);
+  }
   for (const Target* t : {&ty, &ts}) {
     if (!wants(*t)) continue;
-    SharpResult& r = t->report->sharp;
     const auto& e = t->is_y ? de.y : de.state;
-    for (size_t d = 0; d < defects.size(); ++d) {
-      SharpCandidate cand;
-      cand.name = defects[d].name;
-      cand.description = defects[d].description;
-      cand.residual = total(e[d]);
-      cand.explained = r.whole.observed > 0 ? 1.0 - cand.residual / r.whole.observed : 0.0;
-      cand.consistent = cand.residual <= o.margin * r.whole.null_mean;
-      r.attribution.push_back(cand);
-    }
-    std::stable_sort(r.attribution.begin(), r.attribution.end(),
-                     [](const SharpCandidate& a, const SharpCandidate& b) { return a.residual < b.residual; });
+    std::vector<double> residuals;
+    for (size_t d = 0; d < defects.size(); ++d) residuals.push_back(total(e[d]));
+    attribute(t->report->sharp, names, descriptions, residuals, o);
   }
 }
 

@@ -98,6 +98,26 @@ SharpModel handoff_model(const Handoff& h) {
     d.y.insert(d.y.begin(), e.y.begin(), e.y.end());
     return d;
   };
+  // The candidate defects: the prefill's in the prefill (the steps as declared after it), then the
+  // step kernel's in the decode (after the prefill as declared).
+  m.defects = prefill.defects;
+  for (const Defect& d : decode.defects) m.defects.push_back({"decode: " + d.name, d.description});
+  m.emulate_defect = [prefill, decode, K0 = h.prefill_tokens](const Problem& pr, size_t defect) {
+    const int64_t T = pr.shape.num_tokens(), K = std::min(K0, T);
+    const size_t in_prefill = prefill.defects.size();
+    const Problem pre = pair_tokens(pr, 0, 0, 0, K, true);
+    bound::mamba3::EmulatedSteps e = defect < in_prefill
+                                         ? prefill.emulate_defect(pre, defect)
+                                         : prefill.emulate(pre, 0, 0, bound::mamba3::library_transcendentals());
+    if (K == T) return e;
+    Problem dec = pair_tokens(pr, 0, 0, K, T - K, false);
+    dec.initial = {e.angle, e.S, e.B_prev, e.x_prev};
+    bound::mamba3::EmulatedSteps d = defect < in_prefill
+                                         ? decode.emulate(dec, 0, 0, bound::mamba3::library_transcendentals())
+                                         : decode.emulate_defect(dec, defect - in_prefill);
+    d.y.insert(d.y.begin(), e.y.begin(), e.y.end());
+    return d;
+  };
   return m;
 }
 

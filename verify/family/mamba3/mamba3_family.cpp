@@ -29,6 +29,10 @@ namespace {
 using ssmv::mamba3::Problem;
 using ref::mamba3::CertifiedValues;
 
+// The judged tensors' names, in sharp.h's Part order.
+constexpr std::array<const char*, kParts> kPartNames = {"y", "final_angle_state", "final_state", "final_B_prev",
+                                                        "final_x_prev"};
+
 // The sequence of packed token t.
 int64_t sequence_of(const Problem& p, int64_t t) {
   const std::vector<int64_t>& cu = p.shape.cu_seqlens;
@@ -192,8 +196,7 @@ class Mamba3Dump : public Dump {
     const std::array<Format, kParts> formats = {p.formats.output, Format::fp32, p.formats.state, p.formats.state,
                                                 p.formats.state};
     const std::array<const std::vector<float>*, kParts> dumped = {&out.y, &fs.angle, &fs.S, &fs.B_prev, &fs.x_prev};
-    const std::array<const char*, kParts> names = {"y", "final_angle_state", "final_state", "final_B_prev",
-                                                   "final_x_prev"};
+    const std::array<const char*, kParts>& names = kPartNames;
     std::array<verify::TensorLayout, kParts> layouts = {
         y_layout(p), state_layout(p, {"sequence", "head", "angle"}, {R}),
         state_layout(p, {"sequence", "head", "dim", "state"}, {P, N}), state_layout(p, {"sequence", "head", "state"}, {N}),
@@ -211,6 +214,9 @@ class Mamba3Dump : public Dump {
     }
     if (o.sharp) sharp::validate(o.sharp_options);
     std::vector<PairEnergies> energies(o.sharp ? size_t(S * H) : 0);
+    // The pairs' sharp weights (2 bytes per element), kept for an attribution pass.
+    const bool attribute = o.sharp && o.sharp_options.attribute && !model_.sharp.defects.empty();
+    std::vector<PairWeights> weights(attribute ? size_t(S * H) : 0);
     {
       const progress::Phase phase(o.sharp ? "reference, bounds, judging and the sharp runs"
                                           : "reference, bounds and judging", S * H, "pairs");
@@ -239,6 +245,7 @@ class Mamba3Dump : public Dump {
         if (o.sharp) {
           energies[size_t(task)] = pair_energies(pair, model_.sharp, mine, b, o.sharp_options,
                                                  o.sharp_options.seed * 0x9e3779b97f4a7c15ull + uint64_t(task));
+          if (attribute) weights[size_t(task)] = pair_weights(b);
         }
         progress::advance(1);
       });
@@ -254,8 +261,51 @@ class Mamba3Dump : public Dump {
         sharp_decide(kc.tensors.back().sharp, energies, Part(part), H, model_.sharp.configurations, o.sharp_options);
       }
     }
+    if (attribute) attribute_flagged(kc, weights, o.sharp_options);
     r.entry = verify::report_entry(name, summary(p), std::move(kc));
     return r;
+  }
+
+  // For every tensor that is SUSPICIOUS or has a VIOLATION, the candidate defects ranked by their
+  // residual (docs/sharp-verdicts.md §4): a second pass over the pairs, each defect's emulation
+  // against the kernel under the pair's kept weights; nothing runs when no tensor is flagged.
+  void attribute_flagged(verify::KernelCheck& kc, const std::vector<PairWeights>& weights,
+                         const sharp::SharpOptions& o) const {
+    const Problem& p = d_.problem;
+    const int64_t H = p.shape.H, pairs = int64_t(weights.size());
+    std::array<bool, kParts> wanted{};
+    std::array<verify::TensorReport*, kParts> reports{};
+    for (verify::TensorReport& t : kc.tensors) {
+      for (size_t part = 0; part < kParts; ++part) {
+        if (t.name != kPartNames[part]) continue;
+        reports[part] = &t;
+        wanted[part] = t.sharp.suspicious || t.count(verify::Verdict::violation) > 0;
+      }
+    }
+    if (std::none_of(wanted.begin(), wanted.end(), [](bool w) { return w; })) return;
+    std::vector<std::array<std::vector<double>, kParts>> energies(weights.size());
+    {
+      const progress::Phase phase("the sharp verdict's attribution", pairs, "pairs");
+      for_each_task(pairs, ref::default_threads(), [&](int64_t task, int64_t) {
+        const int64_t s = task / H, h = task % H;
+        energies[size_t(task)] = defect_energies(pair_problem(p, s, h), model_.sharp, pair_outputs(p, d_.outputs, s, h),
+                                                 weights[size_t(task)], wanted);
+        progress::advance(1);
+      });
+    }
+    std::vector<std::string> names, descriptions;
+    for (const Defect& d : model_.sharp.defects) {
+      names.push_back(d.name);
+      descriptions.push_back(d.description);
+    }
+    for (size_t part = 0; part < kParts; ++part) {
+      if (!wanted[part]) continue;
+      std::vector<double> residuals(names.size(), 0.0);
+      for (const auto& e : energies) {  // in pair order: the same sums for any thread count
+        for (size_t d = 0; d < residuals.size(); ++d) residuals[d] += e[part][d];
+      }
+      sharp::attribute(reports[part]->sharp, names, descriptions, residuals, o);
+    }
   }
 
   std::vector<std::string> failure_hints() const override {

@@ -10,13 +10,16 @@
 // (the contract's worst case per call). Per element i of a tensor, w_i its bound rounded to bf16
 // (verify/judge/sharp_weight.h), per (sequence, head) pair:
 //   kernel energy  Σ_i ((computed_i − D_i)/w_i)²      run m's energy  Σ_i ((run_m,i − D_i)/w_i)²
-// summed over the sequences per head; the angle's differences taken on the circle. One allowed
-// configuration ("as declared") and no attribution of candidate defects yet.
+// summed over the sequences per head; the angle's differences taken on the circle. For a tensor
+// that is SUSPICIOUS or has a VIOLATION, the candidate defects (each the declared emulation with
+// one slip of the planted catalogue: a wrong term, a coarse function, an extra bf16 store) are
+// ranked by their residual energy (docs/sharp-verdicts.md §4, §7).
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "spec/mamba3/problem.h"
@@ -40,6 +43,17 @@ struct PairEnergies {
   std::array<int64_t, kParts> elements{};
 };
 
+// A pair's per-element weights (its bounds rounded to bf16, verify/judge/sharp_weight.h), per part:
+// what the attribution's second pass reads instead of running the certified reference again.
+using PairWeights = std::array<std::vector<uint16_t>, kParts>;
+PairWeights pair_weights(const bound::mamba3::StepBounds& bounds);
+
+// A candidate defect of a kernel: the declared emulation with one slip (docs/sharp-verdicts.md §4).
+struct Defect {
+  std::string name;         // "beta term on b instead of b_prev", ...
+  std::string description;  // what a kernel would do to produce it
+};
+
 // The rounding model of one kernel: its host emulation with FMA contraction, in each allowed
 // configuration (0: as declared; others: fewer or finer roundings than declared, which a kernel may
 // do — the kernel's residual is its distance to the closest, docs/sharp-verdicts.md §2), run plain
@@ -53,6 +67,9 @@ struct SharpModel {
       emulate;
   TranscendentalBudget tanh, cos, sin, exp2, sigmoid;
   double exp2_arg_scale = 1;
+  // The candidate defects, and the declared emulation with defect d (plain, the library's functions).
+  std::vector<Defect> defects;
+  std::function<bound::mamba3::EmulatedSteps(const ssmv::mamba3::Problem&, size_t defect)> emulate_defect;
 };
 SharpModel step_model(const bound::mamba3::StepContract& c);
 // The prefill's allowed configurations: as declared; θ kept in fp32; every store and dot operand
@@ -64,5 +81,11 @@ SharpModel prefill_model(const bound::mamba3::PrefillContract& c, int64_t chunk_
 // function of the options' seed and the pair's place).
 PairEnergies pair_energies(const ssmv::mamba3::Problem& pair, const SharpModel& model, const Outputs& kernel,
                            const bound::mamba3::StepBounds& bounds, const sharp::SharpOptions& options, uint64_t seed);
+
+// The energies of the kernel against each candidate defect's emulation, [part][defect], for the
+// parts `wanted` (the others left empty): the attribution of a flagged tensor, run only then.
+std::array<std::vector<double>, kParts> defect_energies(const ssmv::mamba3::Problem& pair, const SharpModel& model,
+                                                        const Outputs& kernel, const PairWeights& weights,
+                                                        const std::array<bool, kParts>& wanted);
 
 }  // namespace ssmv::family::mamba3
