@@ -10,6 +10,7 @@
 
 #include "verify/bound/error_model.h"
 #include "spec/parallel.h"
+#include "spec/vector_clones.h"
 #include "verify/bound/terms.h"
 
 namespace ssmv::bound {
@@ -107,6 +108,84 @@ TokenY token_y(const SequentialInput& in, int64_t t, int64_t h) {
   return {in.y_exact->data() + i, in.y_certified_error->data() + i, in.y_ungated->data() + i};
 }
 
+// What the [2.4] update of one row reads besides the row: the token's decay a, its bound
+// a_hi = a + Δa, δ and δ̂ = |δ| + Δδ, the row's x, Δδ, the double recurrence's margin, the
+// contract's γ2, η and flushed-operand floor, the errors of the decay and δ, and the units of
+// the arithmetic and underflow sources.
+template <class V>
+struct RowUpdate {
+  int64_t N;
+  double a, a_hi, delta, delta_hi, x, dd, margin, g2, eta, eta_op;
+  V d_decay, d_delta, unit_arithmetic, unit_underflow;
+};
+
+// [2.4] One row's update: the error bound err, the double recurrence st and its absolute
+// value sabs, and cur_ub[n] ≥ |S_t| after it, element by element (bt: the token's B). Arithmetic
+// only (nothing throws), so that it can be compiled for AVX2 (no FMA: nothing is contracted)
+// beside generic x86-64: an exception does not leave a target_clones function.
+template <class V>
+SSMV_VECTOR_CLONES void update_row(const RowUpdate<V>& r, const double* __restrict bt, double* __restrict st,
+                                   double* __restrict sabs, V* __restrict err, double* __restrict cur_ub) {
+  // Locals, not the struct's fields, so that the loop below vectorises.
+  const double a = r.a, a_hi = r.a_hi, delta = r.delta, delta_hi = r.delta_hi, x = r.x, dd = r.dd;
+  const double g2_ = r.g2, eta_ = r.eta, margin = r.margin, eta_op = r.eta_op;
+  const double x_underflow = std::max(std::fabs(x), delta_hi);
+  const V d_decay = r.d_decay, d_delta = r.d_delta, unit_arithmetic = r.unit_arithmetic,
+          unit_underflow = r.unit_underflow;
+  for (int64_t n = 0; n < r.N; ++n) {
+    const double Bn = bt[n];
+    const double prev_ub = std::fabs(st[n]) + margin * sabs[n];  // ≥ |S_{t-1}|
+    const double bx = delta * Bn * x;
+    // [2.4] the update S = a·S + (δ·B)·x:
+    //   (a + Δa)·E + Δa·|S| : the previous error carried, the decay's error;
+    //   |B·x|·Δδ + γ2·|δBx| : δ's error and the two roundings of δ·B·x;
+    //   γ2·(|âŜ| + |δ̂Bx|)  : the update's at most two roundings (FMA or not);
+    //   max(|x|, δ̂, |B|)·η + 3η : underflow of the first product — up to η absolute
+    //                         when it is subnormal — then multiplied by the third
+    //                         factor (any association); and of the two roundings
+    //                         of the update and the second product.
+    //   flushed operands (eta_op = 2^-126 under flush_to_zero, else 0): Ŝ or the addend
+    //                         read as 0 (a_hi·eta_op, eta_op), â (|S|·eta_op), δ̂, B or
+    //                         x (eta_op times the product of the other two).
+    const double aS_mag = a_hi * (prev_ub + total(err[n]));
+    const double bx_mag = std::fabs(bx) + std::fabs(Bn * x) * dd;
+    const double first_product_underflow = std::max(x_underflow, std::fabs(Bn)) * eta_;
+    const double flushed = eta_op * (a_hi + 1 + prev_ub + std::fabs(Bn * x) +
+                                     delta_hi * (std::fabs(x) + std::fabs(Bn)));
+    err[n] = a_hi * err[n] + prev_ub * d_decay + std::fabs(Bn * x) * d_delta +
+             (g2_ * bx_mag + g2_ * (aS_mag + bx_mag)) * unit_arithmetic +
+             (first_product_underflow + 3 * eta_ + flushed) * unit_underflow;
+    st[n] = a * st[n] + bx;
+    sabs[n] = a * sabs[n] + std::fabs(bx);
+    cur_ub[n] = std::fabs(st[n]) + margin * sabs[n];
+  }
+}
+
+// The y sums of rows p0 .. p0 + R − 1 of [2.5] (ub and err point at row p0; abs_c: the
+// token's |C|): Σ|C_n|·E_n, Σ|C_n|·(ub_n + E_n) and Σ(ub_n + E_n), each in the order of n, the R
+// rows side by side (one row's adds had waited on each other; the rows' chains overlap).
+// Arithmetic only, compiled for AVX2 (no FMA) beside generic x86-64, as update_row.
+template <int R, class V>
+SSMV_VECTOR_CLONES void row_sums(int64_t N, const double* __restrict abs_c, const double* __restrict ub,
+                                 const V* __restrict err, V* sum_CE, double* sum_CS, double* abs_S) {
+  V ce[R] = {};  // the sums in locals: through the pointers each add was a store
+  double cs[R] = {}, as[R] = {};
+  for (int64_t n = 0; n < N; ++n) {
+    for (int k = 0; k < R; ++k) {
+      const int64_t i = k * N + n;
+      const double s_mag = ub[i] + total(err[i]);
+      ce[k] += abs_c[n] * err[i];
+      cs[k] += abs_c[n] * s_mag;
+      as[k] += s_mag;
+    }
+  }
+  for (int k = 0; k < R; ++k) {
+    sum_CE[k] = ce[k];
+    sum_CS[k] = cs[k];
+    abs_S[k] = as[k];
+  }
+}
+
 // One (sequence, head) pair's bound in value type V (tagged.h), token by token, with its
 // own working set: every dim, or one (`dim`, for an element's parts). Every output is the
 // bound times kSafetyFactor.
@@ -120,7 +199,7 @@ class PairStepper {
     E_.resize(size_t(s.P * s.N));
     Bt_.resize(size_t(s.N));
     abs_Ct_.resize(size_t(s.N));
-    ub_.resize(size_t(s.N));
+    ub_.resize(size_t(s.P * s.N));
   }
 
   void start(int64_t seq, int64_t h, int64_t dim) {
@@ -178,43 +257,12 @@ class PairStepper {
             unit_underflow = tag_.at(BoundSource::underflow, 1.0);
     for (int64_t p = 0; p < P; ++p) {
       if (dim_ >= 0 && p != dim_) continue;
-      const double x = pr_.x[pr_.x_index(t, h, p)];
-      const double x_underflow = std::max(std::fabs(x), delta_hi);
-      // Locals, not the members, so that the loop below vectorises.
-      const double g2_ = k_.g2, eta_ = eta, margin = dbl_margin, eta_op = k_.eta_op;
-      const V d_decay = se.d_decay, d_delta = se.d_delta;
-      double* __restrict st = &St_[p * N];
-      double* __restrict sabs = &Sabs_[p * N];
-      V* __restrict err = &E_[p * N];
-      const double* __restrict bt = Bt_.data();
-      double* __restrict cur_ub = ub_.data();
-      for (int64_t n = 0; n < N; ++n) {
-        const double Bn = bt[n];
-        const double prev_ub = std::fabs(st[n]) + margin * sabs[n];  // ≥ |S_{t-1}|
-        const double bx = delta * Bn * x;
-        // [2.4] the update S = a·S + (δ·B)·x:
-        //   (a + Δa)·E + Δa·|S| : the previous error carried, the decay's error;
-        //   |B·x|·Δδ + γ2·|δBx| : δ's error and the two roundings of δ·B·x;
-        //   γ2·(|âŜ| + |δ̂Bx|)  : the update's at most two roundings (FMA or not);
-        //   max(|x|, δ̂, |B|)·η + 3η : underflow of the first product — up to η absolute
-        //                         when it is subnormal — then multiplied by the third
-        //                         factor (any association); and of the two roundings
-        //                         of the update and the second product.
-        //   flushed operands (eta_op = 2^-126 under flush_to_zero, else 0): Ŝ or the addend
-        //                         read as 0 (a_hi·eta_op, eta_op), â (|S|·eta_op), δ̂, B or
-        //                         x (eta_op times the product of the other two).
-        const double aS_mag = a_hi * (prev_ub + total(err[n]));
-        const double bx_mag = std::fabs(bx) + std::fabs(Bn * x) * dd;
-        const double first_product_underflow = std::max(x_underflow, std::fabs(Bn)) * eta_;
-        const double flushed = eta_op * (a_hi + 1 + prev_ub + std::fabs(Bn * x) +
-                                         delta_hi * (std::fabs(x) + std::fabs(Bn)));
-        err[n] = a_hi * err[n] + prev_ub * d_decay + std::fabs(Bn * x) * d_delta +
-                 (g2_ * bx_mag + g2_ * (aS_mag + bx_mag)) * unit_arithmetic +
-                 (first_product_underflow + 3 * eta_ + flushed) * unit_underflow;
-        st[n] = a * st[n] + bx;
-        sabs[n] = a * sabs[n] + std::fabs(bx);
-        cur_ub[n] = std::fabs(st[n]) + margin * sabs[n];
-      }
+      const RowUpdate<V> ru{N, a, a_hi, delta, delta_hi, pr_.x[pr_.x_index(t, h, p)], dd, dbl_margin, k_.g2, eta,
+                            k_.eta_op, se.d_decay, se.d_delta, unit_arithmetic, unit_underflow};
+      double *st = &St_[p * N], *sabs = &Sabs_[p * N], *cur_ub = &ub_[p * N];
+      V* err = &E_[p * N];
+      update_row(ru, Bt_.data(), st, sabs, err, cur_ub);
+      const double margin = dbl_margin;
       if (launch_end && (k_.state_fmt != c.accumulation || k_.state_declared)) {
         // [2.6] store at the launch's end, felt by the next launch's steps; a block-scaled state
         // rounds the row (h, p) with one scale from its largest |Ŝ_n| (error_model.h)
@@ -228,16 +276,32 @@ class PairStepper {
                             store_rounding_error(c, Point::stored_state, pr_.formats, k_.state_fmt, mag, lo, row_mag));
         }
       }
-      if (y == nullptr) continue;  // y does not feed the state
-      double sum_CS = 0, sum_C = 0, abs_S = 0;
-      V sum_CE{};
-      for (int64_t n = 0; n < N; ++n) {
-        const double s_mag = cur_ub[n] + total(err[n]);
-        sum_CE += abs_Ct_[n] * err[n];
-        sum_CS += abs_Ct_[n] * s_mag;
-        sum_C += abs_Ct_[n];
-        abs_S += s_mag;
-      }
+    }
+    if (y == nullptr) return;  // y does not feed the state
+    // Σ|C_n|, the same for every row.
+    double sum_C = 0;
+    for (int64_t n = 0; n < N; ++n) sum_C += abs_Ct_[n];
+    // Each row's sums over n in the order of n, four rows side by side (each sum's adds had
+    // waited on the one before; the rows' chains overlap), then its y bound.
+    int64_t p = dim_ >= 0 ? dim_ : 0;
+    const int64_t end = dim_ >= 0 ? dim_ + 1 : P;
+    for (; p + 4 <= end; p += 4) y_rows<4>(t, p, sum_C, *y, y_bound);
+    for (; p < end; ++p) y_rows<1>(t, p, sum_C, *y, y_bound);
+  }
+
+  // The bounds of y[t, h, p] for rows p0 .. p0 + R − 1 after token t's update [2.5–2.8].
+  template <int R>
+  void y_rows(int64_t t, int64_t p0, double sum_C, const TokenY& y, V* y_bound) const {
+    const SequentialInput& in = *k_.in;
+    const Contract& c = *in.contract;
+    const int64_t N = pr_.shape.N, h = h_;
+    const double u = k_.u, eta = k_.eta;
+    double sum_CS[R], abs_S[R];
+    V sum_CE[R];
+    row_sums<R>(N, abs_Ct_.data(), &ub_[size_t(p0 * N)], &E_[size_t(p0 * N)], sum_CE, sum_CS, abs_S);
+    for (int k = 0; k < R; ++k) {
+      const int64_t p = p0 + k;
+      const double x = pr_.x[pr_.x_index(t, h, p)];
       // [2.5] y before the gate. At a launch's end the output is still computed from the
       // unrounded state of this token in SSU, but an external kernel may read back the
       // stored one; E already includes the store rounding in that case.
@@ -245,18 +309,18 @@ class PairStepper {
       // Flushed operands: C_n or Ŝ_n read as 0 (eta_op·(|Ŝ_n| + |C_n|)), each of the N + 2
       // accumulator operands, D or x (eta_op·(|x| + |D|)).
       const double y_flushed =
-          k_.eta_op * (abs_S + sum_C + double(N + 2) + std::fabs(x) + std::fabs(double(pr_.d_value(h, p))));
-      V y_pre_err = sum_CE + tag_.at(BoundSource::sum_y, k_.g_red * (sum_CS + std::fabs(Dx))) +
+          k_.eta_op * (abs_S[k] + sum_C + double(N + 2) + std::fabs(x) + std::fabs(double(pr_.d_value(h, p))));
+      V y_pre_err = sum_CE[k] + tag_.at(BoundSource::sum_y, k_.g_red * (sum_CS[k] + std::fabs(Dx))) +
                     tag_.at(BoundSource::arithmetic, u * std::fabs(Dx)) +
                     tag_.at(BoundSource::underflow, (N + 2) * eta + y_flushed);
       // |y| from the reference: before the gate (its nearest double: it enters only
       // first-order terms) and an upper bound of the output [2.8].
       if (k_.sig != nullptr) {
         // [2.7] gate y·z·σ(z)
-        y_pre_err = gate_error(y_pre_err, std::fabs(y->ungated[p]), double(pr_.z[pr_.x_index(t, h, p)]), *k_.sig,
+        y_pre_err = gate_error(y_pre_err, std::fabs(y.ungated[p]), double(pr_.z[pr_.x_index(t, h, p)]), *k_.sig,
                                k_.g2, eta, tag_, k_.eta_op);
       }
-      const double y_abs = exact_abs_upper(y->exact[p], y->certified_error[p]);
+      const double y_abs = exact_abs_upper(y.exact[p], y.certified_error[p]);
       // [2.8] rounding to the output format: half an ULP at |ŷ| ≤ |y| + error. With an
       // fp32 output this is the final fp32 rounding of the gate or of the sum.
       const V beta =
@@ -313,7 +377,8 @@ class PairStepper {
   int64_t seq_ = 0, h_ = 0, dim_ = -1, next_t_ = 0;
   std::vector<double> St_, Sabs_;  // [P, N] the double recurrence and its absolute value
   std::vector<V> E_;               // [P, N] the error bound
-  std::vector<double> Bt_, abs_Ct_, ub_;  // [N]: this token's B and |C|, the row's |S_t| bounds
+  std::vector<double> Bt_, abs_Ct_;  // [N]: this token's B and |C|
+  std::vector<double> ub_;           // [P, N]: the rows' |S_t| bounds
 };
 
 }  // namespace
