@@ -125,47 +125,59 @@ bool settle_all(int64_t n, const double* __restrict sh, const double* __restrict
   return all != 0;
 }
 
-// One row p of one token [3, 4]: S[n] = decay·S[n] + u[n]·x and its product C[n]·S[n] for
-// every n (independent: vectorisable; the products go to ch, cl), then Σ_n C[n]·S[n] over four
-// interleaved partial sums — lane k takes n ≡ k (mod 4) of the whole blocks of four, lane 0
-// the rest — combined as (0 + 1) + (2 + 3) (a fixed tree: the bits do not depend on the
-// machine). The four lanes are added as one dd::DD4, lane by lane the scalar operations.
-// Compiled for x86-64-v3 (AVX2, FMA) and generic x86-64, chosen at load time; std::fma rounds
-// once in both, so both give the same bits.
-SSMV_VECTOR_FMA_CLONES
-DD update_row(double* __restrict sh, double* __restrict sl, const double* __restrict uh, const double* __restrict ul,
-              const double* __restrict c, DD decay, double x, int64_t N, double* __restrict ch, double* __restrict cl,
-              double* abs_cs) {
-  for (int64_t n = 0; n < N; ++n) {
-    const DD s = dd::add(dd::mul(decay, DD{sh[n], sl[n]}), dd::mul(DD{uh[n], ul[n]}, x));
-    sh[n] = s.hi;
-    sl[n] = s.lo;
-    const DD cs = dd::mul(s, c[n]);
-    ch[n] = cs.hi;
-    cl[n] = cs.lo;
+// Rows p0 .. p0 + R − 1 of one token [3, 4] (sh, sl and ch, cl point at row p0; x[k] is row
+// p0 + k's x): S[n] = decay·S[n] + u[n]·x and its product C[n]·S[n] for every n (independent:
+// vectorisable; the products go to ch, cl), then each row's Σ_n C[n]·S[n] over four interleaved
+// partial sums — lane k takes n ≡ k (mod 4) of the whole blocks of four, lane 0 the rest —
+// combined as (0 + 1) + (2 + 3) (a fixed tree: the bits do not depend on the machine). The four
+// lanes are added as one dd::DD4, lane by lane the scalar operations; the R rows' sums go side
+// by side (each add waits on the one before it: one row alone had been half of the time), each
+// row's in its own order. Σ|C[n]·S[n]| to abs_cs[k], the sum to acc[k]. Compiled for x86-64-v3
+// (AVX2, FMA) and generic x86-64, chosen at load time; std::fma rounds once in both, so both
+// give the same bits.
+template <int R>
+SSMV_VECTOR_FMA_CLONES void update_rows(double* __restrict sh, double* __restrict sl, const double* __restrict uh,
+                                        const double* __restrict ul, const double* __restrict c, DD decay,
+                                        const double* x, int64_t N, double* __restrict ch, double* __restrict cl,
+                                        double* abs_cs, DD* acc) {
+  for (int k = 0; k < R; ++k) {
+    const double xk = x[k];
+    double *rh = sh + k * N, *rl = sl + k * N, *qh = ch + k * N, *ql = cl + k * N;
+    for (int64_t n = 0; n < N; ++n) {
+      const DD s = dd::add(dd::mul(decay, DD{rh[n], rl[n]}), dd::mul(DD{uh[n], ul[n]}, xk));
+      rh[n] = s.hi;
+      rl[n] = s.lo;
+      const DD cs = dd::mul(s, c[n]);
+      qh[n] = cs.hi;
+      ql[n] = cs.lo;
+    }
   }
-  dd::DD4 acc;
-  dd::V4 abs_sum{};
+  dd::DD4 sum[R];
+  dd::V4 abs_sum[R] = {};
   int64_t n = 0;
   for (; n + 4 <= N; n += 4) {
-    dd::DD4 cs;
-    std::memcpy(&cs.hi, &ch[n], sizeof cs.hi);
-    std::memcpy(&cs.lo, &cl[n], sizeof cs.lo);
-    acc = dd::add(acc, cs);
-    abs_sum += cs.hi < 0 ? -cs.hi : cs.hi;  // |hi| (a zero's sign does not change the sum)
+    for (int k = 0; k < R; ++k) {
+      dd::DD4 cs;
+      std::memcpy(&cs.hi, &ch[k * N + n], sizeof cs.hi);
+      std::memcpy(&cs.lo, &cl[k * N + n], sizeof cs.lo);
+      sum[k] = dd::add(sum[k], cs);
+      abs_sum[k] += cs.hi < 0 ? -cs.hi : cs.hi;  // |hi| (a zero's sign does not change the sum)
+    }
   }
-  DD lane[4];
-  double abs_lane[4];
-  for (int k = 0; k < 4; ++k) {
-    lane[k] = DD{acc.hi[k], acc.lo[k]};
-    abs_lane[k] = abs_sum[k];
+  for (int k = 0; k < R; ++k) {
+    DD lane[4];
+    double abs_lane[4];
+    for (int l = 0; l < 4; ++l) {
+      lane[l] = DD{sum[k].hi[l], sum[k].lo[l]};
+      abs_lane[l] = abs_sum[k][l];
+    }
+    for (int64_t m = n; m < N; ++m) {
+      lane[0] = dd::add(lane[0], DD{ch[k * N + m], cl[k * N + m]});
+      abs_lane[0] += std::fabs(ch[k * N + m]);
+    }
+    abs_cs[k] = (abs_lane[0] + abs_lane[1]) + (abs_lane[2] + abs_lane[3]);
+    acc[k] = dd::add(dd::add(lane[0], lane[1]), dd::add(lane[2], lane[3]));
   }
-  for (; n < N; ++n) {
-    lane[0] = dd::add(lane[0], DD{ch[n], cl[n]});
-    abs_lane[0] += std::fabs(ch[n]);
-  }
-  *abs_cs = (abs_lane[0] + abs_lane[1]) + (abs_lane[2] + abs_lane[3]);
-  return dd::add(dd::add(lane[0], lane[1]), dd::add(lane[2], lane[3]));
 }
 
 // ce[p] = Σ_n a[n]·e[p·N + n] for every row p, each sum in the order of n (a product, then an
@@ -210,7 +222,7 @@ struct FastPairRunner::Impl {
       : pr(pr), init(init), positions(positions), sink(sink), P(pr.shape.P), N(pr.shape.N),
         certified_bits(o.certified_bits), check_bits(check_bits), um(std::ldexp(1.0, -check_bits)), scalars(check_bits, P),
         mag(P, N), sh(size_t(P * N)), sl(size_t(P * N)), uh(size_t(N)), ul(size_t(N)), c(size_t(N)), abs_c(size_t(N)),
-        ch(size_t(N)), cl(size_t(N)), carried(size_t(P)), gate(size_t(P)), gate_up(size_t(P)),
+        ch(size_t(4 * N)), cl(size_t(4 * N)), carried(size_t(P)), gate(size_t(P)), gate_up(size_t(P)),
         y_vals(size_t(P)), state_vals(size_t(P * N)), y_nearest(size_t(P)), y_err(size_t(P)), ungated_nearest(size_t(P)),
         sum_abs_cs(size_t(P)), state_nearest(size_t(P * N)), state_err(size_t(P * N)),
         err(size_t(P * N)), check_bound(check_bits, N), gates(check_bits) {
@@ -313,10 +325,27 @@ struct FastPairRunner::Impl {
     // on non-negative terms) [4].
     for (int64_t n = 0; n < N; ++n) abs_c[n] = std::fabs(c[n]);
     carried_errors(abs_c.data(), err.data(), P, N, carried.data());
+    // Rows in groups of four side by side (update_rows), the last P mod 4 one by one.
+    constexpr int kRows = 4;
+    const int64_t grouped = P / kRows * kRows;
+    DD row_acc[kRows];
+    double row_x[kRows];
     for (int64_t p = 0; p < P; ++p) {
-      const double x = double(pr.x[pr.x_index(t, h, p)]);
-      const DD acc = update_row(&sh[size_t(p * N)], &sl[size_t(p * N)], uh.data(), ul.data(), c.data(),
-                                decay, x, N, ch.data(), cl.data(), &sum_abs_cs[p]);
+      const int k = p < grouped ? int(p % kRows) : 0;
+      if (k == 0) {
+        const int rows = p < grouped ? kRows : 1;
+        for (int r = 0; r < rows; ++r) row_x[r] = double(pr.x[pr.x_index(t, h, p + r)]);
+        double *rh = &sh[size_t(p * N)], *rl = &sl[size_t(p * N)];
+        if (rows == kRows) {
+          update_rows<kRows>(rh, rl, uh.data(), ul.data(), c.data(), decay, row_x, N, ch.data(), cl.data(),
+                             &sum_abs_cs[p], row_acc);
+        } else {
+          update_rows<1>(rh, rl, uh.data(), ul.data(), c.data(), decay, row_x, N, ch.data(), cl.data(),
+                         &sum_abs_cs[p], row_acc);
+        }
+      }
+      const double x = row_x[k];
+      const DD acc = row_acc[k];
       // D·x is exact in double (24 × 24 significant bits).
       const DD yu = has_d ? dd::add(acc, double(pr.d_value(h, p)) * x) : acc;
       const double Mu = mag.y_ungated()[p];
@@ -424,7 +453,7 @@ struct FastPairRunner::Impl {
   std::vector<double> uh, ul;    // [N] δ·B_n, hi and lo parts
   std::vector<double> c;         // [N] C_n
   std::vector<double> abs_c;     // [N] |C_n|
-  std::vector<double> ch, cl;    // [N] a row's products C_n·S_n, hi and lo parts
+  std::vector<double> ch, cl;    // [4, N] four rows' products C_n·S_n, hi and lo parts
   std::vector<double> carried;   // [P] Σ_n |C_n|·E_n, the state's error carried into each row
   std::vector<DD> gate;          // [P]
   std::vector<double> gate_up;   // [P] |gate| rounded away from zero
