@@ -17,3 +17,18 @@
 #define SSMV_VECTOR_CLONES
 #define SSMV_VECTOR_FMA_CLONES
 #endif
+
+#include <bit>
+#include <cstdint>
+
+namespace ssmv {
+
+// c ? a : b on the bits, with a and b both computed: for the loops the clones are for. GCC
+// made a branch of ?: where one arm was a quotient or a product (the operation moved into the
+// arm), and a loop with a branch does not vectorise.
+inline double pick(bool c, double a, double b) {
+  const uint64_t m = uint64_t{0} - uint64_t(c);
+  return std::bit_cast<double>((std::bit_cast<uint64_t>(a) & m) | (std::bit_cast<uint64_t>(b) & ~m));
+}
+
+}  // namespace ssmv

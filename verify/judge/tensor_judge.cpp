@@ -83,13 +83,6 @@ bool round_in_normal_binades(const FormatInfo& fi, int n, const double* __restri
   return inside != 0;
 }
 
-// c ? a : b on the bits, with a and b both computed: GCC made a branch of ?: where one arm
-// was a quotient (the division moved into it), which kept block_figures from vectorising.
-inline double pick(bool c, double a, double b) {
-  const uint64_t m = uint64_t{0} - uint64_t(c);
-  return std::bit_cast<double>((std::bit_cast<uint64_t>(a) & m) | (std::bit_cast<uint64_t>(b) & ~m));
-}
-
 // add_to's figures of elements 0 .. n − 1 (the kernel's bits cb, the exact value's rounding eb,
 // its nearest double x, certified error, magnitude, bound), the same operations on the same
 // doubles as judge() and add_to, without a branch, so that the loop vectorises. True when
