@@ -5,11 +5,12 @@
 
 namespace ssmv::ref::mamba3 {
 
-PairRun::PairRun(const ssmv::mamba3::Shape& shape, mpfr_prec_t bits)
+PairRun::PairRun(const ssmv::mamba3::Shape& shape, mpfr_prec_t bits, bool magnitudes)
     : P_(shape.P),
       N_(shape.N),
       R_(shape.R),
       bits_(bits),
+      magnitudes_(magnitudes),
       cos_(mpfr_zeros(size_t(R_), bits)),
       sin_(mpfr_zeros(size_t(R_), bits)),
       cos_mag_(mpfr_zeros(size_t(R_), kMagnitudeBits)),
@@ -70,7 +71,7 @@ void PairRun::gates(const Problem& pr, int64_t t, int64_t h) {
   mpfr_mul_d(gamma_.get(), lambda_.get(), dt, MPFR_RNDN);
   mpfr_mul_d(beta_.get(), one_minus_lambda_.get(), dt, MPFR_RNDN);
   mpfr_mul(beta_.get(), beta_.get(), alpha_.get(), MPFR_RNDN);
-  mpfr_set(alpha_mag_.get(), alpha_.get(), MPFR_RNDU);  // α > 0
+  if (magnitudes_) mpfr_set(alpha_mag_.get(), alpha_.get(), MPFR_RNDU);  // α > 0
 }
 
 // θ[r] += π·tanh(angles[t,h,r])·dt, then cos θ and sin θ of the unreduced angle.
@@ -82,9 +83,10 @@ void PairRun::advance_angles(const Problem& pr, int64_t t, int64_t h, PairState&
     mpfr_mul(t0_.get(), t0_.get(), pi_.get(), MPFR_RNDN);
     mpfr_mul_d(t0_.get(), t0_.get(), dt, MPFR_RNDN);
     mpfr_add(st.angle[r].get(), st.angle[r].get(), t0_.get(), MPFR_RNDN);
+    mpfr_sin_cos(sin_[r].get(), cos_[r].get(), st.angle[r].get(), MPFR_RNDN);
+    if (!magnitudes_) continue;
     mpfr_abs(t0_.get(), t0_.get(), MPFR_RNDN);
     mpfr_add(st.angle_mag[r].get(), st.angle_mag[r].get(), t0_.get(), MPFR_RNDU);
-    mpfr_sin_cos(sin_[r].get(), cos_[r].get(), st.angle[r].get(), MPFR_RNDN);
     mpfr_abs(cos_mag_[r].get(), cos_[r].get(), MPFR_RNDU);
     mpfr_abs(sin_mag_[r].get(), sin_[r].get(), MPFR_RNDU);
   }
@@ -99,6 +101,7 @@ void PairRun::rotated(const std::vector<float>& v, const std::vector<float>& bia
     const float a = v[size_t(pr.bc_index(t, g, n))], b = bias[size_t(pr.bias_index(h, n))];
     mpfr_set_flt(u_[n].get(), a, MPFR_RNDN);
     mpfr_add_d(u_[n].get(), u_[n].get(), b, MPFR_RNDN);
+    if (!magnitudes_) continue;
     mpfr_set_d(u_mag_[n].get(), std::fabs(double(a)), MPFR_RNDU);
     mpfr_add_d(u_mag_[n].get(), u_mag_[n].get(), std::fabs(double(b)), MPFR_RNDU);
   }
@@ -106,12 +109,13 @@ void PairRun::rotated(const std::vector<float>& v, const std::vector<float>& bia
     const size_t i = size_t(2 * r), j = i + 1;
     mpfr_fmms(out[i].get(), u_[i].get(), cos_[r].get(), u_[j].get(), sin_[r].get(), MPFR_RNDN);
     mpfr_fmma(out[j].get(), u_[i].get(), sin_[r].get(), u_[j].get(), cos_[r].get(), MPFR_RNDN);
+    if (!magnitudes_) continue;
     mpfr_fmma(out_mag[i].get(), u_mag_[i].get(), cos_mag_[r].get(), u_mag_[j].get(), sin_mag_[r].get(), MPFR_RNDU);
     mpfr_fmma(out_mag[j].get(), u_mag_[i].get(), sin_mag_[r].get(), u_mag_[j].get(), cos_mag_[r].get(), MPFR_RNDU);
   }
   for (int64_t n = 2 * R_; n < N_; ++n) {  // pairs r >= R are not turned
     mpfr_set(out[n].get(), u_[n].get(), MPFR_RNDN);
-    mpfr_set(out_mag[n].get(), u_mag_[n].get(), MPFR_RNDU);
+    if (magnitudes_) mpfr_set(out_mag[n].get(), u_mag_[n].get(), MPFR_RNDU);
   }
 }
 
@@ -122,6 +126,7 @@ void PairRun::update_state(const Problem& pr, int64_t t, int64_t h, PairState& s
     const double x = pr.x[size_t(pr.x_index(t, h, p))];
     mpfr_mul(beta_x_prev_[p].get(), beta_.get(), st.x_prev[p].get(), MPFR_RNDN);
     mpfr_mul_d(gamma_x_[p].get(), gamma_.get(), x, MPFR_RNDN);
+    if (!magnitudes_) continue;
     mpfr_mul(beta_x_prev_mag_[p].get(), beta_.get(), st.x_prev[p].get(), MPFR_RNDA);  // |·| rounded up
     mpfr_abs(beta_x_prev_mag_[p].get(), beta_x_prev_mag_[p].get(), MPFR_RNDN);
     mpfr_mul_d(gamma_x_mag_[p].get(), gamma_.get(), x, MPFR_RNDA);
@@ -132,6 +137,7 @@ void PairRun::update_state(const Problem& pr, int64_t t, int64_t h, PairState& s
       const size_t k = size_t(p * N_ + n);
       mpfr_fmma(st.S[k].get(), alpha_.get(), st.S[k].get(), beta_x_prev_[p].get(), st.b_prev[n].get(), MPFR_RNDN);
       mpfr_fma(st.S[k].get(), gamma_x_[p].get(), b_[n].get(), st.S[k].get(), MPFR_RNDN);
+      if (!magnitudes_) continue;
       mpfr_fmma(st.S_mag[k].get(), alpha_mag_.get(), st.S_mag[k].get(), beta_x_prev_mag_[p].get(),
                 st.b_prev_mag[n].get(), MPFR_RNDU);
       mpfr_fma(st.S_mag[k].get(), gamma_x_mag_[p].get(), b_mag_[n].get(), st.S_mag[k].get(), MPFR_RNDU);
@@ -154,7 +160,12 @@ void PairRun::output(const Problem& pr, int64_t t, int64_t h, const PairState& s
     for (int64_t n = 0; n < N_; ++n) {
       const size_t k = size_t(p * N_ + n);
       mpfr_fma(y_[p].get(), c_[n].get(), st.S[k].get(), y_[p].get(), MPFR_RNDN);
-      mpfr_fma(y_mag_[p].get(), c_mag_[n].get(), st.S_mag[k].get(), y_mag_[p].get(), MPFR_RNDU);
+    }
+    if (magnitudes_) {
+      for (int64_t n = 0; n < N_; ++n) {
+        const size_t k = size_t(p * N_ + n);
+        mpfr_fma(y_mag_[p].get(), c_mag_[n].get(), st.S_mag[k].get(), y_mag_[p].get(), MPFR_RNDU);
+      }
     }
     if (!pr.has_z()) continue;
     const double z = pr.z[xi];
@@ -164,6 +175,7 @@ void PairRun::output(const Problem& pr, int64_t t, int64_t h, const PairState& s
     mpfr_set_d(t1_.get(), z, MPFR_RNDN);
     mpfr_div(t1_.get(), t1_.get(), t0_.get(), MPFR_RNDN);  // z·σ(z) = z / (1 + e^-z)
     mpfr_mul(y_[p].get(), y_[p].get(), t1_.get(), MPFR_RNDN);
+    if (!magnitudes_) continue;
     mpfr_abs(m0_.get(), t1_.get(), MPFR_RNDU);
     mpfr_mul(y_mag_[p].get(), y_mag_[p].get(), m0_.get(), MPFR_RNDU);
   }

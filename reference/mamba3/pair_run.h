@@ -1,7 +1,7 @@
 // One (sequence, head) pair of the Mamba-3 SISO recurrence at one precision, token by token
 // (docs/mamba3-semantics.md §3). Every operation is one correctly rounded MPFR operation at
-// the run's precision (to nearest); the magnitudes beside the values are the same
-// recurrence on absolute values at kMagnitudeBits, rounded up. All variables are allocated
+// the run's precision (to nearest); the magnitudes beside the values (when asked for) are the
+// same recurrence on absolute values at kMagnitudeBits, rounded up. All variables are allocated
 // once per PairRun and reused for every pair and token: no allocation in the token loop.
 #pragma once
 
@@ -19,7 +19,9 @@ using ssmv::mamba3::Problem;
 
 class PairRun {
  public:
-  PairRun(const ssmv::mamba3::Shape& shape, mpfr_prec_t bits);
+  // `magnitudes`: also run the recurrence on absolute values (the check run's, which certify
+  // against; the working run needs none).
+  PairRun(const ssmv::mamba3::Shape& shape, mpfr_prec_t bits, bool magnitudes = true);
 
   mpfr_prec_t bits() const { return bits_; }
 
@@ -45,6 +47,7 @@ class PairRun {
 
   int64_t P_, N_, R_;
   mpfr_prec_t bits_;
+  bool magnitudes_;
   // Scalars of the token: λ = σ(trap), 1 − λ = σ(−trap), α, β, γ; π and 2π; scratch.
   Num lambda_, one_minus_lambda_, alpha_, beta_, gamma_, pi_, two_pi_, t0_, t1_;
   Num alpha_mag_, m0_, m1_;                 // kMagnitudeBits

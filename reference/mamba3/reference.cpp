@@ -62,7 +62,7 @@ void check_carried(const Problem& pr, const CarriedState& c, const Options& o) {
 
 // Runs every pair over its tokens from `carried` (started from the problem first when
 // `start` is set), certifying each y and, after each sequence, its four-part state.
-Result run(const Problem& pr, CarriedState carried, const Options& o, bool start) {
+Result run(const Problem& pr, CarriedState& carried, const Options& o, bool start) {
   const ssmv::mamba3::Shape& s = pr.shape;
   const int64_t S = s.num_sequences();
   Result res;
@@ -70,11 +70,14 @@ Result run(const Problem& pr, CarriedState carried, const Options& o, bool start
   res.check_precision_bits = int(carried.check_bits);
   res.y.resize(size_t(s.num_tokens() * s.H * s.P));
   res.angle_state.resize(size_t(S * s.H * s.R));
-  res.state.resize(size_t(S * s.H * s.P * s.N));
-  res.B_prev.resize(size_t(S * s.H * s.N));
-  res.x_prev.resize(size_t(S * s.H * s.P));
+  if (o.certify_state) {
+    res.state.resize(size_t(S * s.H * s.P * s.N));
+    res.B_prev.resize(size_t(S * s.H * s.N));
+    res.x_prev.resize(size_t(S * s.H * s.P));
+  }
 
-  PairRun working(s, carried.working_bits), check(s, carried.check_bits);
+  // The magnitudes certify against the check run's: the working run needs none.
+  PairRun working(s, carried.working_bits, /*magnitudes=*/false), check(s, carried.check_bits);
   AgreementCheck agree(o.certified_bits, carried.check_bits);
   Num working_angle, check_angle, magnitude;
   working_angle.init(carried.working_bits);
@@ -101,6 +104,7 @@ Result run(const Problem& pr, CarriedState carried, const Options& o, bool start
         agree.accept(res.angle_state, size_t(pr.angle_state_index(seq, h, r)), working_angle.get(), check_angle.get(),
                      c.angle_mag[size_t(r)].get(), "angle_state");
       }
+      if (!o.certify_state) continue;
       for (int64_t p = 0; p < s.P; ++p) {
         for (int64_t n = 0; n < s.N; ++n) {
           const size_t k = size_t(p * s.N + n);
@@ -117,7 +121,6 @@ Result run(const Problem& pr, CarriedState carried, const Options& o, bool start
       }
     }
   }
-  res.carried = std::move(carried);
   return res;
 }
 
@@ -126,14 +129,24 @@ Result run(const Problem& pr, CarriedState carried, const Options& o, bool start
 Result compute(const Problem& problem, const Options& options) {
   ssmv::mamba3::validate(problem);
   check_options(options);
-  return run(problem, fresh_state(problem, options), options, true);
+  CarriedState carried = fresh_state(problem, options);
+  Result r = run(problem, carried, options, true);
+  r.carried = std::move(carried);
+  return r;
 }
 
 Result decode(const Problem& problem, const CarriedState& carried, const Options& options) {
+  CarriedState next = carried.copy();
+  Result r = advance(problem, next, options);
+  r.carried = std::move(next);
+  return r;
+}
+
+Result advance(const Problem& problem, CarriedState& carried, const Options& options) {
   ssmv::mamba3::validate(problem);
   check_options(options);
   check_carried(problem, carried, options);
-  return run(problem, carried.copy(), options, false);
+  return run(problem, carried, options, false);
 }
 
 }  // namespace ssmv::ref::mamba3

@@ -26,6 +26,10 @@ struct Options {
   int precision_bits = kDefaultPrecisionBits;     // the working run; >= 24, so every input is exact
   int check_extra_bits = kDefaultCheckExtraBits;  // the check run has precision_bits + this, >= 1
   int certified_bits = kCertifiedBits;            // agreement required: 2^-certified_bits of the magnitude
+  // Certify S, B_prev and x_prev of the returned state (P·N + N + P agreement checks and format
+  // roundings per pair). false: they are left empty — for a caller stepping token by token that
+  // needs the state only at some tokens. y and the angle state are always certified.
+  bool certify_state = true;
 };
 
 struct Result {
@@ -45,5 +49,10 @@ Result compute(const Problem& problem, const Options& options = {});
 // carried state, or any CarriedState of the same shape and precisions) over the problem's
 // tokens: one token per sequence is a decode step. problem.initial must be empty.
 Result decode(const Problem& problem, const CarriedState& carried, const Options& options = {});
+
+// decode() that advances `carried` in place instead of copying it (the Result's `carried` is left
+// empty): the same bits in every returned value. A caller stepping one token at a time saves the
+// copy of every pair's state at both precisions per token.
+Result advance(const Problem& problem, CarriedState& carried, const Options& options = {});
 
 }  // namespace ssmv::ref::mamba3

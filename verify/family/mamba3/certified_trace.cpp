@@ -128,14 +128,24 @@ CertifiedRun certified_run(const Problem& pr, int threads, const bound::mamba3::
   for_each_task(S * H, resolve_threads(threads), [&](int64_t task, int64_t) {
     const int64_t s = task / H, h = task % H;
     ref::mamba3::Result r;
+    ref::mamba3::CarriedState carried;
     for (int64_t t = sh.cu_seqlens[size_t(s)]; t < sh.cu_seqlens[size_t(s + 1)]; ++t) {
       const bool first = t == sh.cu_seqlens[size_t(s)];
+      const int64_t local = t - sh.cu_seqlens[size_t(s)], length = sh.seq_len(s);
       const Problem one = pair_tokens(pr, s, h, t, 1, first);
-      r = first ? ref::mamba3::compute(one) : ref::mamba3::decode(one, r.carried);
+      // The state certified where the trace keeps |S| (and after the last token, the returned
+      // state); elsewhere y and the angle alone, the carried state advanced in place.
+      ref::mamba3::Options options;
+      options.certify_state = grid.keeps(local, length) || local + 1 == length;
+      if (first) {
+        r = ref::mamba3::compute(one, options);
+        carried = std::move(r.carried);
+      } else {
+        r = ref::mamba3::advance(one, carried, options);
+      }
       check_bits = r.check_precision_bits;
       copy_into(c.y, size_t(pr.x_index(t, h, 0)), r.y);
       for (int64_t p = 0; p < P; ++p) c.trace.y_abs[size_t(pr.x_index(t, h, p))] = abs_upper(r.y, size_t(p));
-      const int64_t local = t - sh.cu_seqlens[size_t(s)], length = sh.seq_len(s);
       if (grid.keeps(local, length)) {  // a chunk's last token, or a decode step
         const int64_t end = bound::mamba3::first_kept(sh, s, grid) + grid.row(local, length);
         const size_t s0 = size_t((end * H + h) * P * N);
