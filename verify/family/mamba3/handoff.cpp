@@ -83,40 +83,51 @@ StepBounds handoff_bounds(const Problem& pair, const Handoff& h, const ExactTrac
   return db;
 }
 
+namespace {
+
+// A hand-off pair's emulation: `prefill` over the first K0 tokens (every token when there are no
+// more), then `decode` from the four-part state it returned, y of both joined.
+template <class Prefill, class Decode>
+bound::mamba3::EmulatedSteps prefill_then_steps(const Problem& pr, int64_t K0, const Prefill& prefill,
+                                                const Decode& decode) {
+  const int64_t T = pr.shape.num_tokens(), K = std::min(K0, T);
+  bound::mamba3::EmulatedSteps e = prefill(pair_tokens(pr, 0, 0, 0, K, true));
+  if (K == T) return e;
+  Problem dec = pair_tokens(pr, 0, 0, K, T - K, false);
+  dec.initial = {e.angle, e.S, e.B_prev, e.x_prev};  // what the step kernel is given
+  bound::mamba3::EmulatedSteps d = decode(dec);
+  d.y.insert(d.y.begin(), e.y.begin(), e.y.end());
+  return d;
+}
+
+}  // namespace
+
 SharpModel handoff_model(const Handoff& h) {
   SharpModel prefill = prefill_model(h.prefill, h.chunk_size), decode = step_model(h.decode);
   SharpModel m = prefill;  // the budgets the runs move the functions by: the prefill's (the step's alike but exp)
   // the prefill's configurations, the steps as declared after each
   m.emulate = [prefill, decode, K0 = h.prefill_tokens](const Problem& pr, size_t configuration, uint64_t seed,
                                                        const bound::mamba3::Transcendentals& fns) {
-    const int64_t T = pr.shape.num_tokens(), K = std::min(K0, T);
-    bound::mamba3::EmulatedSteps e = prefill.emulate(pair_tokens(pr, 0, 0, 0, K, true), configuration, seed, fns);
-    if (K == T) return e;
-    Problem dec = pair_tokens(pr, 0, 0, K, T - K, false);
-    dec.initial = {e.angle, e.S, e.B_prev, e.x_prev};  // what the step kernel is given
-    bound::mamba3::EmulatedSteps d = decode.emulate(dec, 0, seed == 0 ? 0 : seed ^ 0x9e3779b97f4a7c15ull, fns);
-    d.y.insert(d.y.begin(), e.y.begin(), e.y.end());
-    return d;
+    return prefill_then_steps(
+        pr, K0, [&](const Problem& pre) { return prefill.emulate(pre, configuration, seed, fns); },
+        [&](const Problem& dec) { return decode.emulate(dec, 0, seed == 0 ? 0 : seed ^ 0x9e3779b97f4a7c15ull, fns); });
   };
   // The candidate defects: the prefill's in the prefill (the steps as declared after it), then the
   // step kernel's in the decode (after the prefill as declared).
   m.defects = prefill.defects;
   for (const Defect& d : decode.defects) m.defects.push_back({"decode: " + d.name, d.description});
   m.emulate_defect = [prefill, decode, K0 = h.prefill_tokens](const Problem& pr, size_t defect) {
-    const int64_t T = pr.shape.num_tokens(), K = std::min(K0, T);
     const size_t in_prefill = prefill.defects.size();
-    const Problem pre = pair_tokens(pr, 0, 0, 0, K, true);
-    bound::mamba3::EmulatedSteps e = defect < in_prefill
-                                         ? prefill.emulate_defect(pre, defect)
-                                         : prefill.emulate(pre, 0, 0, bound::mamba3::library_transcendentals());
-    if (K == T) return e;
-    Problem dec = pair_tokens(pr, 0, 0, K, T - K, false);
-    dec.initial = {e.angle, e.S, e.B_prev, e.x_prev};
-    bound::mamba3::EmulatedSteps d = defect < in_prefill
-                                         ? decode.emulate(dec, 0, 0, bound::mamba3::library_transcendentals())
-                                         : decode.emulate_defect(dec, defect - in_prefill);
-    d.y.insert(d.y.begin(), e.y.begin(), e.y.end());
-    return d;
+    const bound::mamba3::Transcendentals library = bound::mamba3::library_transcendentals();
+    return prefill_then_steps(
+        pr, K0,
+        [&](const Problem& pre) {
+          return defect < in_prefill ? prefill.emulate_defect(pre, defect) : prefill.emulate(pre, 0, 0, library);
+        },
+        [&](const Problem& dec) {
+          return defect < in_prefill ? decode.emulate(dec, 0, 0, library)
+                                     : decode.emulate_defect(dec, defect - in_prefill);
+        });
   };
   return m;
 }

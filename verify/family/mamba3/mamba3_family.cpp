@@ -196,7 +196,6 @@ class Mamba3Dump : public Dump {
     const std::array<Format, kParts> formats = {p.formats.output, Format::fp32, p.formats.state, p.formats.state,
                                                 p.formats.state};
     const std::array<const std::vector<float>*, kParts> dumped = {&out.y, &fs.angle, &fs.S, &fs.B_prev, &fs.x_prev};
-    const std::array<const char*, kParts>& names = kPartNames;
     std::array<verify::TensorLayout, kParts> layouts = {
         y_layout(p), state_layout(p, {"sequence", "head", "angle"}, {R}),
         state_layout(p, {"sequence", "head", "dim", "state"}, {P, N}), state_layout(p, {"sequence", "head", "state"}, {N}),
@@ -209,7 +208,7 @@ class Mamba3Dump : public Dump {
       // representative θ + 2πk): compared modulo 2π.
       if (o.keep_elements) r.element_maps.push_back({layouts[part], part == kAngle ? 2 * bound::mamba3::terms::kPi : 0.0});
       judges[part] = std::make_unique<verify::TensorJudge>(
-          names[part], formats[part], int64_t(dumped[part]->size()), std::move(layouts[part]),
+          kPartNames[part], formats[part], int64_t(dumped[part]->size()), std::move(layouts[part]),
           o.keep_elements ? verify::ElementDetail::elements : verify::ElementDetail::summary);
     }
     if (o.sharp) sharp::validate(o.sharp_options);
@@ -243,9 +242,10 @@ class Mamba3Dump : public Dump {
           }
         }
         if (o.sharp) {
-          energies[size_t(task)] = pair_energies(pair, model_.sharp, mine, b, o.sharp_options,
+          PairWeights w = pair_weights(b);
+          energies[size_t(task)] = pair_energies(pair, model_.sharp, mine, w, o.sharp_options,
                                                  o.sharp_options.seed * 0x9e3779b97f4a7c15ull + uint64_t(task));
-          if (attribute) weights[size_t(task)] = pair_weights(b);
+          if (attribute) weights[size_t(task)] = std::move(w);
         }
         progress::advance(1);
       });

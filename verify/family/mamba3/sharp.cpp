@@ -240,10 +240,9 @@ std::array<const std::vector<float>*, kParts> parts_of(const EmulatedSteps& e) {
 }  // namespace
 
 PairEnergies pair_energies(const ssmv::mamba3::Problem& pair, const SharpModel& model, const Outputs& kernel,
-                           const bound::mamba3::StepBounds& bounds, const sharp::SharpOptions& o, uint64_t seed) {
+                           const PairWeights& w, const sharp::SharpOptions& o, uint64_t seed) {
   const size_t configs = model.configurations.size();
   const auto k_parts = parts_of(kernel);
-  const PairWeights w = pair_weights(bounds);
   PairEnergies r;
   for (size_t p = 0; p < kParts; ++p) r.energy[p].assign(configs + size_t(o.runs), 0.0);
   EmulatedSteps declared;

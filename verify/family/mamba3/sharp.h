@@ -77,10 +77,10 @@ SharpModel step_model(const bound::mamba3::StepContract& c);
 SharpModel prefill_model(const bound::mamba3::PrefillContract& c, int64_t chunk_size);
 
 // `pair`: one sequence, one head (certified_trace.h pair_problem); `kernel` its outputs in the
-// pair's layouts (an empty part: not dumped); `bounds` its bounds; `seed`: the pair's own (a
-// function of the options' seed and the pair's place).
+// pair's layouts (an empty part: not dumped); `weights` its bounds' (pair_weights); `seed`: the
+// pair's own (a function of the options' seed and the pair's place).
 PairEnergies pair_energies(const ssmv::mamba3::Problem& pair, const SharpModel& model, const Outputs& kernel,
-                           const bound::mamba3::StepBounds& bounds, const sharp::SharpOptions& options, uint64_t seed);
+                           const PairWeights& weights, const sharp::SharpOptions& options, uint64_t seed);
 
 // The energies of the kernel against each candidate defect's emulation, [part][defect], for the
 // parts `wanted` (the others left empty): the attribution of a flagged tensor, run only then.
