@@ -6,7 +6,7 @@
 # -DCMAKE_CUDA_ARCHITECTURES=90 and stripped, in DIR (carried by the call):
 #   bash bench/gpu_suites.sh DIR
 # DIR holds fast_math_gpu_test, ssu_gpu_test, chunk_scan_gpu_test, chunk_scan_wgmma_gpu_test,
-# verify_soundness_gpu_test, ssmv_prop_gpu and ssmv; a missing one is reported as a failure.
+# mamba3_step_gpu_test, verify_soundness_gpu_test, ssmv_prop_gpu and ssmv; a missing one is reported as a failure.
 # Everything goes to $OUT/log; the script's status is the first non-zero step's.
 here=$(cd "$(dirname "$0")" && pwd)
 cd "${1:?usage: gpu_suites.sh DIR}" || exit 1
@@ -17,6 +17,7 @@ step ./fast_math_gpu_test
 step ./ssu_gpu_test
 step ./chunk_scan_gpu_test
 step ./chunk_scan_wgmma_gpu_test
+step ./mamba3_step_gpu_test
 step env RC_PARAMS=seed=20261130 ./ssmv_prop_gpu
 step env SSMV_SOUNDNESS_CASES=100 ./verify_soundness_gpu_test
 step ./ssmv run --device gpu --json "${OUT:-.}/run_gpu_report.json"
@@ -27,4 +28,5 @@ step env SSU_GPU_TEST_PROBLEMS=24 compute-sanitizer --tool synccheck --error-exi
   --gtest_filter='SsuGpu.Random*:SsuGpu.Streamed*:SsuGpu.Tokens*'
 step env SSMV_CS_PROBLEMS=12 compute-sanitizer --tool memcheck --error-exitcode 1 ./chunk_scan_gpu_test \
   --gtest_filter='ChunkScanGpu.MatchesTwin*'
+step env MAMBA3_STEP_GPU_TEST_PROBLEMS=40 compute-sanitizer --tool memcheck --error-exitcode 1 ./mamba3_step_gpu_test
 exit $status
