@@ -244,12 +244,14 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
     (y_vectors ? out->y : out->y_before_dx).assign(s.num_tokens() * H * P, 0.0);
     out->final_state.assign(S * H * P * N, 0.0);
     out->final_state_fp32.assign(S * H * P * N, 0.0);
-    out->boundary_state.assign(chunks_total * H * P * N, 0.0);
+    if (in.boundary_states) out->boundary_state.assign(chunks_total * H * P * N, 0.0);
   }
   const auto emit = [&](BoundOf which, std::vector<double> ChunkedBounds::*field, int64_t i, const V& v) {
     if (out != nullptr) (out->*field)[i] = total(v) * kSafetyFactor;
     if (focus != nullptr) focus->keep(which, i, kSafetyFactor * v);
   };
+  // The boundary states' bounds: kept when the input asks for them, or attributed (focus).
+  const bool keep_boundary = in.boundary_states || (focus != nullptr && focus->which == BoundOf::boundary_state);
   // |h| ≤ |hd| + 2^-30·habs: hd, the state's double recurrence, errs by far less than
   // 2^-30 of the magnitude recurrence habs for any chunk count ssmv accepts.
   const auto h_upper = [](double hd, double habs) { return std::fabs(hd) + 0x1p-30 * habs; };
@@ -571,8 +573,10 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
           hst.hd[i] = a * hst.hd[i] + wk.st[i];
           hst.habs[i] = a * hst.habs[i] + st_mag;
           const double out_ub = h_upper(hst.hd[i], hst.habs[i]);
-          emit(BoundOf::boundary_state, &ChunkedBounds::boundary_state, ((chunk_index + cj) * H + h) * P * N + i,
-               hst.E[i] + tag.at(BS::stored_state, stored(out_ub + total(hst.E[i]))));
+          if (keep_boundary) {
+            emit(BoundOf::boundary_state, &ChunkedBounds::boundary_state, ((chunk_index + cj) * H + h) * P * N + i,
+                 hst.E[i] + tag.at(BS::stored_state, stored(out_ub + total(hst.E[i]))));
+          }
         }
         progress::advance(Lc * P * N);
       });

@@ -30,6 +30,11 @@ struct ChunkedInput {
   // Multiply-adds of a piece's step per worker thread (2^22: a few milliseconds), so that
   // the many small pieces of short sequences do not each pay for starting threads.
   int64_t work_per_thread = int64_t(1) << 22;
+  // Whether ChunkedBounds::boundary_state is kept: the bound of the stored state after every
+  // piece, pieces·H·P·N doubles (134 MB for 65,536 tokens, 8 heads, P 64, N 128, chunk 256).
+  // Only a kernel whose chunk-end states are judged needs it (verify/run/kernel_check.cpp);
+  // a dump's check judges y and the final state and turns it off.
+  bool boundary_states = true;
 };
 
 struct ChunkedBounds {
@@ -38,7 +43,8 @@ struct ChunkedBounds {
   // D·x, the gate and the output rounding (the terms that read the reference's y; ChunkedYBound).
   std::vector<double> y_before_dx;
   // [pieces, H, P, N] on the state after each piece (a sequence's share of a chunk; with
-  // chunk_layout sequence the chunks themselves), stored; sequences in order.
+  // chunk_layout sequence the chunks themselves), stored; sequences in order. Empty when the
+  // input's boundary_states is off.
   std::vector<double> boundary_state;
   std::vector<int64_t> boundary_positions;  // [pieces] packed position q ending each piece
   std::vector<double> final_state;      // [S, H, P, N] on the stored final state

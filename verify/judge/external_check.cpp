@@ -272,7 +272,7 @@ class ChunkedJudgingSink : public ref::Sink {
 
 // The chunked family, streamed: δ first (ref::compute_scalars), the chunked bound up to
 // the terms that read y (bound::ChunkedBounds::y_before_dx: the bound's state-sized working
-// set and one double per y element), then every output judged as the reference hands it
+// set and one double per y element; no chunk-end state bounds), then every output judged as the reference hands it
 // over. No exact value is kept per element. The bounds, verdicts and attribution are those
 // of bounding and judging compute()'s whole result (check_outputs_test).
 KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
@@ -284,6 +284,7 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
   in.contract = &contract;
   in.delta = &scalars.delta;
   in.threads = ref::default_threads();
+  in.boundary_states = false;  // a dump's chunk-end states are not judged
   const bound::ChunkedBounds b = bound::chunked_bounds(in);
   StreamJudges judges(p, !final_states.empty(), detail);
   ChunkedJudgingSink sink(p, in, b, y, judges, final_states);

@@ -82,6 +82,7 @@ class HandoffParts {
     pre_in_.y_ungated = &pre_y_ungated_;
     pre_in_.y_certified_error = &pre_y_error_;
     pre_in_.threads = ref::default_threads();
+    pre_in_.boundary_states = false;  // the hand-off judges y and the states handed over and final
     if (!pre_kept_.empty()) pre_bounds_ = bound::chunked_bounds(pre_in_);
     for (size_t r = 0; r < pre_kept_.size(); ++r) {
       const int64_t q = pre_kept_[r];
@@ -225,6 +226,7 @@ HandoffStream::HandoffStream(const Problem& p, const std::vector<int64_t>& prefi
   pre_in_.contract = &chunked;
   pre_in_.delta = &pre_delta_;
   pre_in_.threads = ref::default_threads();
+  pre_in_.boundary_states = false;  // the hand-off judges y and the states handed over and final
   if (!pre_kept_.empty()) pre_bounds_ = bound::chunked_bounds(pre_in_);
   finish_ = std::make_unique<bound::ChunkedYBound>(pre_in_);
   int64_t start = 0;

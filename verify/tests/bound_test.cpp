@@ -551,3 +551,32 @@ TEST(FlushToZero, AFlushedOperandIsWithinTheBound) {
 
 }  // namespace
 }  // namespace ssmv::verify
+
+namespace ssmv::verify {
+namespace {
+
+// A check that judges no chunk-end states turns boundary_states off: the pieces·H·P·N
+// doubles are not kept, and every other bound is the same bit for bit (the boundary bound is
+// an output of the piece loop, read by nothing else); its attribution still works.
+TEST(BoundMemory, BoundaryStatesOffKeepsEveryOtherBound) {
+  const Shape s{{0, 5, 21, 40}, 4, 4, 16, 2};
+  const Problem p = realistic_problem(s, Formats{Format::bf16, Format::fp32, Format::bf16}, 43);
+  const ref::ExactResult exact = ref::compute(p);
+  const Contract c = chunked(chunk_scan::ContractKind::production, 8, ChunkLayout::sequence);
+  bound::ChunkedInput in = chunked_input_for(p, c, exact);
+  const bound::ChunkedBounds kept = bound::chunked_bounds(in);
+  in.boundary_states = false;
+  const bound::ChunkedBounds off = bound::chunked_bounds(in);
+  EXPECT_TRUE(off.boundary_state.empty());
+  ASSERT_FALSE(kept.boundary_state.empty());
+  expect_identical(kept.y, off.y, "y");
+  expect_identical(kept.final_state, off.final_state, "final_state");
+  expect_identical(kept.final_state_fp32, off.final_state_fp32, "final_state_fp32");
+  EXPECT_EQ(kept.boundary_positions, off.boundary_positions);
+  const int64_t last = int64_t(kept.boundary_state.size()) - 1;
+  expect_exact_split(bound::attribute_chunked(in, bound::BoundOf::boundary_state, last), kept.boundary_state[last],
+                     "boundary_state with boundary_states off");
+}
+
+}  // namespace
+}  // namespace ssmv::verify
