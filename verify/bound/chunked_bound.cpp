@@ -173,6 +173,21 @@ V y_tail(const ChunkedYBound::Terms& c, const Problem& pr, int64_t yi, V err, co
   return err + tag.at(BS::output, store_rounding_error(*c.contract, Point::output, pr.formats, pr.formats.output, mag));
 }
 
+// y's error before D·x raised to the float ChunkedBounds::y_before_dx keeps (before_dx_kept),
+// the increment attributed to fp32 arithmetic: what the kept and the streamed y bound finish.
+template <class V>
+V as_kept(const V& err) {
+  const double t = total(err);
+  const double kept = before_dx_kept(t);
+  if constexpr (std::is_same_v<V, double>) {
+    return kept;
+  } else {
+    V r = err;
+    r.v[size_t(BoundSource::arithmetic)] += kept - t;
+    return r;
+  }
+}
+
 // The bound in value type V (tagged.h): writes every element into `out` (V = double), or
 // keeps the focused element's parts (`focus`: only its sequence, head and dim evaluated,
 // and y only at focus_token).
@@ -241,7 +256,11 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
     chunks_total += int64_t(seq_pieces[seq].size());
   }
   if (out != nullptr) {
-    (y_vectors ? out->y : out->y_before_dx).assign(s.num_tokens() * H * P, 0.0);
+    if (y_vectors) {
+      out->y.assign(s.num_tokens() * H * P, 0.0);
+    } else {
+      out->y_before_dx.assign(s.num_tokens() * H * P, 0.0f);
+    }
     out->final_state.assign(S * H * P * N, 0.0);
     out->final_state_fp32.assign(S * H * P * N, 0.0);
     if (in.boundary_states) out->boundary_state.assign(chunks_total * H * P * N, 0.0);
@@ -537,8 +556,9 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
             const double acc0 = inter_mag + total(err);
             err += wk.dy[p] + ch_y.error(acc0, m + 1, wk.y_p[p], wk.y_m[p], tag);
             const int64_t yi = pr.x_index(t, h, p);
+            err = as_kept(err);  // the float y_before_dx keeps
             if (!y_vectors && focus_y == nullptr) {  // streamed: finished by ChunkedYBound
-              out->y_before_dx[yi] = total(err);
+              out->y_before_dx[yi] = static_cast<float>(total(err));
               continue;
             }
             const YElement y = focus_y != nullptr ? *focus_y

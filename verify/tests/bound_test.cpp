@@ -578,5 +578,23 @@ TEST(BoundMemory, BoundaryStatesOffKeepsEveryOtherBound) {
                      "boundary_state with boundary_states off");
 }
 
+// y's error before D·x is kept as a float rounded up: never below the double, at most 2^-23
+// of it above in float's normal range (at most one float ULP, 2^-23 of the binade's start, and the
+// value lies above that start), a float kept as it is, and below float's range the smallest
+// subnormal 2^-149.
+TEST(BoundMemory, BeforeDxKeptRoundsUpToAFloat) {
+  EXPECT_EQ(bound::before_dx_kept(0.0), 0.0f);
+  EXPECT_EQ(bound::before_dx_kept(0.375), 0.375f);
+  EXPECT_EQ(bound::before_dx_kept(1e-60), 0x1p-149f);
+  uint64_t state = 12345;
+  for (int i = 0; i < 100000; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const double e = std::ldexp(double(state >> 11) * 0x1p-53 + 0.5, int(state % 200) - 120);  // 2^-121 .. 2^80
+    const double kept = bound::before_dx_kept(e);
+    ASSERT_GE(kept, e) << e;
+    ASSERT_LE(kept - e, 0x1p-23 * e) << e;
+  }
+}
+
 }  // namespace
 }  // namespace ssmv::verify
