@@ -39,7 +39,8 @@
 
 namespace ssmv::mamba3_step {
 
-// The kernel's fp32 constants: fp32(π) = 3.14159274 and 2·that (bound: kPiF32, kTwoPiF32).
+// The kernel's fp32 constants: fp32(π) = 3.14159274 and 2·that (spec/mamba3/contract.h: kPiF32,
+// kTwoPiF32; contract.cpp checks they are equal).
 inline constexpr float kPi = 0x1.921fb6p+1f;
 inline constexpr float kTwoPi = 0x1.921fb6p+2f;
 

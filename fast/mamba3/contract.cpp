@@ -9,7 +9,7 @@ namespace ssmv::mamba3_step {
 namespace {
 
 // The kernel's constants are the bound's (the bound charges |π_f − π| and |2π_f − 2π|).
-static_assert(kPi == bound::mamba3::kPiF32 && kTwoPi == bound::mamba3::kTwoPiF32);
+static_assert(kPi == ssmv::mamba3::kPiF32 && kTwoPi == ssmv::mamba3::kTwoPiF32);
 
 TranscendentalBudget budget(const std::vector<TranscendentalBudget>& all, const std::string& f) {
   for (const TranscendentalBudget& b : all) {
@@ -20,8 +20,8 @@ TranscendentalBudget budget(const std::vector<TranscendentalBudget>& all, const 
 
 }  // namespace
 
-bound::mamba3::StepContract contract() {
-  bound::mamba3::StepContract c;
+ssmv::mamba3::StepContract contract() {
+  ssmv::mamba3::StepContract c;
   c.name = kContractName;
   // y = Σ_n fma(S[n], q[n], acc) on the fp32 state and the fp32 turned c, n = 0..N−1 (arithmetic.h
   // rows 13–16): no rounding of the operands, no tensor cores.

@@ -7,6 +7,7 @@
 #include "properties/mamba3/step_check.h"
 #include "properties/mamba3/step_gen.h"
 #include "verify/bound/mamba3/step_bound.h"
+#include "verify/bound/mamba3/step_contract.h"
 #include "verify/family/mamba3/certified_trace.h"
 
 namespace ssmv::prop::mamba3 {
@@ -25,7 +26,7 @@ SSMV_PROPERTY(Mamba3PropertyDeterminism, EmulationAndBound, 3000, ()) {
       }
     }
     const family::mamba3::CertifiedRun run = family::mamba3::certified_run(p);
-    for (const bound::mamba3::StepContract& c : {bound::mamba3::host_emulation(), bound::mamba3::production_h200()}) {
+    for (const ssmv::mamba3::StepContract& c : {bound::mamba3::host_emulation(), bound::mamba3::production_h200()}) {
       const std::string what = c.name + ", run 1 vs run 2:";
       if (auto f = same_parts(what + " bound", bound::mamba3::step_bounds(p, c, run.trace),
                                bound::mamba3::step_bounds(p, c, run.trace))) {

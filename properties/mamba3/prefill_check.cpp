@@ -10,13 +10,15 @@
 #include "properties/harness/feature_count.h"
 #include "properties/harness/settings.h"
 #include "verify/bound/mamba3/prefill_bound.h"
+#include "verify/bound/mamba3/prefill_contract.h"
+#include "verify/bound/mamba3/step_contract.h"
 #include "verify/family/mamba3/handoff.h"
 #include "verify/judge/verdict.h"
 
 namespace ssmv::prop::mamba3 {
 namespace {
 
-using bound::mamba3::PrefillContract;
+using ssmv::mamba3::PrefillContract;
 using bound::mamba3::PrefillEmulationOptions;
 using family::mamba3::CertifiedRun;
 using ssmv::mamba3::Problem;

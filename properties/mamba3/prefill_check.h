@@ -30,9 +30,9 @@
 #include "properties/mamba3/handoff.h"
 #include "properties/mamba3/step_check.h"
 #include "properties/mamba3/step_gen.h"
+#include "spec/mamba3/contract.h"
 #include "spec/mamba3/problem.h"
 #include "verify/bound/mamba3/exact_trace.h"
-#include "verify/bound/mamba3/prefill_contract.h"
 #include "verify/bound/mamba3/prefill_emulation.h"
 #include "verify/bound/mamba3/step_bound.h"
 #include "verify/family/mamba3/certified_trace.h"
@@ -62,11 +62,11 @@ void showValue(const GeneratedPrefill& g, std::ostream& os);
 
 // prefill_host_emulation() with the angle store and the diagonal's tf32 truncation the emulation's
 // options declare (the contract a host emulation run with `o` is held to).
-bound::mamba3::PrefillContract matching_contract(const bound::mamba3::PrefillEmulationOptions& o);
+ssmv::mamba3::PrefillContract matching_contract(const bound::mamba3::PrefillEmulationOptions& o);
 // The named preset a failing case's dump names: host_emulation when `c` has its angle store and
 // diagonal, else production (tf32 diagonal) or fp32_angles (fp32 θ) — the same rounding points with
 // the H200's larger budgets, so a dump within `c` is within the preset too.
-std::string preset_for(const bound::mamba3::PrefillContract& c);
+std::string preset_for(const ssmv::mamba3::PrefillContract& c);
 
 // The trace of a certified run with |S| after every token (chunk 1) as the trace with |S| at the
 // ends of chunks of `chunk` tokens (what certified_run(pr, threads, chunk) keeps: the same values).
@@ -92,7 +92,7 @@ void draw_options(bound::mamba3::PrefillEmulationOptions& o, const DrawnOptions&
 // mamba3_prefill under preset_for(contract), with the emulation's outputs (`o` without its bug) when
 // the failure carries none.
 void run_prefill_case(const ssmv::mamba3::Problem& p, const bound::mamba3::PrefillEmulationOptions& o,
-                      const bound::mamba3::PrefillContract& contract,
+                      const ssmv::mamba3::PrefillContract& contract,
                       const std::function<std::optional<StepFailure>()>& body);
 
 // One case of "the prefill emulation under `base` (plus what `drawn` draws) is within

@@ -61,7 +61,7 @@ SSMV_PROPERTY(Mamba3PrefillPropertyChunkSize, WithinSumOfBounds, 400, ()) {
   PrefillEmulationOptions o2 = o1;
   o2.chunk_size = L2;
   const ssmv::mamba3::Problem& p = g.problem;
-  const bound::mamba3::PrefillContract c = matching_contract(o1);
+  const ssmv::mamba3::PrefillContract c = matching_contract(o1);
   run_prefill_case(p, o1, c, [&]() -> std::optional<StepFailure> {
     const Outputs e1 = outputs_of(bound::mamba3::emulate_prefill(p, o1));
     const Outputs e2 = outputs_of(bound::mamba3::emulate_prefill(p, o2));

@@ -39,7 +39,7 @@ SSMV_PROPERTY(Mamba3PrefillPropertyDeterminism, EmulationAndBound, 500, ()) {
   o.chunk_size = g.chunk;
   draw_options(o, {.fused = true, .qk_dot_tf32 = true, .fp32_angles = true});
   const ssmv::mamba3::Problem& p = g.problem;
-  const bound::mamba3::PrefillContract c = matching_contract(o);
+  const ssmv::mamba3::PrefillContract c = matching_contract(o);
   run_prefill_case(p, o, c, [&]() -> std::optional<StepFailure> {
     if (auto f = same_parts("emulation, run 1 vs run 2:", bound::mamba3::emulate_prefill(p, o),
                             bound::mamba3::emulate_prefill(p, o))) {

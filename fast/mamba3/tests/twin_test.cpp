@@ -220,7 +220,7 @@ TEST(Mamba3StepTwin, RefusesWhatTheKernelDoesNotRead) {
 // The contract: the kernel's rounding points (fp32 dot operands, no tensor cores, IEEE division)
 // and budgets at or above the maxima fast_math.h states; listed and resolved by the Mamba-3 family.
 TEST(Mamba3StepContract, DeclaresTheKernelsRoundingPointsAndIsListed) {
-  const bound::mamba3::StepContract c = contract();
+  const ssmv::mamba3::StepContract c = contract();
   EXPECT_EQ(c.name, "ssmv.mamba3_step");
   EXPECT_EQ(c.dot_operands, Format::fp32);
   EXPECT_FALSE(c.dot_tensor_cores);

@@ -12,7 +12,7 @@
 #include "spec/contract.h"
 #include "spec/format.h"
 #include "verify/bound/error_model.h"
-#include "verify/bound/mamba3/step_contract.h"  // kPiF32, kTwoPiF32
+#include "spec/mamba3/contract.h"  // kPiF32, kTwoPiF32
 
 namespace ssmv::bound::mamba3::terms {
 
@@ -34,9 +34,9 @@ inline constexpr double kU = 0x1p-24, kEta = 0x1p-150;
 inline double up(double v) { return std::fabs(v) * (1 + kExactMargin); }
 
 // |π_f − π| and |2π_f − 2π| (π_f exact in double; RN_double(π) within 2^-52 of π).
-inline const double kPiErr = std::fabs(double(kPiF32) - kPi) + 0x1p-51;
+inline const double kPiErr = std::fabs(double(ssmv::mamba3::kPiF32) - kPi) + 0x1p-51;
 inline const double kTwoPiErr = 2 * kPiErr;
-inline const double kTwoPiF = double(kTwoPiF32);
+inline const double kTwoPiF = double(ssmv::mamba3::kTwoPiF32);
 
 // The budget of `b` for an argument known to lie in [lo, hi] and an exact result of magnitude at
 // most value_mag (verify/bound/error_model.h transcendental_error, for an interval of arguments).
@@ -88,7 +88,7 @@ struct Increment {
 inline Increment angle_increment(const TranscendentalBudget& tanh, double a, double dt) {
   const double tn = up(std::tanh(a));
   const double d_t = budget_at(tanh, a, std::min(1.0, tn));
-  const double pi_f = double(kPiF32);
+  const double pi_f = double(ssmv::mamba3::kPiF32);
   const double m1 = pi_f * tn, d_m1 = pi_f * d_t + tn * kPiErr + kU * pi_f * (tn + d_t) + kEta;
   return {m1 * dt, dt * d_m1 + kU * dt * (m1 + d_m1) + kEta};
 }

@@ -10,7 +10,7 @@
 
 #include "spec/format.h"
 #include "spec/splitmix.h"
-#include "verify/bound/mamba3/step_contract.h"  // kTwoPiF32
+#include "spec/mamba3/contract.h"  // kTwoPiF32
 
 namespace ssmv::bound::mamba3::detail {
 
@@ -47,8 +47,8 @@ class Ops {
 // θ − TWO_PI·floor(θ / TWO_PI) (angle_dt.py:108, :117; mamba3_siso_step.py:156): the division,
 // floor, then the product and the subtraction (one FMA when fused).
 inline float reduce_angle(Ops& op, float th) {
-  const float k = std::floor(op.div(th, kTwoPiF32));
-  return op.mul_add(-kTwoPiF32, k, th);
+  const float k = std::floor(op.div(th, ssmv::mamba3::kTwoPiF32));
+  return op.mul_add(-ssmv::mamba3::kTwoPiF32, k, th);
 }
 
 // A pair (u0, u1) turned by (c, s) (mamba3_siso_fwd.py:333–334, 348–349; mamba3_siso_step.py:166–174):

@@ -19,6 +19,8 @@
 namespace ssmv::bound::mamba3 {
 namespace {
 
+using ssmv::mamba3::kLog2eF32;
+using ssmv::mamba3::PrefillContract;
 using ssmv::mamba3::Problem;
 using namespace terms;
 

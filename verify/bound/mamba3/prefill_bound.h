@@ -9,7 +9,7 @@
 
 #include "spec/mamba3/problem.h"
 #include "verify/bound/mamba3/exact_trace.h"
-#include "verify/bound/mamba3/prefill_contract.h"
+#include "spec/mamba3/contract.h"
 #include "verify/bound/mamba3/step_bound.h"  // StepBounds: the bounds of the same five tensors
 
 namespace ssmv::bound::mamba3 {
@@ -21,7 +21,7 @@ namespace ssmv::bound::mamba3 {
 // somewhere (the kernel's decays exp2(min(·, 0)) then compute another function than the
 // recurrence), when dt < 0, or when the contract cannot bound it (an argument outside a budget's
 // range); ssmv::ProblemError for an invalid problem.
-StepBounds prefill_bounds(const ssmv::mamba3::Problem& pr, int64_t chunk_size, const PrefillContract& c,
+StepBounds prefill_bounds(const ssmv::mamba3::Problem& pr, int64_t chunk_size, const ssmv::mamba3::PrefillContract& c,
                           const ExactTrace& exact);
 
 }  // namespace ssmv::bound::mamba3

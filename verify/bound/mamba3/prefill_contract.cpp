@@ -9,6 +9,10 @@
 namespace ssmv::bound::mamba3 {
 namespace {
 
+using ssmv::mamba3::make_budget;
+using ssmv::mamba3::PrefillContract;
+using ssmv::mamba3::StepContract;
+
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The step kernel's budgets for what both kernels evaluate alike (tanh of the angle rate, cos and

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "verify/bound/mamba3/emulation_ops.h"
-#include "verify/bound/mamba3/step_contract.h"  // kPiF32, kTwoPiF32, kLog2eF32
+#include "spec/mamba3/contract.h"  // kPiF32, kLog2eF32
 
 namespace ssmv::bound::mamba3 {
 namespace {
@@ -30,6 +30,8 @@ using detail::Ops;
 using detail::reduce_angle;
 using detail::turn;
 using detail::to_format;
+using ssmv::mamba3::kLog2eF32;
+using ssmv::mamba3::kPiF32;
 using ssmv::mamba3::Problem;
 
 // One (sequence, head) pair: tokens [t0, t0 + L) of sequence s, in chunks of C from t0 (the

@@ -18,6 +18,7 @@ namespace ssmv::bound::mamba3 {
 namespace {
 
 using ssmv::mamba3::Problem;
+using ssmv::mamba3::StepContract;
 using namespace terms;
 
 // The carried state of one (sequence, head) pair: the kernel's errors in its stored four-part

@@ -10,7 +10,7 @@
 
 #include "spec/mamba3/problem.h"
 #include "verify/bound/mamba3/exact_trace.h"
-#include "verify/bound/mamba3/step_contract.h"
+#include "spec/mamba3/contract.h"
 
 namespace ssmv::bound::mamba3 {
 
@@ -44,7 +44,7 @@ struct StartState {
 // Throws std::invalid_argument when the trace does not fit the problem, or when the contract
 // cannot bound it (an argument outside a budget's range: e.g. adt > 0 under production_h200,
 // whose exp budget was measured on adt <= 0 only), and ssmv::ProblemError for an invalid problem.
-StepBounds step_bounds(const ssmv::mamba3::Problem& pr, const StepContract& c, const ExactTrace& exact,
+StepBounds step_bounds(const ssmv::mamba3::Problem& pr, const ssmv::mamba3::StepContract& c, const ExactTrace& exact,
                        const StartState* start = nullptr);
 
 }  // namespace ssmv::bound::mamba3

@@ -5,11 +5,13 @@
 #include <cmath>
 
 #include "verify/bound/mamba3/emulation_ops.h"
-#include "verify/bound/mamba3/step_contract.h"
+#include "spec/mamba3/contract.h"  // kPiF32, kLog2eF32
 
 namespace ssmv::bound::mamba3 {
 namespace {
 
+using ssmv::mamba3::kLog2eF32;
+using ssmv::mamba3::kPiF32;
 using ssmv::mamba3::Problem;
 
 using detail::Ops;

@@ -36,8 +36,8 @@ constexpr size_t kAngle = 1;
 struct RowSpec {
   std::string name;
   bool step = false;
-  bound::mamba3::StepContract step_contract;
-  bound::mamba3::PrefillContract prefill_contract;
+  ssmv::mamba3::StepContract step_contract;
+  ssmv::mamba3::PrefillContract prefill_contract;
   int64_t chunk = 0;  // the prefill's chunk size
   Format output{};
   bool host = false;  // a host emulation implements it: measured

@@ -57,7 +57,7 @@ Field family_field(const Value& v, const std::string& path) { return Field(v, pa
 
 }  // namespace
 
-Value step_contract_to_json(const bound::mamba3::StepContract& c) {
+Value step_contract_to_json(const ssmv::mamba3::StepContract& c) {
   return Value::object({{"family", Value("mamba3_step")},
                         {"name", Value(c.name)},
                         {"dot_operands", format_value(c.dot_operands)},
@@ -66,7 +66,7 @@ Value step_contract_to_json(const bound::mamba3::StepContract& c) {
                         {"transcendentals", budgets_to_json({&c.tanh, &c.cos, &c.sin, &c.exp, &c.sigmoid, &c.silu})}});
 }
 
-Value prefill_contract_to_json(const bound::mamba3::PrefillContract& c) {
+Value prefill_contract_to_json(const ssmv::mamba3::PrefillContract& c) {
   return Value::object({{"family", Value("mamba3_prefill")},
                         {"name", Value(c.name)},
                         {"angle_store", format_value(c.angle_store)},
@@ -90,12 +90,12 @@ std::string contract_file_family(const std::string& path) {
   return family;
 }
 
-bound::mamba3::StepContract read_step_contract(const std::string& path) {
+ssmv::mamba3::StepContract read_step_contract(const std::string& path) {
   const Value v = verify::parse_json_file_text(verify::read_text_file(path), path);
   const ObjectFields o(Field(v, path),
                        {"family", "name", "dot_operands", "dot_tensor_cores", "division_rel", "transcendentals"});
   if (o.get("family").as_string() != "mamba3_step") o.get("family").fail("expected 'mamba3_step' (the step kernel's contract)");
-  bound::mamba3::StepContract c;
+  ssmv::mamba3::StepContract c;
   c.name = o.get("name").as_string();
   c.dot_operands = parse_dot_format(o.get("dot_operands"));
   c.dot_tensor_cores = o.get("dot_tensor_cores").as_bool();
@@ -104,14 +104,14 @@ bound::mamba3::StepContract read_step_contract(const std::string& path) {
   return c;
 }
 
-bound::mamba3::PrefillContract read_prefill_contract(const std::string& path) {
+ssmv::mamba3::PrefillContract read_prefill_contract(const std::string& path) {
   const Value v = verify::parse_json_file_text(verify::read_text_file(path), path);
   const ObjectFields o(Field(v, path), {"family", "name", "angle_store", "qk_store", "dot_operands", "dot_tensor_cores",
                                         "qk_dot_tf32", "division_rel", "transcendentals"});
   if (o.get("family").as_string() != "mamba3_prefill") {
     o.get("family").fail("expected 'mamba3_prefill' (the chunked prefill's contract)");
   }
-  bound::mamba3::PrefillContract c;
+  ssmv::mamba3::PrefillContract c;
   c.name = o.get("name").as_string();
   c.angle_store = parse_dot_format(o.get("angle_store"));
   c.qk_store = parse_dot_format(o.get("qk_store"));

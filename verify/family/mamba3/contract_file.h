@@ -16,18 +16,17 @@
 
 #include <string>
 
-#include "verify/bound/mamba3/prefill_contract.h"
-#include "verify/bound/mamba3/step_contract.h"
+#include "spec/mamba3/contract.h"
 #include "verify/json/json.h"
 
 namespace ssmv::family::mamba3 {
 
-json::Value step_contract_to_json(const bound::mamba3::StepContract& c);
-json::Value prefill_contract_to_json(const bound::mamba3::PrefillContract& c);
+json::Value step_contract_to_json(const ssmv::mamba3::StepContract& c);
+json::Value prefill_contract_to_json(const ssmv::mamba3::PrefillContract& c);
 
 // The file's family: "mamba3_step" or "mamba3_prefill" (FileFormatError for anything else).
 std::string contract_file_family(const std::string& path);
-bound::mamba3::StepContract read_step_contract(const std::string& path);
-bound::mamba3::PrefillContract read_prefill_contract(const std::string& path);
+ssmv::mamba3::StepContract read_step_contract(const std::string& path);
+ssmv::mamba3::PrefillContract read_prefill_contract(const std::string& path);
 
 }  // namespace ssmv::family::mamba3

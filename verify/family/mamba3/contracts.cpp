@@ -3,14 +3,16 @@
 #include <filesystem>
 
 #include "fast/mamba3/contract.h"
+#include "verify/bound/mamba3/prefill_contract.h"
+#include "verify/bound/mamba3/step_contract.h"
 #include "verify/cli/usage_error.h"
 #include "verify/family/mamba3/contract_file.h"
 
 namespace ssmv::family::mamba3 {
 namespace {
 
-using bound::mamba3::PrefillContract;
-using bound::mamba3::StepContract;
+using ssmv::mamba3::PrefillContract;
+using ssmv::mamba3::StepContract;
 
 constexpr const char* kStepProduction = "mamba3_siso_step.production";
 constexpr const char* kStepHost = "mamba3_siso_step.host_emulation";

@@ -1,4 +1,5 @@
-// Mamba-3 SISO's contracts by name (verify/bound/mamba3/step_contract.h, prefill_contract.h): what
+// Mamba-3 SISO's contracts by name (the presets of verify/bound/mamba3/step_contract.h and
+// prefill_contract.h, the bundled kernel's fast/mamba3/contract.h): what
 // `--contract` / `--decode-contract` resolve (a preset or a contract file, contract_file.h), what
 // `ssmv contract list` / `show` print of the presets (Family::contract_presets) and which of them a
 // host emulation implements (`ssmv bounds` measures it there).
@@ -7,8 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "verify/bound/mamba3/prefill_contract.h"
-#include "verify/bound/mamba3/step_contract.h"
+#include "spec/mamba3/contract.h"
 #include "verify/family/family.h"
 
 namespace ssmv::family::mamba3 {
@@ -16,8 +16,8 @@ namespace ssmv::family::mamba3 {
 // A preset of the kernel, or a contract file of its family (contract_file.h). Throws cli::UsageError
 // naming the expected presets for anything else (a file of the other kernel's family named so), and
 // what reading the file throws.
-bound::mamba3::StepContract step_contract(const std::string& name);
-bound::mamba3::PrefillContract prefill_contract(const std::string& name);
+ssmv::mamba3::StepContract step_contract(const std::string& name);
+ssmv::mamba3::PrefillContract prefill_contract(const std::string& name);
 
 // The step kernel's presets (mamba3_siso_step.*, ssmv.mamba3_step): true; the prefill's
 // (mamba3_siso_combined.*): false.

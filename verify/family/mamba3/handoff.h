@@ -7,11 +7,10 @@
 
 #include <cstdint>
 
+#include "spec/mamba3/contract.h"
 #include "spec/mamba3/problem.h"
 #include "verify/bound/mamba3/exact_trace.h"
-#include "verify/bound/mamba3/prefill_contract.h"
 #include "verify/bound/mamba3/step_bound.h"
-#include "verify/bound/mamba3/step_contract.h"
 #include "verify/bound/mamba3/step_emulation.h"
 #include "verify/family/mamba3/sharp.h"
 
@@ -20,8 +19,8 @@ namespace ssmv::family::mamba3 {
 struct Handoff {
   int64_t prefill_tokens = 0;  // K >= 1 (every token when the sequence has no more)
   int64_t chunk_size = 0;      // the prefill's
-  bound::mamba3::PrefillContract prefill;
-  bound::mamba3::StepContract decode;
+  ssmv::mamba3::PrefillContract prefill;
+  ssmv::mamba3::StepContract decode;
 
   // Where the bounds need |S|: the prefill's chunk ends, then every decode token.
   bound::mamba3::TraceGrid grid() const { return {chunk_size, prefill_tokens}; }

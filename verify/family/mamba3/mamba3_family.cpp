@@ -133,7 +133,7 @@ KernelModel kernel_model(const ResolvedDump& d) {
     m.bounds = [h](const Problem& p, const bound::mamba3::ExactTrace& t) { return handoff_bounds(p, h, t); };
     m.sharp = handoff_model(h);
   } else if (d.kernel == kPrefillKernel) {
-    const bound::mamba3::PrefillContract c = prefill_contract(d.contract);
+    const ssmv::mamba3::PrefillContract c = prefill_contract(d.contract);
     const int64_t L = d.chunk_size;
     m.contract_name = c.name;
     m.grid = {L, 0};
@@ -142,7 +142,7 @@ KernelModel kernel_model(const ResolvedDump& d) {
     };
     m.sharp = prefill_model(c, L);
   } else {
-    const bound::mamba3::StepContract c = step_contract(d.contract);
+    const ssmv::mamba3::StepContract c = step_contract(d.contract);
     m.contract_name = c.name;
     m.bounds = [c](const Problem& p, const bound::mamba3::ExactTrace& t) { return bound::mamba3::step_bounds(p, c, t); };
     m.sharp = step_model(c);

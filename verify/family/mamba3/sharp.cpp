@@ -16,9 +16,9 @@ namespace {
 
 using bound::mamba3::EmulatedSteps;
 using bound::mamba3::EmulationOptions;
-using bound::mamba3::PrefillContract;
+using ssmv::mamba3::PrefillContract;
 using bound::mamba3::PrefillEmulationOptions;
-using bound::mamba3::StepContract;
+using ssmv::mamba3::StepContract;
 using bound::mamba3::Transcendentals;
 
 // f's library value moved by the budget's full width at x, the sign drawn per call from `state`.

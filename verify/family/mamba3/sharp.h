@@ -22,10 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "spec/mamba3/contract.h"
 #include "spec/mamba3/problem.h"
 #include "verify/bound/mamba3/step_bound.h"
-#include "verify/bound/mamba3/prefill_contract.h"
-#include "verify/bound/mamba3/step_contract.h"
 #include "verify/bound/mamba3/step_emulation.h"
 #include "verify/family/mamba3/dump_reading.h"  // Outputs
 #include "verify/sharp/sharp_verdict.h"  // SharpOptions
@@ -71,10 +70,10 @@ struct SharpModel {
   std::vector<Defect> defects;
   std::function<bound::mamba3::EmulatedSteps(const ssmv::mamba3::Problem&, size_t defect)> emulate_defect;
 };
-SharpModel step_model(const bound::mamba3::StepContract& c);
+SharpModel step_model(const ssmv::mamba3::StepContract& c);
 // The prefill's allowed configurations: as declared; θ kept in fp32; every store and dot operand
 // in fp32 and the diagonal in fp32 (a kernel that rounds less than declared is not suspicious).
-SharpModel prefill_model(const bound::mamba3::PrefillContract& c, int64_t chunk_size);
+SharpModel prefill_model(const ssmv::mamba3::PrefillContract& c, int64_t chunk_size);
 
 // `pair`: one sequence, one head (certified_trace.h pair_problem); `kernel` its outputs in the
 // pair's layouts (an empty part: not dumped); `weights` its bounds' (pair_weights); `seed`: the

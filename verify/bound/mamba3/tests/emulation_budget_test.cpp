@@ -22,6 +22,9 @@
 namespace ssmv::bound::mamba3 {
 namespace {
 
+using ssmv::mamba3::kLog2eF32;
+using ssmv::mamba3::StepContract;
+
 std::vector<float> every_bf16() {
   std::vector<float> v;
   for (uint32_t b = 0; b < 0x10000; ++b) {

@@ -15,12 +15,14 @@
 #include "verify/bound/mamba3/prefill_bound.h"
 #include "verify/bound/mamba3/prefill_contract.h"
 #include "verify/bound/mamba3/prefill_emulation.h"
+#include "verify/bound/mamba3/step_contract.h"
 #include "verify/bound/mamba3/tests/certified_trace.h"
 #include "verify/bound/mamba3/tests/usage.h"
 
 namespace ssmv::bound::mamba3 {
 namespace {
 
+using ssmv::mamba3::PrefillContract;
 using ssmv::mamba3::Problem;
 using testing::Suite;
 

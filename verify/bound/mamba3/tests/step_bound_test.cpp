@@ -22,6 +22,7 @@ namespace ssmv::bound::mamba3 {
 namespace {
 
 using ssmv::mamba3::Problem;
+using ssmv::mamba3::StepContract;
 using testing::Suite;
 
 struct Case {

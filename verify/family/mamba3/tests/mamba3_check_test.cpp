@@ -13,7 +13,9 @@
 #include <string>
 
 #include "reference/mamba3/tests/test_problem.h"
+#include "verify/bound/mamba3/prefill_contract.h"
 #include "verify/bound/mamba3/prefill_emulation.h"
+#include "verify/bound/mamba3/step_contract.h"
 #include "verify/bound/mamba3/step_emulation.h"
 #include "verify/cli/tests/run_ssmv.h"
 #include "verify/family/mamba3/certified_trace.h"
