@@ -15,9 +15,10 @@ namespace ssmv::cli {
 int run_command(const std::vector<std::string>& args) {
   std::string device_text = "auto", json_path, markdown_path, junit_path;
   CommandLine line("ssmv run",
-                   "Runs both bundled kernels (SSU decode and chunk_scan prefill, both contracts, and the chunk_scan "
-                   "-> SSU hand-off) on the built-in default suite (Mamba2-realistic data, bf16 inputs, fp32 and bf16 "
-                   "state) and judges every output element against the certified MPFR reference and the kernel's "
+                   "Runs the bundled kernels (Mamba2's SSU decode and chunk_scan prefill, both contracts, and the "
+                   "chunk_scan -> SSU hand-off; the Mamba-3 SISO decode step) on the built-in default suite "
+                   "(Mamba2-realistic data, bf16 inputs, fp32 and bf16 state; Mamba-3 data drawn like mamba_ssm's "
+                   "test) and judges every output element against the certified MPFR reference and the kernel's "
                    "per-element error bound. Then the same prompt through chunk_scan and through SSU, side by side: "
                    "is their divergence explained by the sum of their bounds?",
                    "exit codes: 0 every element within its contract, 1 a VIOLATION or INVALID, 2 bad usage.");

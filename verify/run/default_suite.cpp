@@ -2,7 +2,12 @@
 
 #include <cstdio>
 
+#include "fast/mamba3/contract.h"
+#include "fast/mamba3/step.h"
+#include "spec/mamba3/random_problem.h"
 #include "spec/realistic_problem.h"
+#include "verify/family/mamba3/dump_reading.h"
+#include "verify/family/mamba3/mamba3_family.h"
 
 namespace ssmv::verify {
 namespace {
@@ -14,16 +19,19 @@ constexpr int64_t kH = 8, kP = 64, kN = 128, kG = 2;
 // chunks of 256 and three partial ones), 1.3·10^8 state updates.
 const std::vector<int64_t> kPrefillLengths = {1100, 650, 298};
 
-std::string summary(const Problem& p) {
-  char buf[160];
+// "len [1100,650,298] H=8 P=64 N=128 G=2 bf16/fp32/bf16" (input/state/output formats), `more`
+// (Mamba-3's R) after G; for Mamba2's Problem and Mamba-3's.
+template <class P>
+std::string summary(const P& p, const std::string& more = "") {
+  char buf[200];
   std::string lens;
   for (int64_t s = 0; s < p.shape.num_sequences(); ++s) {
     if (s > 0) lens += ",";
     lens += std::to_string(p.shape.seq_len(s));
   }
-  std::snprintf(buf, sizeof buf, "len [%s] H=%lld P=%lld N=%lld G=%lld %s/%s/%s", lens.c_str(),
+  std::snprintf(buf, sizeof buf, "len [%s] H=%lld P=%lld N=%lld G=%lld%s %s/%s/%s", lens.c_str(),
                 (long long)p.shape.H, (long long)p.shape.P, (long long)p.shape.N, (long long)p.shape.G,
-                std::string(format_name(p.formats.input)).c_str(),
+                more.c_str(), std::string(format_name(p.formats.input)).c_str(),
                 std::string(format_name(p.formats.state)).c_str(),
                 std::string(format_name(p.formats.output)).c_str());
   return buf;
@@ -55,6 +63,38 @@ DecodeProblem decode(Format state, uint64_t seed, int64_t tokens) {
   return d;
 }
 
+// Mamba-3 SISO decode (the bundled step kernel, fast/mamba3/step.h): sequences of `lengths` tokens
+// continuing from a prefilled four-part state, Mamba2's head geometry with R = N/4 rotary angles,
+// data drawn like mamba_ssm's Mamba-3 test (spec/mamba3/random_problem.h: bf16 inputs and angles,
+// D and z, fp32 state, bf16 output).
+ssmv::mamba3::Problem mamba3_decode(uint64_t seed, std::vector<int64_t> lengths) {
+  std::vector<int64_t> cu = {0};
+  for (int64_t len : lengths) cu.push_back(cu.back() + len);
+  return ssmv::mamba3::random_problem(std::move(cu), kH, kP, kN, kG, kN / 4, seed, /*with_initial_state=*/true);
+}
+
+// The step kernel on `device` (the twin on the reference's threads, --threads), judged as `ssmv
+// check` judges a dump of it: its outputs as the dump's tensors (dump_reading.h), read and checked
+// by the Mamba-3 family under the kernel's own contract (ssmv.mamba3_step), without the sharp
+// verdict (as every case of the suite).
+ReportEntry check_mamba3_step(const ssmv::mamba3::Problem& p, Device device) {
+  namespace m3 = family::mamba3;
+  mamba3_step::Result r = mamba3_step::run(p, device, ref::default_threads());
+  const tensor_file::TensorMap tensors = m3::dump_tensors(p, {std::move(r.y), std::move(r.state)});
+  family::DumpFiles files;
+  files.problem_tensors = files.output_tensors = &tensors;
+  files.options.kernel = m3::kStepKernel;
+  files.options.contract = mamba3_step::kContractName;
+  files.options.input_format = p.formats.input;
+  files.options.state_format = p.formats.state;
+  files.options.output_format = p.formats.output;
+  family::CheckOptions o;
+  o.sharp = false;
+  ReportEntry entry = m3::family().read(files)->check("", o).entry;
+  entry.check.device = std::string(device_name(device));
+  return entry;
+}
+
 }  // namespace
 
 std::vector<SuiteCase> default_suite() {
@@ -84,6 +124,9 @@ std::vector<SuiteCase> default_suite() {
                        return report_entry("", check_handoff(h, 200, chunk_scan::ContractKind::production, 256, dev), h);
                      }});
   }
+  const ssmv::mamba3::Problem m = mamba3_decode(51, {16, 10, 5, 1});
+  suite.push_back({"mamba3 step decode, from a prefilled state", summary(m, " R=" + std::to_string(m.shape.R)),
+                   [m](Device dev) { return check_mamba3_step(m, dev); }});
   return suite;
 }
 

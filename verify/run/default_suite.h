@@ -1,9 +1,19 @@
 // The built-in default suite of `ssmv run`: production-shaped problems (H = 8, P = 64,
-// N = 128, G = 2; Mamba2-realistic data, bf16 inputs), both bundled kernels, fp32 and bf16
-// state, both chunk_scan contracts (a 2,048-token prompt of three sequences) and the
-// prefill/decode hand-off. On two CPU cores with the host twins it takes about 18 CPU-seconds
-// (bench/NOTES.md, "Default suite"): the chunked bound, the twins and the certified
-// reference a quarter to a third each.
+// N = 128, G = 2, bf16 inputs), every bundled kernel. The cases, in order:
+//   ssu decode, 1 and 4 tokens/request, fp32 and bf16 state  8 requests (1 pad), 12 slots
+//   chunk_scan prefill, chunk 256, production and fp32       a 2,048-token prompt, 3 sequences
+//   hand-off: chunk_scan [0,200) then ssu [200,260), fp32 and bf16 state
+//   mamba3 step decode, from a prefilled state               the Mamba-3 SISO step kernel (fast/mamba3/),
+//                                                            4 sequences of 16, 10, 5, 1 tokens, R = 32
+// then default_comparison below. Mamba2's cases on Mamba2-realistic data (spec/realistic_problem.h),
+// judged by kernel_check.h; the Mamba-3 case on data drawn like mamba_ssm's test
+// (spec/mamba3/random_problem.h: D, z, a four-part initial state, bf16 output), judged under the
+// kernel's contract ssmv.mamba3_step by the Mamba-3 family as a dump of its outputs would be.
+// On this 2-core box with the host twins (bench/NOTES.md, "Default suite" and "Mamba-3 step in
+// `ssmv run`'s default suite"), medians of 5 under load 2–3: Mamba2's cases and the comparison
+// about 18 CPU-seconds (the chunked bound, the twins and the certified reference a quarter to a
+// third each), the Mamba-3 case about 4 more (its token-by-token certified reference most of
+// it); 15 s wall in all.
 #pragma once
 
 #include <functional>
