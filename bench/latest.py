@@ -12,10 +12,12 @@ regression shows at a glance:
                           flashinfer_ssu_b{batch}_t{tokens}_{state}_us
   --triton-ssu LOG        scripts/triton/ssu_bench.py (mamba_ssm): triton_ssu_b..._us
   --vllm-ssu LOG          scripts/triton/vllm_ssu_bench.py: vllm_ssu_b..._us
-  --ssmv-chunk-scan LOG   bench/chunk_scan/chunk_scan_bench: from the first "S x T tokens
-                          production" line of each shape, chunk_scan_{S}x{T}_us (its total),
-                          chunk_scan_{S}x{T}_stage_a_us .. _stage_e_us, chunk_scan_{S}x{T}_floor_us
-                          and chunk_scan_{S}x{T}_stage_e_kernel (a string: wgmma, mma.sync, fma)
+  --ssmv-chunk-scan LOG   bench/chunk_scan/chunk_scan_bench: from the "S x T tokens production"
+                          line of the default kernel (stage (e) on mma.sync), chunk_scan_{S}x{T}_us
+                          (its total), chunk_scan_{S}x{T}_stage_a_us .. _stage_e_us,
+                          chunk_scan_{S}x{T}_floor_us and chunk_scan_{S}x{T}_stage_e_kernel (a
+                          string); from the opt-in wgmma line, chunk_scan_{S}x{T}_wgmma_us and
+                          chunk_scan_{S}x{T}_wgmma_stage_e_us
   --triton-chunk-scan LOG scripts/triton/chunk_scan_bench.py: triton_chunk_scan_1x{T}_us
                           (rows of kernel mamba_ssm; vllm_chunk_scan_1x{T}_us for rows of vllm)
 
@@ -28,7 +30,8 @@ so that one such log can be given to several options.
 Besides the figures: "commit" (ssmv's: --commit, else `git rev-parse HEAD` of this checkout; pass
 the commit the binaries were built from when it is not HEAD), "date" (--date, else the earliest
 step time of the logs, else now; UTC ISO 8601), "device" (the GPU of the logs' "device NAME, N
-SMs" lines or nvidia-smi's CSV, null if none) and "sources": for each input the logs it came from,
+SMs" lines or nvidia-smi's CSV, null if none) and "sources": for each input the logs it came from
+(their file names),
 their header lines (FlashInfer's, mamba_ssm's and vLLM's name the commit where the program prints
 it) and the keys that more than one row gave with the same value ("repeated").
 
@@ -108,13 +111,19 @@ def state_rows(prefix):
 
 
 def parse_ssmv_chunk_scan(lines):
-    """(key, value) of chunk_scan_bench's first production line of each shape."""
+    """(key, value) of chunk_scan_bench's production lines: the kernel as it runs by default
+    (fast/chunk_scan/chunk_scan.h Config::wgmma false: stage (e) on mma.sync) gives the shape's
+    keys; the opt-in wgmma stage (e), where the device has it, gives _wgmma_us and
+    _wgmma_stage_e_us beside them. The first line of each (shape, stage-e kernel) counts."""
     rows, seen = [], set()
     for m in map(CHUNK_ROW.match, lines):
-        if not m or m.group(1, 2) in seen:
+        if not m or m.group(1, 2, 3) in seen:
             continue
-        seen.add(m.group(1, 2))
+        seen.add(m.group(1, 2, 3))
         base = f"chunk_scan_{m.group(1)}x{m.group(2)}"
+        if m.group(3) == "wgmma":
+            rows += [(base + "_wgmma_us", m.group(4)), (base + "_wgmma_stage_e_us", m.group(9))]
+            continue
         rows += [(base + "_us", m.group(4)), (base + "_stage_e_kernel", m.group(3)), (base + "_floor_us", m.group(10))]
         rows += [(f"{base}_stage_{s}_us", m.group(5 + i)) for i, s in enumerate("abcde")]
     return rows
@@ -175,7 +184,8 @@ def gather(inputs):
     values, sources, gpus, times = {}, {}, set(), []
     for name, paths in inputs:
         _, what, program, parse, header = next(i for i in INPUTS if i[0] == name)
-        source = sources[name] = {"logs": list(paths), "lines": []}
+        # File names only: the folder is the device call's ($OUT), a path of that machine.
+        source = sources[name] = {"logs": [os.path.basename(q) for q in paths], "lines": []}
         repeated = set()
         for path in paths:
             with open(path, errors="replace") as f:

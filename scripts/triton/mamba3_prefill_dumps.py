@@ -305,8 +305,8 @@ def run_case(name, case, combined, step, recorders, device, what, env, args):
                         f"{common.env_line(env)}"}))
     if case.get("steps"):
         H, P, N, R = case["H"], case["P"], case["N"], case["R"]
-        zero = (torch.zeros(1, H, R), torch.zeros(1, H, P, N), torch.zeros(1, H, N),
-                torch.zeros(1, H, P, dtype=torch.bfloat16))
+        zero = (torch.zeros(1, H, R, device=device), torch.zeros(1, H, P, N, device=device),
+                torch.zeros(1, H, N, device=device), torch.zeros(1, H, P, dtype=torch.bfloat16, device=device))
         y_steps, last = decode_call(step, pre, par, init if init is not None else zero, device)
         dumps[name + "_steps"] = (dump_tensors(pre, par, case["lengths"], y_steps, init, last), dict(
             formats, **{"ssmv.kernel": "mamba3_step", "ssmv.source":
