@@ -248,6 +248,30 @@ TEST(Mamba3TraceGrid, AHandoffKeepsThePrefillsChunkEndsAndEveryDecodeToken) {
 // the largest divergence at 0.29 of that sum for y and 0.98 for the angle state); the step
 // kernel with its β term on b instead of b_prev is not explained. A dump of another problem, and a
 // Mamba2 dump on the other side, are refused naming why.
+// mamba_ssm's two Mamba-3 paths on the same 256 tokens, made on an H200 (tests/triton_fixtures/
+// README.md, "The same tokens through both paths"): the chunked prefill and the step kernel launched
+// per token, each within its production contract, and every element where they differ explained
+// by the sum of their bounds (none unexplained; many differ: they round at different points).
+TEST_F(Mamba3Check, TritonPrefillAndStepPathsAreBothRoundingPaths) {
+  const std::filesystem::path dir = SSMV_MAMBA3_FIXTURES;
+  const std::string a = (dir / "mamba3_paths_T256_H4_P64_N128_R32_D_z.npz").string();
+  const std::string b = (dir / "mamba3_paths_T256_H4_P64_N128_R32_D_z_steps.npz").string();
+  const std::string json = (dir_ / "triton_paths.json").string();
+  const cli::testing::Outcome o = run_ssmv("compare --a " + a + " --b " + b + " --threads 2 --json " + json);
+  EXPECT_EQ(o.code, 0) << o.output;
+  EXPECT_NE(o.output.find("every divergence explained"), std::string::npos) << o.output;
+  std::ifstream in(json);
+  const json::Value report = json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
+  const json::Value& tensors = report["comparisons"][0]["tensors"];
+  ASSERT_EQ(tensors.size(), 5u) << o.output;
+  int64_t explained = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    EXPECT_EQ(tensors[i]["unexplained"].get<int64_t>(), 0) << tensors[i]["name"].get<std::string>();
+    explained += tensors[i]["explained"].get<int64_t>();
+  }
+  EXPECT_GT(explained, 60000) << "y alone differs on 45,117 elements (README)";
+}
+
 TEST_F(Mamba3Check, ComparePrefillAndStepPathsOfTheSameTokens) {
   const Problem p = ref::mamba3::testing::random_problem({0, 20, 33}, 2, 8, 16, 1, 4, 20261206, true);
   bound::mamba3::PrefillEmulationOptions po;
