@@ -31,9 +31,8 @@ Besides the figures: "commit" (ssmv's: --commit, else `git rev-parse HEAD` of th
 the commit the binaries were built from when it is not HEAD), "date" (--date, else the earliest
 step time of the logs, else now; UTC ISO 8601), "device" (the GPU of the logs' "device NAME, N
 SMs" lines or nvidia-smi's CSV, null if none) and "sources": for each input the logs it came from
-(their file names),
-their header lines (FlashInfer's, mamba_ssm's and vLLM's name the commit where the program prints
-it) and the keys that more than one row gave with the same value ("repeated").
+(their file names), their header lines (FlashInfer's, mamba_ssm's and vLLM's name the commit where
+the program prints it) and the keys that more than one row gave with the same value ("repeated").
 
 Refused, with a message, exit status 1 and nothing written: a missing log, a log with no rows for
 its option, two different values of one key, logs of different GPUs, a (state, batch, tokens) of

@@ -13,7 +13,7 @@ the inter-chunk states in C's dtype (bf16, mamba_ssm's default state_dtype), whe
 (MAMBA_DETERMINISTIC unset: the warm-ups compile and autotune).
 
 Time: common.flushed_median_us, median of --iterations (default 200), the L2 flushed before each;
-its GPU-side sleep before each call made ~1 ms here (SLEEP_CYCLES), so that all five launches
+its GPU-side sleep before each call made ~1 ms here (sleep_cycles), so that all five launches
 are queued before the start event and Python's launch time stays out of the timing.
 Output: a "device NAME, N SMs" line, a header naming mamba_ssm's commit and the shape, then
 `kernel tokens us` rows (bench/latest.py reads them as triton_chunk_scan_1x8192_us).
@@ -59,7 +59,6 @@ def main():
         return ssd.mamba_chunk_scan_combined(x, dt, A, B, C, L, D=D, dt_bias=dt_bias, dt_softplus=True,
                                              return_final_states=True)
 
-    common.SLEEP_CYCLES = 2_000_000  # ~1 ms at 1.98 GHz: longer than five Python launches take
     prop = torch.cuda.get_device_properties(0)
     print(f"device {prop.name}, {prop.multi_processor_count} SMs")
     print(f"mamba_ssm {common.mamba_commit()} Triton mamba_chunk_scan_combined, 1 x {T} tokens, H {H}, P {P}, "
@@ -67,7 +66,8 @@ def main():
           f"{args.iterations}, L2 flushed")
     print(f"{'kernel':10s} {'tokens':>6s} {'us':>10s}")
     with torch.no_grad():
-        us = common.flushed_median_us(call, args.iterations)
+        # ~1 ms at 1.98 GHz: longer than the five Python launches take
+        us = common.flushed_median_us(call, args.iterations, sleep_cycles=2_000_000)
     print(f"{'mamba_ssm':10s} {T:6d} {us:10.2f}", flush=True)
 
 

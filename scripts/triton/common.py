@@ -164,10 +164,11 @@ def write_lines(path, lines):
 SLEEP_CYCLES = 200_000
 
 
-def flushed_median_us(call, iterations):
+def flushed_median_us(call, iterations, sleep_cycles=SLEEP_CYCLES):
     """Median µs of call() as bench/ssu/flushed_timer.h times ssmv's kernels: CUDA events around
-    each call, the L2 flushed (a write of 4x its size) before each, 5 warm-ups first; plus the
-    GPU-side sleep above, which keeps Python's launch overhead out of the timing."""
+    each call, the L2 flushed (a write of 4x its size) before each, 5 warm-ups first; plus a
+    GPU-side sleep of sleep_cycles (SLEEP_CYCLES above by default; longer for a call of several
+    launches), which keeps Python's launch overhead out of the timing."""
     import torch
     flush = torch.empty(4 * torch.cuda.get_device_properties(0).L2_cache_size, dtype=torch.uint8, device="cuda")
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -176,7 +177,7 @@ def flushed_median_us(call, iterations):
     times = []
     for i in range(iterations):
         flush.fill_(i & 0xFF)
-        torch.cuda._sleep(SLEEP_CYCLES)
+        torch.cuda._sleep(sleep_cycles)
         start.record()
         call()
         stop.record()

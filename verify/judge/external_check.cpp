@@ -272,8 +272,8 @@ class ChunkedJudgingSink : public ref::Sink {
 
 // The chunked family, streamed: δ first (ref::compute_scalars), the chunked bound up to
 // the terms that read y (bound::ChunkedBounds::y_before_dx: the bound's state-sized working
-// set and one double per y element; no chunk-end state bounds), then every output judged as the reference hands it
-// over. No exact value is kept per element. The bounds, verdicts and attribution are those
+// set and one float per y element; no chunk-end state bounds), then every output judged as the
+// reference hands it over. No exact value is kept per element. The bounds, verdicts and attribution are those
 // of bounding and judging compute()'s whole result (check_outputs_test).
 KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                                   const std::vector<float>& y, const std::vector<float>& final_states,
