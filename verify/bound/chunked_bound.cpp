@@ -6,8 +6,10 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "verify/bound/error_model.h"
+#include "verify/bound/rows_product.h"
 #include "spec/parallel.h"
 #include "spec/progress.h"
 #include "verify/bound/terms.h"
@@ -99,17 +101,9 @@ class ChainModel {
   double u_, eta_;
 };
 
-// y[i] += a·x[i] for i < n: the rows of the stages' products (distinct arrays, so the
-// double case vectorises).
+// y[i] += a·x[i] for i < n: a row of C·Bᵀ's sums over n (distinct arrays, so it vectorises).
 inline void add_scaled(int64_t n, double a, const double* __restrict x, double* __restrict y) {
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
-}
-inline void add_scaled(int64_t n, double a, const Tagged* x, Tagged* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
-}
-// y[i] += x[i]·a for a Tagged a (the intra-chunk errors of the attribution run).
-inline void add_scaled(int64_t n, const Tagged& a, const double* x, Tagged* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] += x[i] * a;
 }
 
 // What the bound of one head carries from piece to piece, [P, N] each: the running state
@@ -139,14 +133,21 @@ struct Work {
   std::vector<double> st, st_p, st_m;      // [P, N] chunk state; its chain's weighted sums
   std::vector<V> dst;
   std::vector<double> ax;                  // [Lc, P] |x|
+  std::vector<double> xT, axT;             // [P, Lc] x and |x|, transposed
   std::vector<double> hub_t, hR_t;         // [N, P] |h| bound, |R(h)| + error (transposed)
   std::vector<V> dR_t;                     // [N, P] error of R(h)
-  std::vector<double> w;                   // [Lc] a row's weights
-  std::vector<V> dw;
-  std::vector<double> q_mag, q_p, q_m, y_p, y_m;  // [P]
+  // A tile of kRowTile rows of y: |C| and |C| × the chain's weights [rows, N]; the intra
+  // terms' errors and chain terms × weights [rows, K]; the products over n and k [rows, P].
+  std::vector<double> Ca, Cp, Cm, Wp, Wm;
+  std::vector<V> Wd;
+  std::vector<double> q_mag, q_p, q_m, y_p, y_m;
   std::vector<V> dq, dy;
   std::vector<double> cb_v, cb_mag, cb_p, cb_m;    // [Lc] a row of C·Bᵀ
+  std::vector<int64_t> rows;                       // the rows of y evaluated
 };
+
+// Rows of y evaluated together (rows_product.h's tile height).
+constexpr int64_t kRowTile = 4;
 
 ChunkedYBound::Terms y_terms_of(const ChunkedInput& in) {
   const Contract& c = *in.contract;
@@ -452,30 +453,33 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
             wk.Bt_m[i] = wm * term;
           }
         }
-        // |x| of the piece, [Lc, P]
+        // x of the piece: |x| [Lc, P]; x and |x| transposed, [P, Lc]
         wk.ax.resize(Lc * P);
+        wk.xT.resize(P * Lc);
+        wk.axT.resize(P * Lc);
         for (int64_t k = 0; k < Lc; ++k) {
-          for (int64_t p = 0; p < P; ++p) wk.ax[k * P + p] = std::fabs(double(pr.x[pr.x_index(t0 + k, h, p)]));
+          for (int64_t p = 0; p < P; ++p) {
+            const double xv = pr.x[pr.x_index(t0 + k, h, p)];
+            wk.ax[k * P + p] = wk.axT[p * Lc + k] = std::fabs(xv);
+            wk.xT[p * Lc + k] = xv;
+          }
         }
-        // chunk state st[p,n] = Σ_k x_k[p]·B̃_k[n] (in k order), its carried error and chain
+        // chunk state st[p,n] = Σ_k x_k[p]·B̃_k[n] (in k order), its carried error and chain:
+        // products of x or |x| [P, Lc] with B̃'s rows [Lc, N], for the dims evaluated
         wk.st.assign(P * N, 0);
         wk.st_p.assign(P * N, 0);
         wk.st_m.assign(P * N, 0);
         wk.dst.assign(P * N, V{});
-        for (int64_t k = 0; k < Lc; ++k) {
-          const double* bt = &wk.Bt[k * N];
-          const double* btp = &wk.Bt_p[k * N];
-          const double* btm = &wk.Bt_m[k * N];
-          const V* dbt = &wk.dBt[k * N];
-          for (int64_t p = 0; p < P; ++p) {
-            if (focus != nullptr && !focus->covers_dim(p)) continue;
-            const double xv = pr.x[pr.x_index(t0 + k, h, p)], xa = std::fabs(xv);
-            add_scaled(N, xv, bt, &wk.st[p * N]);
-            add_scaled(N, xa, btp, &wk.st_p[p * N]);
-            add_scaled(N, xa, dbt, &wk.dst[p * N]);
-            if (ch_st.has_mma_model()) add_scaled(N, xa, btm, &wk.st_m[p * N]);
-          }
-        }
+        const int64_t p_first = focus != nullptr && focus->dim >= 0 ? focus->dim : 0;
+        const int64_t p_count = focus != nullptr && focus->dim >= 0 ? 1 : P;
+        const auto over_dims = [&](const double* a, const auto* b, auto* out) {
+          rows_product(Product<double, std::remove_cvref_t<decltype(*b)>, std::remove_cvref_t<decltype(*out)>>{
+              p_count, Lc, N, a + p_first * Lc, Lc, b, N, out + p_first * N, N});
+        };
+        over_dims(wk.xT.data(), wk.Bt.data(), wk.st.data());
+        over_dims(wk.axT.data(), wk.Bt_p.data(), wk.st_p.data());
+        over_dims(wk.axT.data(), wk.dBt.data(), wk.dst.data());
+        if (ch_st.has_mma_model()) over_dims(wk.axT.data(), wk.Bt_m.data(), wk.st_m.data());
         for (int64_t i = 0; i < P * N; ++i) wk.dst[i] += ch_st.error(0.0, Lc, wk.st_p[i], wk.st_m[i], tag);
 
         // [3.7] stage (e) per row m: inter-chunk term from R(h_in), then the intra-chunk
@@ -497,74 +501,102 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
             }
           }
         }
+        // Rows of y in tiles of kRowTile: per row its decay, weights w_mk and |C_m|; then the
+        // tile's sums over n (inter) and over k ≤ m (intra) as products; then each element.
         const GroupCB<V>& cb = cbs[g];
+        std::vector<int64_t>& rows = wk.rows;
+        rows.clear();
         for (int64_t m = 0; m < Lc; ++m) {
-          if (!row_wanted(m)) continue;
-          const int64_t t = t0 + m;
-          V dem;
-          const double em = piece_decay(m, dem);
-          const double demt = total(dem);
-          // weights w_mk = R(fl(fl(CB·decay)·δ_k)) and their errors
-          wk.w.resize(m + 1);
-          wk.dw.resize(m + 1);
-          for (int64_t k = 0; k <= m; ++k) {
-            V dD;
-            const double D = seg_decay(m, k, dD);
-            const double cbm = cb.ub[m * Lc + k], dDt = total(dD), ddt = total(ddl[k]);
-            const V& dcb = cb.err[m * Lc + k];
-            const double mag = (cbm + total(dcb)) * (D + dDt) * (dl[k] + ddt);
-            wk.w[k] = cbm * D * dl[k];
-            // The underflow of the first of the products CB·decay·δ_k (up to η absolute when it
-            // is subnormal) is multiplied by the third factor before the next rounding — in
-            // any association: max(δ̂, |CB|, decay)·η — then η for the second product.
-            const double third = std::max({dl[k] + ddt, cbm + total(dcb), D + dDt});
-            wk.dw[k] = (D * dl[k]) * dcb + (cbm * dl[k]) * dD + (cbm * D) * ddl[k] + tag.at(BS::arithmetic, 2 * u * mag) +
-                       tag.at(BS::decayed_CB, r_CB.u * mag) + tag.at(BS::underflow, eta * third + eta + r_CB.eta);
+          if (row_wanted(m)) rows.push_back(m);
+        }
+        const bool y_mma = ch_y.has_mma_model();
+        for (size_t i0 = 0; i0 < rows.size(); i0 += size_t(kRowTile)) {
+          const int64_t R = std::min<int64_t>(kRowTile, int64_t(rows.size() - i0));
+          const int64_t K = rows[i0 + size_t(R) - 1] + 1;  // the intra terms k ≤ the tile's last row
+          wk.Ca.resize(R * N);
+          wk.Cp.resize(R * N);
+          wk.Cm.assign(R * N, 0);
+          // k beyond a row's m: zero weights, whose products (0·|x|, finite) add nothing
+          wk.Wd.assign(R * K, V{});
+          wk.Wp.assign(R * K, 0);
+          wk.Wm.assign(R * K, 0);
+          V dem[kRowTile];
+          double em[kRowTile];
+          for (int64_t r = 0; r < R; ++r) {
+            const int64_t m = rows[i0 + size_t(r)], t = t0 + m;
+            em[r] = piece_decay(m, dem[r]);
+            // weights w_mk = R(fl(fl(CB·decay)·δ_k)), their errors, and the chain terms
+            for (int64_t k = 0; k <= m; ++k) {
+              V dD;
+              const double D = seg_decay(m, k, dD);
+              const double cbm = cb.ub[m * Lc + k], dDt = total(dD), ddt = total(ddl[k]);
+              const V& dcb = cb.err[m * Lc + k];
+              const double mag = (cbm + total(dcb)) * (D + dDt) * (dl[k] + ddt);
+              const double w = cbm * D * dl[k];
+              // The underflow of the first of the products CB·decay·δ_k (up to η absolute when it
+              // is subnormal) is multiplied by the third factor before the next rounding — in
+              // any association: max(δ̂, |CB|, decay)·η — then η for the second product.
+              const double third = std::max({dl[k] + ddt, cbm + total(dcb), D + dDt});
+              const V dw = (D * dl[k]) * dcb + (cbm * dl[k]) * dD + (cbm * D) * ddl[k] +
+                           tag.at(BS::arithmetic, 2 * u * mag) + tag.at(BS::decayed_CB, r_CB.u * mag) +
+                           tag.at(BS::underflow, eta * third + eta + r_CB.eta);
+              const double term = w + total(dw);
+              wk.Wd[r * K + k] = dw;
+              wk.Wp[r * K + k] = term * ch_y.primary_weight(k, m + 1);
+              if (y_mma) wk.Wm[r * K + k] = term * ch_y.mma_weight(k, m + 1);
+            }
+            for (int64_t n = 0; n < N; ++n) {
+              const double Cn = std::fabs(double(pr.C[pr.bc_index(t, g, n)]));
+              wk.Ca[r * N + n] = Cn;
+              wk.Cp[r * N + n] = Cn * ch_y.primary_weight(n, N);
+              if (y_mma) wk.Cm[r * N + n] = Cn * ch_y.mma_weight(n, N);
+            }
           }
-          // inter: q = Σ_n C_m[n]·R(h)[p,n] for every p, then fl(q·exp(cs_m))
-          wk.q_mag.assign(P, 0);
-          wk.q_p.assign(P, 0);
-          wk.q_m.assign(P, 0);
-          wk.dq.assign(P, V{});
-          for (int64_t n = 0; n < N; ++n) {
-            const double Cn = std::fabs(double(pr.C[pr.bc_index(t, g, n)]));
-            add_scaled(P, Cn, &wk.dR_t[n * P], wk.dq.data());
-            add_scaled(P, Cn, &wk.hub_t[n * P], wk.q_mag.data());
-            add_scaled(P, Cn * ch_y.primary_weight(n, N), &wk.hR_t[n * P], wk.q_p.data());
-            if (ch_y.has_mma_model()) add_scaled(P, Cn * ch_y.mma_weight(n, N), &wk.hR_t[n * P], wk.q_m.data());
+          // inter: q = Σ_n C_m[n]·R(h)[p,n] for every p (its error, |h| and the chain's sums)
+          wk.dq.resize(R * P);
+          wk.q_mag.resize(R * P);
+          wk.q_p.resize(R * P);
+          wk.q_m.assign(R * P, 0);
+          rows_product(Product<double, V, V>{R, N, P, wk.Ca.data(), N, wk.dR_t.data(), P, wk.dq.data(), P});
+          rows_product(Product<double, double, double>{R, N, P, wk.Ca.data(), N, wk.hub_t.data(), P, wk.q_mag.data(), P});
+          rows_product(Product<double, double, double>{R, N, P, wk.Cp.data(), N, wk.hR_t.data(), P, wk.q_p.data(), P});
+          if (y_mma) {
+            rows_product(Product<double, double, double>{R, N, P, wk.Cm.data(), N, wk.hR_t.data(), P, wk.q_m.data(), P});
           }
           // intra: Σ_k |x_k[p]|·Δw_k and the chain over k ≤ m, for every p
-          wk.y_p.assign(P, 0);
-          wk.y_m.assign(P, 0);
-          wk.dy.assign(P, V{});
-          for (int64_t k = 0; k <= m; ++k) {
-            const V& dwk = wk.dw[k];
-            const double term = wk.w[k] + total(dwk);
-            const double* ax = &wk.ax[k * P];
-            add_scaled(P, dwk, ax, wk.dy.data());
-            add_scaled(P, term * ch_y.primary_weight(k, m + 1), ax, wk.y_p.data());
-            if (ch_y.has_mma_model()) add_scaled(P, term * ch_y.mma_weight(k, m + 1), ax, wk.y_m.data());
+          wk.dy.resize(R * P);
+          wk.y_p.resize(R * P);
+          wk.y_m.assign(R * P, 0);
+          rows_product(Product<V, double, V>{R, K, P, wk.Wd.data(), K, wk.ax.data(), P, wk.dy.data(), P});
+          rows_product(Product<double, double, double>{R, K, P, wk.Wp.data(), K, wk.ax.data(), P, wk.y_p.data(), P});
+          if (y_mma) {
+            rows_product(Product<double, double, double>{R, K, P, wk.Wm.data(), K, wk.ax.data(), P, wk.y_m.data(), P});
           }
-          for (int64_t p = 0; p < P; ++p) {
-            if (focus != nullptr && !focus->covers_dim(p)) continue;
-            const V dq = wk.dq[p] + ch_y.error(0.0, N, wk.q_p[p], wk.q_m[p], tag);
-            const double q_mag = wk.q_mag[p];
-            const double inter_mag = q_mag * em;
-            V err = q_mag * dem + em * dq + tag.at(BS::arithmetic, u * (q_mag + total(dq)) * (em + demt)) +
-                    tag.at(BS::underflow, eta);
-            // intra, chained on the accumulator holding the inter term
-            const double acc0 = inter_mag + total(err);
-            err += wk.dy[p] + ch_y.error(acc0, m + 1, wk.y_p[p], wk.y_m[p], tag);
-            const int64_t yi = pr.x_index(t, h, p);
-            err = as_kept(err);  // the float y_before_dx keeps
-            if (!y_vectors && focus_y == nullptr) {  // streamed: finished by ChunkedYBound
-              out->y_before_dx[yi] = static_cast<float>(total(err));
-              continue;
+          for (int64_t r = 0; r < R; ++r) {
+            const int64_t m = rows[i0 + size_t(r)], t = t0 + m;
+            const double demt = total(dem[r]);
+            for (int64_t p = 0; p < P; ++p) {
+              if (focus != nullptr && !focus->covers_dim(p)) continue;
+              const int64_t j = r * P + p;
+              const V dq = wk.dq[j] + ch_y.error(0.0, N, wk.q_p[j], wk.q_m[j], tag);
+              const double q_mag = wk.q_mag[j];
+              const double inter_mag = q_mag * em[r];
+              V err = q_mag * dem[r] + em[r] * dq + tag.at(BS::arithmetic, u * (q_mag + total(dq)) * (em[r] + demt)) +
+                      tag.at(BS::underflow, eta);
+              // intra, chained on the accumulator holding the inter term
+              const double acc0 = inter_mag + total(err);
+              err += wk.dy[j] + ch_y.error(acc0, m + 1, wk.y_p[j], wk.y_m[j], tag);
+              const int64_t yi = pr.x_index(t, h, p);
+              err = as_kept(err);  // the float y_before_dx keeps
+              if (!y_vectors && focus_y == nullptr) {  // streamed: finished by ChunkedYBound
+                out->y_before_dx[yi] = static_cast<float>(total(err));
+                continue;
+              }
+              const YElement y = focus_y != nullptr ? *focus_y
+                                                    : YElement{(*in.y_exact)[yi], (*in.y_certified_error)[yi],
+                                                               (*in.y_ungated)[yi]};
+              emit(BoundOf::y, &ChunkedBounds::y, yi, y_tail(tail, pr, yi, err, y, tag));
             }
-            const YElement y = focus_y != nullptr ? *focus_y
-                                                  : YElement{(*in.y_exact)[yi], (*in.y_certified_error)[yi],
-                                                             (*in.y_ungated)[yi]};
-            emit(BoundOf::y, &ChunkedBounds::y, yi, y_tail(tail, pr, yi, err, y, tag));
           }
         }
         // [3.10] stage (c): h_out = fma(exp(cs_last), h_in, chunk_state), kept in fp32.
