@@ -66,21 +66,7 @@ class MagnitudeRecurrence {
   // certified check run's values rounded away from zero; abs_gate_up [P] likewise for
   // |zσ(z)| (null without z).
   void step(const Problem& pr, int64_t t, int64_t h, double abs_delta_up, double decay_up,
-            const double* abs_gate_up) {
-    const int64_t g = pr.shape.group_of(h);
-    const double K = kCoefficientInflation;
-    const double a = std::max(decay_up, kCoefficientFloor) * K;  // a = exp(δA) > 0 always
-    for (int64_t n = 0; n < N_; ++n) {
-      const double b = std::fabs(double(pr.B[pr.bc_index(t, g, n)]));
-      w_[n] = (abs_delta_up > 0 && b > 0) ? std::max(abs_delta_up * b, kCoefficientFloor) * K : 0.0;
-      abs_c_[n] = std::fabs(double(pr.C[pr.bc_index(t, g, n)]));
-    }
-    // Four rows side by side: each row's sum over n waits on its adds' latency, and four
-    // independent chains overlap; per row the same operations in the same order.
-    int64_t p = 0;
-    for (; p + 4 <= P_; p += 4) advance_rows<4>(pr, t, h, p, a, abs_gate_up);
-    for (; p < P_; ++p) advance_rows<1>(pr, t, h, p, a, abs_gate_up);
-  }
+            const double* abs_gate_up);  // magnitude.cpp
 
   const double* state() const { return sabs_.data(); }  // [P, N] upper bounds of Sabs
   const double* sum_abs_c_sabs() const { return sum_abs_c_sabs_.data(); }  // [P] Σ|C|·Ŝ (not inflated)
@@ -91,44 +77,6 @@ class MagnitudeRecurrence {
   const double* y() const { return y_.data(); }                // [P] bound of |y| scale
 
  private:
-  // Rows [p0, p0 + R) of step(): the state's magnitudes, then each row's output magnitudes.
-  template <int R>
-  void advance_rows(const Problem& pr, int64_t t, int64_t h, int64_t p0, double a, const double* abs_gate_up) {
-    double x[R], ax[R], sum[R];
-    bool nonzero[R];
-    double* s[R];
-    for (int k = 0; k < R; ++k) {
-      x[k] = double(pr.x[pr.x_index(t, h, p0 + k)]);
-      ax[k] = std::fabs(x[k]);
-      sum[k] = 0;
-      nonzero[k] = false;
-      s[k] = &sabs_[(p0 + k) * N_];
-    }
-    for (int64_t n = 0; n < N_; ++n) {
-      for (int k = 0; k < R; ++k) {
-        const double wx = w_[n] * ax[k];
-        const bool live = s[k][n] > 0 || (w_[n] > 0 && ax[k] > 0);
-        s[k][n] = (a * s[k][n] + wx) + (live ? 2 * kEta : 0.0);
-        sum[k] += abs_c_[n] * s[k][n];
-        nonzero[k] |= abs_c_[n] > 0 && s[k][n] > 0;
-      }
-    }
-    for (int k = 0; k < R; ++k) {
-      const int64_t p = p0 + k;
-      sum_abs_c_sabs_[p] = sum[k];
-      reads_state_[p] = nonzero[k];
-      abs_dx_[p] = std::fabs(double(pr.d_value(h, p)) * x[k]);  // exact: 24 × 24 bits
-      const bool any = nonzero[k] || abs_dx_[p] > 0;
-      const double slack = any ? output_slack_ : 0.0;
-      ungated_[p] = (sum[k] + abs_dx_[p]) * output_inflation_ + slack;
-      if (abs_gate_up) {
-        y_[p] = abs_gate_up[p] > 0 ? ((sum[k] + abs_dx_[p]) * abs_gate_up[p]) * output_inflation_ + slack : 0.0;
-      } else {
-        y_[p] = ungated_[p];
-      }
-    }
-  }
-
   int64_t P_, N_;
   std::vector<double> sabs_;  // [P, N]
   std::vector<double> w_, abs_c_;  // [N]

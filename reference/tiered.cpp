@@ -16,6 +16,7 @@
 #include "reference/head_recurrence.h"
 #include "reference/magnitude.h"
 #include "reference/mpfr_bound.h"
+#include "reference/row_sums.h"
 #include "spec/format.h"
 #include "spec/vector_clones.h"
 
@@ -180,27 +181,6 @@ SSMV_VECTOR_FMA_CLONES void update_rows(double* __restrict sh, double* __restric
   }
 }
 
-// ce[p] = Σ_n a[n]·e[p·N + n] for every row p, each sum in the order of n (a product, then an
-// add: the bits of the scalar loop), four rows side by side as the lanes of a vector: the
-// scalar loop waited on each add's latency, as long as the row's update. Compiled for AVX2
-// (without FMA, so nothing is contracted) and generic x86-64.
-SSMV_VECTOR_CLONES
-void carried_errors(const double* __restrict a, const double* __restrict e, int64_t P, int64_t N,
-                    double* __restrict ce) {
-  int64_t p = 0;
-  for (; p + 4 <= P; p += 4) {
-    const double *e0 = e + p * N, *e1 = e0 + N, *e2 = e1 + N, *e3 = e2 + N;
-    dd::V4 acc{};
-    for (int64_t n = 0; n < N; ++n) acc += a[n] * dd::V4{e0[n], e1[n], e2[n], e3[n]};
-    for (int k = 0; k < 4; ++k) ce[p + k] = acc[k];
-  }
-  for (; p < P; ++p) {
-    double acc = 0;
-    for (int64_t n = 0; n < N; ++n) acc += a[n] * e[p * N + n];
-    ce[p] = acc;
-  }
-}
-
 // [3] E_i = (e_decay·E_i + θ·Ŝ_i + ζ)·(1 + 8u) for the n elements; false when one is not
 // finite. Compiled for AVX2 without FMA (nothing contracted: the bits of the plain loop) and
 // generic x86-64.
@@ -324,7 +304,7 @@ struct FastPairRunner::Impl {
     // Σ_n |C_n|·E_n of every row: the state's error carried into y (at most 2N + 1 operations
     // on non-negative terms) [4].
     for (int64_t n = 0; n < N; ++n) abs_c[n] = std::fabs(c[n]);
-    carried_errors(abs_c.data(), err.data(), P, N, carried.data());
+    weighted_row_sums(abs_c.data(), err.data(), P, N, carried.data());
     // Rows in groups of four side by side (update_rows), the last P mod 4 one by one.
     constexpr int kRows = 4;
     const int64_t grouped = P / kRows * kRows;
