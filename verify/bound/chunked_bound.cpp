@@ -9,9 +9,9 @@
 #include <type_traits>
 
 #include "verify/bound/error_model.h"
-#include "verify/bound/rows_product.h"
 #include "spec/parallel.h"
 #include "spec/progress.h"
+#include "spec/rows_product.h"
 #include "verify/bound/terms.h"
 
 namespace ssmv::bound {
@@ -146,7 +146,7 @@ struct Work {
   std::vector<int64_t> rows;                       // the rows of y evaluated
 };
 
-// Rows of y evaluated together (rows_product.h's tile height).
+// Rows of y evaluated together (spec/rows_product.h's tile height).
 constexpr int64_t kRowTile = 4;
 
 ChunkedYBound::Terms y_terms_of(const ChunkedInput& in) {

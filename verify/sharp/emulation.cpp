@@ -9,6 +9,7 @@
 
 #include "spec/format.h"
 #include "spec/splitmix.h"
+#include "spec/rows_product.h"
 #include "spec/vector_clones.h"
 
 namespace ssmv::sharp {
@@ -206,14 +207,16 @@ class Model {
 // (mma_m16n8k16): each step's result rounded toward zero, an error of mean −u·|s|·sign(s) and
 // variance u²s²/3 (uniform over [0, 2u|s|) toward zero), plus the 17 truncations below 2^-25
 // of the step's largest addend (variance 17·(2^-25·m)²/3, m taken as the larger of the step's
-// partial sums at its ends). Without noise only the sums are formed. The loops run over the n
-// sums, so they vectorise (the terms of one sum stay in order).
+// partial sums at its ends). With the noise's model off only the sums are formed: a run that
+// draws its noise from figures formed elsewhere (finish_with) adds no variance of its own. The
+// loops run over the n sums, so they vectorise (the terms of one sum stay in order).
 class ParallelSums {
  public:
-  ParallelSums(ReductionOrder order, bool noise) : mma_(order == ReductionOrder::mma_m16n8k16), on_(noise) {}
-  // n sums starting from zero.
-  void reset(int64_t n) {
+  explicit ParallelSums(ReductionOrder order) : mma_(order == ReductionOrder::mma_m16n8k16) {}
+  // n sums starting from zero; `model`: form their noise's variance and bias as the terms come.
+  void reset(int64_t n, bool model) {
     n_ = n;
+    on_ = model;
     acc_.assign(n, 0.0);
     restart();
   }
@@ -260,12 +263,32 @@ class ParallelSums {
       stepped(b);
     }
   }
-  // The sums with their noise (Rng: one Gaussian per sum).
+  // The sums with the noise their model gives (Rng: one Gaussian per sum); without the model,
+  // the sums.
   double* finish(Rng& rng) {
     if (on_) {
       settle();
       draw(acc_.data(), bias_.data(), sd_.data(), n_, rng, acc_.data());
     }
+    return acc_.data();
+  }
+  // n sums without the noise's model, formed by the caller into the array returned (their
+  // terms in order from zero, as add_terms would add them: a product of spec/rows_product.h).
+  double* reset_formed(int64_t n) {
+    reset(n, false);
+    return acc_.data();
+  }
+  // The noise model's figures into bias[i] and sd[i] for i < n (settle()), and the sums without
+  // noise: what the noise-free run of a chunked emulation hands its noisy runs.
+  double* model_into(double* bias, double* sd) {
+    settle();
+    std::copy_n(bias_.data(), n_, bias);
+    std::copy_n(sd_.data(), n_, sd);
+    return acc_.data();
+  }
+  // The sums with noise of the bias and sd handed in (one Gaussian per sum, as finish()).
+  double* finish_with(Rng& rng, const double* bias, const double* sd) {
+    draw(acc_.data(), bias, sd, n_, rng, acc_.data());
     return acc_.data();
   }
   // Without drawing: once the last term is in, sum i's value is acc[i] and its noise is
@@ -342,7 +365,7 @@ class ParallelSums {
       last_[i] = s;
     }
   }
-  bool mma_, on_;
+  bool mma_, on_ = false;
   int64_t n_ = 0, steps_ = 0;
   std::vector<double> acc_, var_, bias_, last_, sd_;
 };
@@ -450,7 +473,7 @@ SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, 
   std::vector<double>& Sy = out.work_stored;
   S = S0;
   start_y(out, len, P);
-  ParallelSums ysum(reduction_of(c, Sum::y).order, m.on());
+  ParallelSums ysum(reduction_of(c, Sum::y).order);
   std::vector<uint32_t>& lanes = out.work_lanes;  // [N, P] the update's noise streams (nonzero seeds)
   if (m.on()) {
     lanes.resize(size_t(N * P));
@@ -497,7 +520,7 @@ SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, 
       store_all(e, m, Sy);
       src = Sy.data();
     }
-    ysum.reset(P);
+    ysum.reset(P, m.on());
     for (int64_t n = 0; n < N; ++n) cd[n] = double(C[n]);
     ysum.add_terms(cd.data(), src, P, N);
     const double* yv = ysum.finish(m.rng());
@@ -519,15 +542,21 @@ SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, 
 // declared roundings see the values the kernel rounds. Several runs of one unit (Monte Carlo
 // runs, each with its own Model) go side by side, piece by piece: C·Bᵀ depends on the inputs
 // alone, so its sums (and their noise's variance and bias, [N3]) are formed once per piece and
-// each run draws its own noise on them — they had been 40 % of a run. Each run's draws come in
-// the order of a run alone, so its outputs are the same whichever runs it goes with.
+// each run draws its own noise on them — they had been 40 % of a run. The other sums' noise
+// ([N3]: the chunk state, each row's inter- and intra-chunk terms) is modelled once too, on the
+// partial sums of a noise-free run that goes first (the declared emulation where the caller runs
+// it with its Monte Carlo runs, else one more run whose outputs are dropped); each noisy run
+// forms its sums alone and draws its noise from those figures: the variance's squares had been
+// two thirds of a noisy run's sums. Each run's draws come in the order of a run alone and the
+// figures come from the same noise-free run, so its outputs are the same whichever runs it goes
+// with.
 class ChunkedEmulation {
  public:
   ChunkedEmulation(const Problem& p, const Contract& c, const Emulation& e, int64_t s, int64_t h, bool noisy)
       : p_(p), e_(e), s_(s), h_(h), P_(p.shape.P), N_(p.shape.N), g_(p.shape.group_of(h)), L_(c.chunk_size),
         begin_(p.shape.cu_seqlens[s]), end_(p.shape.cu_seqlens[s + 1]), A_(double(p.A[h])), noisy_(noisy),
-        state_sum_(reduction_of(c, Sum::chunk_state).order, noisy), cb_sum_(reduction_of(c, Sum::cb).order, noisy),
-        y_sum_(reduction_of(c, Sum::y).order, noisy) {
+        state_sum_(reduction_of(c, Sum::chunk_state).order), cb_sum_(reduction_of(c, Sum::cb).order),
+        y_sum_(reduction_of(c, Sum::y).order) {
     if (L_ < 1) throw std::invalid_argument("emulate_unit: a chunked contract needs chunk_size >= 1");
     pieces_ = chunk_pieces(begin_, end_, L_, c.chunk_layout);
     xk_.resize(L_ * P_);
@@ -541,9 +570,15 @@ class ChunkedEmulation {
     cb_acc_.resize(rows);
     cb_bias_.resize(rows);
     cb_sd_.resize(rows);
+    state_bias_.resize(P_ * N_);
+    state_sd_.resize(P_ * N_);
+    for (std::vector<double>* v : {&inter_bias_, &inter_sd_, &intra_bias_, &intra_sd_, &inter_sums_, &xT_}) {
+      v->resize(L_ * P_);
+    }
   }
 
-  // Runs models[r] into *outs[r] for every r.
+  // Runs models[r] into *outs[r] for every r. With noise, models[0] is the noise-free run that
+  // models the others' noise.
   void run(std::vector<Model>& models, const std::vector<UnitOutputs*>& outs) {
     std::vector<Run> runs(models.size());
     for (size_t r = 0; r < runs.size(); ++r) {
@@ -581,7 +616,9 @@ class ChunkedEmulation {
   SSMV_VECTOR_CLONES void load_piece(const ChunkPiece& pc) {
     const int64_t t0 = pc.start, len = pc.len, P = P_, N = N_;
     for (int64_t k = 0; k < len; ++k) {
-      for (int64_t pp = 0; pp < P; ++pp) xk_[k * P + pp] = double(p_.x[p_.x_index(t0 + k, h_, pp)]);
+      for (int64_t pp = 0; pp < P; ++pp) {
+        xk_[k * P + pp] = xT_[pp * len + k] = double(p_.x[p_.x_index(t0 + k, h_, pp)]);
+      }
       const float* B = &p_.B[p_.bc_index(t0 + k, g_, 0)];
       const float* C = &p_.C[p_.bc_index(t0 + k, g_, 0)];
       for (int64_t n = 0; n < N; ++n) {
@@ -592,7 +629,7 @@ class ChunkedEmulation {
     // (d) C_m·B_k for k ≤ m, row m at offset m(m + 1)/2: sums over n.
     for (int64_t mi = 0; mi < len; ++mi) {
       const size_t off = size_t(mi * (mi + 1) / 2);
-      cb_sum_.reset(mi + 1);
+      cb_sum_.reset(mi + 1, noisy_);
       cb_sum_.add_terms(&Cd_[mi * N], Bt_.data(), len, N);
       cb_sum_.settle();
       std::copy_n(cb_sum_.sums(), mi + 1, &cb_acc_[off]);
@@ -636,9 +673,22 @@ class ChunkedEmulation {
       m.round_all(row, N);
       if (e.at(Site::dt_scaled_B)) round_values(*e.at(Site::dt_scaled_B), row, N);
     }
-    state_sum_.reset(P * N);
-    state_sum_.add_outer_terms(xk_.data(), bt_.data(), P, N, len);
-    const double* st = state_sum_.finish(m.rng());
+    // The noise-free run that models the noisy runs' noise keeps its sums as they are.
+    const bool models_noise = noisy_ && !m.on();
+    const auto finished = [&](ParallelSums& sum, double* bias, double* sd) {
+      if (models_noise) return sum.model_into(bias, sd);
+      return m.on() ? sum.finish_with(m.rng(), bias, sd) : sum.finish(m.rng());
+    };
+    // A run that does not model the noise forms its sums as matrix products (the same bits as
+    // add_terms: each sum's terms in order from zero), rows of the tiles side by side.
+    if (models_noise) {
+      state_sum_.reset(P * N, true);
+      state_sum_.add_outer_terms(xk_.data(), bt_.data(), P, N, len);
+    } else {
+      rows_product(Product<double, double, double>{P, len, N, xT_.data(), len, bt_.data(), N,
+                                                    state_sum_.reset_formed(P * N), N});
+    }
+    const double* st = finished(state_sum_, state_bias_.data(), state_sd_.data());
     // (c) the incoming state as y reads it, then the state passing
     // h = exp(cs_last − cs_b)·h + chunk state ([N1]: two roundings; [N2] the exp).
     for (int64_t pp = 0; pp < P; ++pp) {
@@ -653,6 +703,10 @@ class ChunkedEmulation {
     m.round_all(hs.data(), P * N);
     if (e.at(Site::running_state)) round_values(*e.at(Site::running_state), hs.data(), int64_t(hs.size()));
     // (d), (e) y row by row: exp(cs_m − cs_b)·(C_m·h_in), then Σ_{k≤m} R(C_m·B_k·exp(cs_m − cs_k)·δ_k)·x_k.
+    // The inter-chunk sums C_m·h_in of every row, before the rows, where they are products.
+    if (!models_noise) {
+      rows_product(Product<double, double, double>{len, N, P, Cd_.data(), N, hinT.data(), P, inter_sums_.data(), P});
+    }
     std::vector<double>& w = w_;
     for (int64_t mi = 0; mi < len; ++mi) {
       const int64_t t = t0 + mi;
@@ -675,13 +729,17 @@ class ChunkedEmulation {
       m.round_all(w.data(), nk);
       if (e.at(Site::decayed_CB)) round_values(*e.at(Site::decayed_CB), w.data(), nk);
       const double decay_m = m.exp(m.rounded(cs[mi] - cs_b));
-      y_sum_.reset(P);
-      y_sum_.add_terms(&Cd_[mi * N], hinT.data(), P, N);
-      double* inter = y_sum_.finish(m.rng());
+      if (models_noise) {
+        y_sum_.reset(P, true);
+        y_sum_.add_terms(&Cd_[mi * N], hinT.data(), P, N);
+      } else {
+        std::copy_n(&inter_sums_[mi * P], P, y_sum_.reset_formed(P));
+      }
+      double* inter = finished(y_sum_, &inter_bias_[mi * P], &inter_sd_[mi * P]);
       for (int64_t pp = 0; pp < P; ++pp) inter[pp] = round_opt(e.at(Site::inter_term), m.rounded(inter[pp] * decay_m));
       y_sum_.restart();
       y_sum_.add_terms(w.data(), xk_.data(), P, mi + 1);
-      const double* yv = y_sum_.finish(m.rng());
+      const double* yv = finished(y_sum_, &intra_bias_[mi * P], &intra_sd_[mi * P]);
       double* yrow = y_row_at(*u.out, t - begin_, P);
       std::copy_n(yv, P, yrow);
       y_epilogue(p_, e, m, t, h_, yrow, ep_.data());
@@ -693,13 +751,18 @@ class ChunkedEmulation {
   const Emulation& e_;
   int64_t s_, h_, P_, N_, g_, L_, begin_, end_;
   double A_;
-  bool noisy_;  // every run's noise is on (or every run's off)
+  bool noisy_;  // some run draws noise (models[0], noise-free, models it)
   std::vector<ChunkPiece> pieces_;
   // Per piece, shared: x [len, P]; B transposed [N, len]; C [len, N]; the C·Bᵀ rows' sums, and
   // with noise their bias and sd [len(len + 1)/2]. Per run in turn: the dt-scaled B [len, N], a
   // row's weights and its decays' arguments [len], a row's C·Bᵀ with the run's noise [len],
   // y_epilogue's scratch [2P].
   std::vector<double> xk_, Bt_, Cd_, cb_acc_, cb_bias_, cb_sd_, bt_, w_, dk_, cb_row_, ep_;
+  // Per piece, from the noise-free run: the bias and sd of the chunk state's sums [P, N] and of
+  // each row's inter- and intra-chunk sums [len, P].
+  std::vector<double> state_bias_, state_sd_, inter_bias_, inter_sd_, intra_bias_, intra_sd_;
+  // Per piece: x transposed [P, len] (shared); a run's inter-chunk sums of every row [len, P].
+  std::vector<double> xT_, inter_sums_;
   ParallelSums state_sum_, cb_sum_, y_sum_;
 };
 
@@ -716,10 +779,25 @@ void emulate_runs(const Problem& p, const Contract& c, const Emulation& e, const
     throw std::invalid_argument("emulate_runs: " + std::to_string(noises.size()) + " noises for " +
                                 std::to_string(outs.size()) + " outputs");
   }
+  // All with noise, all without, or the first without (the declared emulation) and the rest with.
+  const bool rest_on = noises.back().on;
+  for (size_t r = 0; r < noises.size(); ++r) {
+    if (noises[r].on != rest_on && (r > 0 || noises[r].on)) {
+      throw std::invalid_argument("emulate_runs: noise on in some runs and off in others (only the first may be "
+                                  "noise-free: the declared emulation beside its Monte Carlo runs)");
+    }
+  }
   std::vector<Model> models;
-  for (const Noise& n : noises) {
-    if (n.on != noises[0].on) throw std::invalid_argument("emulate_runs: noise on in some runs and off in others");
-    models.emplace_back(c, n, sequence, head);
+  std::vector<UnitOutputs*> all;
+  UnitOutputs dropped;  // the noise model's run where none of the caller's is noise-free
+  if (c.family != Family::sequential && noises[0].on) {
+    models.emplace_back(c, Noise{}, sequence, head);
+    dropped.y_row = [](int64_t, const double*) {};
+    all.push_back(&dropped);
+  }
+  for (size_t r = 0; r < noises.size(); ++r) {
+    models.emplace_back(c, noises[r], sequence, head);
+    all.push_back(outs[r]);
   }
   if (c.family == Family::sequential) {
     std::vector<double> S0;  // transposed once for the unit's runs: a strided pass over P·N
@@ -727,7 +805,7 @@ void emulate_runs(const Problem& p, const Contract& c, const Emulation& e, const
     for (size_t r = 0; r < models.size(); ++r) emulate_sequential(p, c, e, models[r], sequence, head, S0, *outs[r]);
     return;
   }
-  ChunkedEmulation(p, c, e, sequence, head, noises[0].on).run(models, outs);
+  ChunkedEmulation(p, c, e, sequence, head, noises.back().on).run(models, all);
 }
 
 }  // namespace ssmv::sharp

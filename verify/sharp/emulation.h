@@ -94,7 +94,9 @@ void emulate_unit(const Problem& p, const Contract& c, const Emulation& e, const
 
 // emulate_unit for several noises at once, noises[r] into *outs[r] (the same outputs as one
 // call each): the chunked family forms C·Bᵀ once for all of them, since it depends on the
-// inputs alone. The noises must be all on or all off.
+// inputs alone, and models the noise of its sums once, on a noise-free run's partial sums
+// (docs/sharp-verdicts.md [N3]): noises[0] when its noise is off, else one more run. The noises
+// are all on, all off, or noises[0] off (the declared emulation) and the rest on.
 void emulate_runs(const Problem& p, const Contract& c, const Emulation& e, const std::vector<Noise>& noises,
                   int64_t sequence, int64_t head, const std::vector<UnitOutputs*>& outs);
 

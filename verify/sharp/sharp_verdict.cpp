@@ -296,9 +296,11 @@ void declared_and_monte_carlo(const Pass& ps, const Emulation& declared, const S
         ps, "the contract's emulation and " + std::to_string(o.runs) + " Monte Carlo runs", 1 + o.runs, 1 + o.runs,
         Against{nullptr, true}, nullptr,
         [&](int64_t, int64_t, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs) {
-          emulate_unit(ps.p, ps.c, declared, Noise{}, s, h, *outs[0]);
-          emulate_runs(ps.p, ps.c, declared, run_noises(o, 0, o.runs), s, h,
-                       std::vector<UnitOutputs*>(outs.begin() + 1, outs.end()));
+          // The declared emulation first, noise-free: a chunked contract's runs take their sums'
+          // noise model from it (emulate_runs).
+          std::vector<Noise> noises{Noise{}};
+          for (const Noise& n : run_noises(o, 0, o.runs)) noises.push_back(n);
+          emulate_runs(ps.p, ps.c, declared, noises, s, h, outs);
         });
     he.y = {all.y[0]};
     he.state = {all.state[0]};

@@ -1,7 +1,8 @@
-// The chunked bound's matrix products: every stage of docs/bounds.md §3 that sums terms over
-// a piece (the chunk state over k, the inter-chunk term over n, the intra-chunk terms over
-// k ≤ m) is a product of a [rows, K] matrix and a [K, cols] matrix, each element's terms
-// added in k order onto a zero start:
+// Matrix products whose every element is a sum in a fixed order: the chunked bound's stages
+// (docs/bounds.md §3: the chunk state over k, the inter-chunk term over n, the intra-chunk
+// terms over k ≤ m) and the sharp verdict's chunked emulation (its noisy runs' chunk state and
+// inter-chunk sums) are products of a [rows, K] matrix and a [K, cols] matrix, each element's
+// terms added in k order onto a zero start:
 //
 //   out[r·ldo + c] = (((0 + a[r,0]·b[0,c]) + a[r,1]·b[1,c]) + …) + a[r,K−1]·b[K−1,c].
 //
@@ -10,12 +11,12 @@
 // grouped. The double product (rows_product.cpp) computes tiles of 4 rows × 8 columns in
 // registers — one load of a b row per 4 rows, no accumulator load or store per term — where
 // a loop of y += a·x over one row at a time was bound by those loads and stores; the
-// template is the same sums for the attribution run's tagged values.
+// template is the same sums for other value types (the bound's attribution run's tagged values).
 #pragma once
 
 #include <cstdint>
 
-namespace ssmv::bound {
+namespace ssmv {
 
 // Where the product reads and writes: a [rows, K] with rows lda apart, b [K, cols] with rows
 // ldb apart, out [rows, cols] with rows ldo apart. The arrays do not overlap out.
@@ -45,4 +46,4 @@ void rows_product(const Product<A, B, O>& p) {
   }
 }
 
-}  // namespace ssmv::bound
+}  // namespace ssmv

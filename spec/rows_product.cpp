@@ -1,10 +1,10 @@
-#include "verify/bound/rows_product.h"
+#include "spec/rows_product.h"
 
 #include <cstring>
 
 #include "spec/vector_clones.h"
 
-namespace ssmv::bound {
+namespace ssmv {
 namespace {
 
 // Four doubles (one AVX2 register; two SSE2 registers in the baseline clone).
@@ -58,4 +58,4 @@ SSMV_VECTOR_CLONES void rows_product(const Product<double, double, double>& p) {
   for (; r < p.rows; ++r) row_block<1>(p, r);
 }
 
-}  // namespace ssmv::bound
+}  // namespace ssmv
