@@ -13,11 +13,9 @@ regression shows at a glance:
   --triton-ssu LOG        scripts/triton/ssu_bench.py (mamba_ssm): triton_ssu_b..._us
   --vllm-ssu LOG          scripts/triton/vllm_ssu_bench.py: vllm_ssu_b..._us
   --ssmv-chunk-scan LOG   bench/chunk_scan/chunk_scan_bench: from the "S x T tokens production"
-                          line of the default kernel (stage (e) on mma.sync), chunk_scan_{S}x{T}_us
-                          (its total), chunk_scan_{S}x{T}_stage_a_us .. _stage_e_us,
-                          chunk_scan_{S}x{T}_floor_us and chunk_scan_{S}x{T}_stage_e_kernel (a
-                          string); from the opt-in wgmma line, chunk_scan_{S}x{T}_wgmma_us and
-                          chunk_scan_{S}x{T}_wgmma_stage_e_us
+                          line (stage (e) on mma.sync), chunk_scan_{S}x{T}_us (its total),
+                          chunk_scan_{S}x{T}_stage_a_us .. _stage_e_us, chunk_scan_{S}x{T}_floor_us
+                          and chunk_scan_{S}x{T}_stage_e_kernel (a string)
   --triton-chunk-scan LOG scripts/triton/chunk_scan_bench.py: triton_chunk_scan_1x{T}_us
                           (rows of kernel mamba_ssm; vllm_chunk_scan_1x{T}_us for rows of vllm)
 
@@ -110,19 +108,14 @@ def state_rows(prefix):
 
 
 def parse_ssmv_chunk_scan(lines):
-    """(key, value) of chunk_scan_bench's production lines: the kernel as it runs by default
-    (fast/chunk_scan/chunk_scan.h Config::wgmma false: stage (e) on mma.sync) gives the shape's
-    keys; the opt-in wgmma stage (e), where the device has it, gives _wgmma_us and
-    _wgmma_stage_e_us beside them. The first line of each (shape, stage-e kernel) counts."""
+    """(key, value) of chunk_scan_bench's production lines (stage (e) on mma.sync): the shape's
+    keys. The first line of each (shape, stage-e kernel) counts."""
     rows, seen = [], set()
     for m in map(CHUNK_ROW.match, lines):
         if not m or m.group(1, 2, 3) in seen:
             continue
         seen.add(m.group(1, 2, 3))
         base = f"chunk_scan_{m.group(1)}x{m.group(2)}"
-        if m.group(3) == "wgmma":
-            rows += [(base + "_wgmma_us", m.group(4)), (base + "_wgmma_stage_e_us", m.group(9))]
-            continue
         rows += [(base + "_us", m.group(4)), (base + "_stage_e_kernel", m.group(3)), (base + "_floor_us", m.group(10))]
         rows += [(f"{base}_stage_{s}_us", m.group(5 + i)) for i, s in enumerate("abcde")]
     return rows

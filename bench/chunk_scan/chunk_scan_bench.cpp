@@ -2,9 +2,8 @@
 // shapes (H = 32, P = 64, N = 128, G = 1, chunk 256, bf16 in/out, fp32 states, dt_bias,
 // softplus, D; final states returned), each stage alone, and the floor of the shape:
 // the fewest bytes (inputs read once, outputs written once) at the measured copy
-// bandwidth and the matrix flops at the bf16 rate given on the command line. On a compute
-// capability 9.0 device the production contract runs twice in the same process, stage (e)
-// on wgmma (Config::wgmma) and on mma.sync (the default; column e:).
+// bandwidth and the matrix flops at the bf16 rate given on the command line. Column e: names
+// stage (e)'s kernel (mma.sync on tensor cores, fma for the fp32 contract).
 //   chunk_scan_bench [bf16_tflops=790]
 // The copy bandwidth is measured here (device-to-device cudaMemcpy of 2 GiB, counting
 // bytes read + written). Figures go into bench/NOTES.md, section "chunk_scan (issue 4)".
@@ -16,7 +15,6 @@
 #include <vector>
 
 #include "fast/chunk_scan/device_launch.h"
-#include "fast/chunk_scan/scan_wgmma.h"
 #include "fast/chunk_scan/tests/problem_gen.h"
 #include "fast/common/cuda_check.h"
 
@@ -77,25 +75,15 @@ void run_case(const char* name, std::vector<int64_t> lens, double gbs, double tf
   const double bytes = double(T * H * P * 2 * 2 + T * H * 2 + T * G * N * 2 * 2 + S * H * P * N * 4);
   const double flops = double(4 * T * H * P * N + T * H * P * L + T * L * N * G);
   const double floor_mem = bytes / gbs * 1e-3, floor_flops = flops / tflops * 1e-6;  // µs
-  // The production contract twice where stage (e) has two kernels (wgmma on a compute
-  // capability 9.0 device, and mma.sync), in the same process, then the fp32 contract.
-  struct Variant {
-    ContractKind kind;
-    bool wgmma;
-  };
-  for (Variant v : {Variant{ContractKind::production, true}, Variant{ContractKind::production, false},
-                    Variant{ContractKind::fp32, false}}) {
-    if (v.kind == ContractKind::production && !v.wgmma && !wgmma_device()) continue;  // the same kernels again
-    Config cfg{v.kind, L, false, false};
-    cfg.wgmma = v.wgmma;
-    DeviceLaunch gpu(p, cfg);
-    const char* stage_e = !gpu.params().use_mma ? "fma" : gpu.params().scan_wgmma ? "wgmma" : "mma.sync";
+  for (ContractKind kind : {ContractKind::production, ContractKind::fp32}) {
+    DeviceLaunch gpu(p, Config{kind, L, false, false});
+    const char* stage_e = gpu.params().use_mma ? "mma.sync" : "fma";
     const double total = median_us([&] { gpu.launch(); }, 50);
     double stage_us[5];
     for (int s = 0; s < 5; ++s) stage_us[s] = median_us([&] { gpu.launch_stage(s); }, 50);
     std::printf("%-22s %-10s e:%-8s total %8.1f us | a %6.1f b %6.1f c %6.1f d %6.1f e %6.1f | floor %.1f us "
                 "(bytes %.1f MB -> %.1f us, flops %.2f G -> %.1f us) | %.1fx floor\n",
-                name, std::string(contract_kind_name(v.kind)).c_str(), stage_e, total, stage_us[0], stage_us[1],
+                name, std::string(contract_kind_name(kind)).c_str(), stage_e, total, stage_us[0], stage_us[1],
                 stage_us[2], stage_us[3], stage_us[4], std::max(floor_mem, floor_flops), bytes * 1e-6,
                 floor_mem, flops * 1e-9, floor_flops, total / std::max(floor_mem, floor_flops));
   }

@@ -70,10 +70,8 @@ def chunk_line(name, contract, kernel, total, stages, floor):
 
 
 CHUNK_SCAN = ("device NVIDIA H200, 132 SMs; copy bandwidth 4263 GB/s (read+write); bf16 rate 790 TFLOP/s\n"
-              + chunk_line("1 x 8192 tokens", "production", "wgmma", 180.3, (10.6, 51.1, 21.6, 16.7, 80.2), 57.1)
               + chunk_line("1 x 8192 tokens", "production", "mma.sync", 224.1, (12.1, 68.5, 21.6, 16.7, 105.0), 57.1)
               + chunk_line("1 x 8192 tokens", "fp32", "fma", 900.0, (12.1, 300.0, 21.6, 80.0, 480.0), 57.1)
-              + chunk_line("8 x 1024 tokens", "production", "wgmma", 190.0, (10.0, 52.0, 22.0, 17.0, 88.0), 57.1)
               + chunk_line("8 x 1024 tokens", "production", "mma.sync", 200.0, (10.0, 52.0, 22.0, 17.0, 98.0), 57.1))
 TRITON_CHUNK_SCAN = ("device NVIDIA H200, 132 SMs\n"
                      "mamba_ssm e9594ce1c732d97440f0332fdc43170a2294dbfa Triton mamba_chunk_scan_combined, 1 x 8192 "
@@ -128,21 +126,19 @@ class LatestTest(unittest.TestCase):
             "flashinfer_ssu_b64_t1_fp32_us": 40.86, "flashinfer_ssu_b64_t1_bf16_us": 24.9,
             "flashinfer_ssu_b64_t2_fp32_us": 47.23, "flashinfer_ssu_b64_t4_fp32_us": 48.99,
             "triton_ssu_b256_t1_fp32_us": 175.74, "vllm_ssu_b256_t8_bf16_us": 882.02,
-            # the default kernel's line (stage (e) on mma.sync), the opt-in wgmma line beside it
+            # the production lines (stage (e) on mma.sync); the fp32 contract's line gives no key
             "chunk_scan_1x8192_us": 224.1, "chunk_scan_1x8192_stage_a_us": 12.1, "chunk_scan_1x8192_stage_b_us": 68.5,
             "chunk_scan_1x8192_stage_c_us": 21.6, "chunk_scan_1x8192_stage_d_us": 16.7,
             "chunk_scan_1x8192_stage_e_us": 105.0, "chunk_scan_1x8192_floor_us": 57.1,
-            "chunk_scan_1x8192_stage_e_kernel": "mma.sync", "chunk_scan_1x8192_wgmma_us": 180.3,
-            "chunk_scan_1x8192_wgmma_stage_e_us": 80.2, "chunk_scan_8x1024_us": 200.0,
+            "chunk_scan_1x8192_stage_e_kernel": "mma.sync", "chunk_scan_8x1024_us": 200.0,
             "triton_chunk_scan_1x8192_us": 581.23,
             "commit": "abc123", "date": "2026-12-06T10:00:00Z", "device": "NVIDIA H200"}
         self.assertEqual({k: doc[k] for k in expected}, expected)
         self.assertEqual(sorted(k for k in doc if k.startswith("chunk_scan_8x1024")),
                          ["chunk_scan_8x1024_floor_us", "chunk_scan_8x1024_stage_a_us", "chunk_scan_8x1024_stage_b_us",
                           "chunk_scan_8x1024_stage_c_us", "chunk_scan_8x1024_stage_d_us",
-                          "chunk_scan_8x1024_stage_e_kernel", "chunk_scan_8x1024_stage_e_us", "chunk_scan_8x1024_us",
-                          "chunk_scan_8x1024_wgmma_stage_e_us", "chunk_scan_8x1024_wgmma_us"])
-        self.assertEqual(len(doc), len(expected) + 9 + 1)  # 8x1024's other keys, sources
+                          "chunk_scan_8x1024_stage_e_kernel", "chunk_scan_8x1024_stage_e_us", "chunk_scan_8x1024_us"])
+        self.assertEqual(len(doc), len(expected) + 7 + 1)  # 8x1024's other keys, sources
         fi = doc["sources"]["flashinfer"]
         self.assertEqual(fi["logs"], ["nt2", "nt4"])  # file names: the folder is the device call's
         self.assertEqual(fi["lines"], [FI_HEAD.splitlines()[0]])

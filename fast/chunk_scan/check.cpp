@@ -44,7 +44,6 @@ void check_params(const Params& p) {
        "chunk states NC·H·P·N exceed 2^34 elements");
   need(!p.use_mma || p.input != Format::fp32, "use_mma", p.use_mma,
        "tensor cores need bf16 or fp16 inputs");
-  need(!p.scan_wgmma || p.use_mma, "scan_wgmma", p.scan_wgmma, "the wgmma stage (e) needs use_mma");
   check_strides("x", p.x_st, p.x_sh, p.T, p.H, p.P);
   check_strides("b", p.b_st, p.b_sg, p.T, p.G, p.N);
   check_strides("c", p.c_st, p.c_sg, p.T, p.G, p.N);

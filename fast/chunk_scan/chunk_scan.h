@@ -45,12 +45,6 @@ struct Config {
   // Host twin only: worker threads (0: every core); the results are the same bits for any
   // count (fast/common/parallel.h).
   int threads = 0;
-  // GPU only: true runs stage (e) on Hopper's wgmma where the device has compute capability
-  // 9.0 and the reductions are on tensor cores (the same bits as mma.sync, docs/design.md
-  // §4.1). Off by default: on the H200 it took 153 µs against mma.sync's 110 µs at
-  // 1 × 8192 (bench/NOTES.md, "chunk_scan stage (e) on wgmma"); the mma.sync kernel runs on
-  // every device unless this is set.
-  bool wgmma = false;
 };
 
 // The chunks of a packed token axis: chunk c covers packed tokens [start[c], start[c]+len[c])

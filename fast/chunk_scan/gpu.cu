@@ -8,7 +8,6 @@
 #include "fast/chunk_scan/check.h"
 #include "fast/chunk_scan/device_launch.h"
 #include "fast/chunk_scan/kernels_async.cuh"
-#include "fast/chunk_scan/scan_wgmma.h"
 #include "fast/common/cuda_check.h"
 
 namespace ssmv::chunk_scan {
@@ -98,7 +97,6 @@ DeviceLaunch::DeviceLaunch(const Problem& pr, const Config& cfg)
   p.state = pr.formats.state;
   p.output = pr.formats.output;
   p.use_mma = uses_mma(cfg.contract, pr.formats.input);
-  p.scan_wgmma = p.use_mma && cfg.wgmma && wgmma_device();
   p.dt_softplus = pr.dt_softplus;
   p.d_mode = pr.d_mode();
   p.dt_lo = pr.dt_limit_lo;
@@ -183,11 +181,6 @@ void allow_large_smem() {
   (void)done;
 }
 
-// The same for a kernel known by its pointer only (scan_wgmma_kernel_for).
-void allow_large_smem(StageKernel kernel) {
-  SSMV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 128 * 1024));
-}
-
 // Launches kernel(p) on `stream`. Programmatic (stages b–e of the tensor-core path inside
 // launch()): the launch may begin while the stage before it is still running, once every
 // block of that stage has executed allow_next_stage(); the kernel then reads nothing the
@@ -247,15 +240,6 @@ void launch_one(const Params& p, int stage, cudaStream_t stream, bool programmat
       break;
     case 4:
       if constexpr (mma) {
-        if (p.scan_wgmma) {
-          static const StageKernel wgmma = [] {
-            const StageKernel k = scan_wgmma_kernel_for(std::is_same_v<Op, __half> ? Format::fp16 : Format::bf16);
-            allow_large_smem(k);
-            return k;
-          }();
-          go(wgmma, dim3(mt * pt, p.H, p.NC), kThreads, scan_async_smem(p.N, p.L));
-          break;
-        }
         allow_large_smem<scan_async_kernel<Op>>();
         go(scan_async_kernel<Op>, dim3(mt * pt, p.H, p.NC), kThreads, scan_async_smem(p.N, p.L));
       } else {

@@ -28,29 +28,24 @@ __device__ __forceinline__ void copy8_async(T* dst, const T* src, int valid) {
   }
 }
 
-// Rows [0, rows) of a tile of `vecs` 16-byte vectors (8 elements) per row from src row r at
-// src + r·src_stride, whose first cols_valid elements exist for r < rows_valid; the rest of
-// the tile is zero. Vector v of row r goes to dst + r·dst_stride + 8v, or with kCores to
-// wgmma's core matrices of 8 rows × 16 bytes: dst + (r/8)·dst_stride + 64v + 8(r%8) (the
-// group stride dst_stride in elements). Where vecs divides kThreads (and, with kCores, the
-// rows a pass covers are a multiple of 8: vecs ≤ 16), thread i takes vector i % vecs of
-// rows i / vecs, i / vecs + kThreads / vecs, …: its column is fixed and its pointers
-// advance by constant steps, and when its vector exists whole and src rows are 16-byte
-// aligned each row's copy is one cp.async with no further test; a warp reads whole rows.
-// Else (N = 48: 6 vectors a row; kCores with N > 128) thread i takes vectors i,
+// Rows [0, rows) of a tile of `vecs` 16-byte vectors (8 elements) per row: dst row r at
+// dst + r·dst_stride from src row r at src + r·src_stride, whose first cols_valid elements
+// exist for r < rows_valid; the rest of the tile is zero. Where vecs divides kThreads,
+// thread i takes vector i % vecs of rows i / vecs, i / vecs + kThreads / vecs, …: its
+// column is fixed and its pointers advance by constant steps, and when its vector exists
+// whole and src rows are 16-byte aligned each row's copy is one cp.async with no further
+// test; a warp reads whole rows. Else (N = 48: 6 vectors a row) thread i takes vectors i,
 // i + kThreads, … in row-major order, each through copy8_async.
-template <class Op, bool kCores = false>
+template <class Op>
 __device__ __forceinline__ void issue_tile(Op* dst, int dst_stride, const Op* src, int64_t src_stride, int rows,
                                            int vecs, int rows_valid, int cols_valid) {
-  auto to = [&](int r, int v) { return kCores ? (r >> 3) * dst_stride + 64 * v + 8 * (r & 7) : r * dst_stride + 8 * v; };
-  if (kThreads % vecs == 0 && (!kCores || vecs <= kThreads / 8)) {  // vecs a power of two: shifts, not divisions
+  if (kThreads % vecs == 0) {  // vecs a power of two (kThreads is): shifts, not divisions
     const int shift = __ffs(vecs) - 1;
     const int step = kThreads >> shift, v = int(threadIdx.x) & (vecs - 1), valid = cols_valid - 8 * v;
     int r = int(threadIdx.x) >> shift;
-    Op* d = dst + to(r, v);
+    Op* d = dst + (r * dst_stride + 8 * v);
     const Op* s = src + r * src_stride + 8 * v;
-    const int64_t d_step = kCores ? int64_t(step >> 3) * dst_stride : int64_t(step) * dst_stride;
-    const int64_t s_step = step * src_stride;
+    const int64_t d_step = int64_t(step) * dst_stride, s_step = step * src_stride;
     if (valid >= 8 && src_stride % 8 == 0 && (reinterpret_cast<uintptr_t>(s) & 15) == 0) {
       for (const int r_end = min(rows, rows_valid); r < r_end; r += step, d += d_step, s += s_step) cp_async<16>(d, s);
     }
@@ -58,7 +53,8 @@ __device__ __forceinline__ void issue_tile(Op* dst, int dst_stride, const Op* sr
   } else {
     for (int i = threadIdx.x; i < rows * vecs; i += kThreads) {
       const int r = i / vecs, v = i - r * vecs;
-      copy8_async(dst + to(r, v), src + r * src_stride + 8 * v, r < rows_valid ? cols_valid - 8 * v : 0);
+      copy8_async(dst + (r * dst_stride + 8 * v), src + r * src_stride + 8 * v,
+                  r < rows_valid ? cols_valid - 8 * v : 0);
     }
   }
 }
@@ -201,22 +197,18 @@ __global__ void __launch_bounds__(kThreads, 4) chunk_state_async_kernel(const Pa
 
 // Stage (e) epilogue from a block's accumulators acc_tile [64 rows m0 + r][kAccRow]
 // (columns p0 + j): y = fm::output_epilogue(acc, D, x, z) (twin: the same, round_value), rounded to
-// the output format. Each thread takes 8 columns j0 .. +8 of a row: the accumulators, x
+// the output format. Thread i takes row i/8, columns 8(i%8) .. +8: the accumulators, x
 // (x_at(m, j0): the 8 x values of the block's x rows in shared memory, k = m) and D by
 // 16-byte shared loads, z and y 16 bytes at a time where all 8 columns exist and the
-// address is aligned. Thread i takes row i/8, columns 8(i%8) (a warp: 4 rows of 64
-// columns), or with kLanesDownRows row (i%8) + 8(i/64), columns 8((i/8)%8) (a warp: 8 rows
-// of 32 columns, so that 8 lanes read one 128-byte core matrix of x rows, and accumulator
-// rows kAccRow apart in distinct banks).
+// address is aligned.
 inline constexpr int kAccRow = 68;  // fp32 row stride of the staged accumulators
-template <class Op, bool kLanesDownRows = false, class XAt>
+template <class Op, class XAt>
 __device__ __forceinline__ void store_outputs8(const float* acc_tile, XAt x_at, const Params& p, int t0, int h,
                                                int m0, int p0, int len, const float* d_tile) {
   const Op* z = static_cast<const Op*>(p.z);
 #pragma unroll 1
   for (int i = threadIdx.x; i < kTile * 8; i += kThreads) {
-    const int r = kLanesDownRows ? (i & 7) + 8 * (i >> 6) : i >> 3;
-    const int j0 = kLanesDownRows ? ((i >> 3) & 7) * 8 : (i & 7) * 8, m = m0 + r;
+    const int r = i >> 3, j0 = (i & 7) * 8, m = m0 + r;
     const int valid = min(8, p.P - p0 - j0);
     if (m >= len || valid <= 0) continue;
     const int64_t t = t0 + m;
@@ -327,9 +319,9 @@ __device__ __forceinline__ void issue_scan_cs_delta(const Params& p, float* s_cs
   }
 }
 
-// Stage (e)'s intra-chunk weights as a warp's A fragments (mma.m16n8k16's, and wgmma's
-// from registers): k-step J of rows [mw, mw+16) holds R(w_mk), w_mk = cb_weight(CB[m,k],
-// cs_m, cs_k, δ_k) for k ≤ m < len, else +0 (twin: steps 0..⌊m/16⌋ of chain(w_m, x, m+1)).
+// Stage (e)'s intra-chunk weights as a warp's A fragments (mma.m16n8k16's): k-step J of
+// rows [mw, mw+16) holds R(w_mk), w_mk = cb_weight(CB[m,k], cs_m, cs_k, δ_k) for k ≤ m <
+// len, else +0 (twin: steps 0..⌊m/16⌋ of chain(w_m, x, m+1)).
 // Lane (gl, q) holds rows m_lo = mw + gl and m_hi = m_lo + 8, columns 16J + 2q (+1) and
 // 16J + 2q + 8 (+9); its C·Bᵀ entries are fetched one step ahead (rows past the chunk are
 // read, inside the buffer, and not used). Weights are kept by masks of the packed A words

@@ -19,9 +19,6 @@ struct Params {
   int32_t T = 0, S = 0, H = 0, P = 0, N = 0, G = 0, L = 0, NC = 0;
   Format input = Format::bf16, state = Format::fp32, output = Format::bf16;
   bool use_mma = false;  // reductions on tensor cores (operands in the input format)
-  // Stage (e) on wgmma (scan_wgmma.h; use_mma only, a compute capability 9.0 device) instead
-  // of mma.sync: the same bits, other instructions.
-  bool scan_wgmma = false;
   bool dt_softplus = false;
   DMode d_mode = DMode::none;  // none exactly when D is null (check_params)
   float dt_lo = 0, dt_hi = 0;

@@ -1,8 +1,9 @@
 // Hopper's warpgroup MMA, wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}, for the
-// chunk_scan kernels and the probe that measured it (tests/wgmma_probe.cu): one
-// implementation of the instruction wrappers, the shared-memory matrix descriptors and the
-// fences. Device code for the architecture-specific target sm_90a only (wgmma exists
-// nowhere else): include it only from translation units compiled for 90a.
+// probe that measured it (tests/wgmma_probe.cu; no chunk_scan kernel uses wgmma: the stage
+// (e) on it was slower than mma.sync and left the tree, bench/NOTES.md session 18): the
+// instruction wrappers, the shared-memory matrix descriptors and the fences. Device code for
+// the architecture-specific target sm_90a only (wgmma exists nowhere else): include it only
+// from translation units compiled for 90a.
 //
 // Arithmetic (docs/design.md §4.1, measured on the H200 2026-12-02 over 11.6 M outputs):
 // each k16 instruction is one mma_step of mma_model.h (16 products and the accumulator
@@ -90,13 +91,6 @@ __device__ __forceinline__ uint64_t wgmma_descriptor(const void* start, uint32_t
   const uint32_t address = static_cast<uint32_t>(__cvta_generic_to_shared(start));
   return uint64_t((address >> 4) & 0x3fffu) | (uint64_t((leading_bytes >> 4) & 0x3fffu) << 16) |
          (uint64_t((stride_bytes >> 4) & 0x3fffu) << 32);
-}
-
-// The descriptor of an operand `bytes` (a multiple of 16) further into shared memory: the
-// start-address field alone moves (shared addresses lie below 2^18 bytes, so the 14-bit
-// field in 16-byte units does not carry into the leading offset).
-__device__ __forceinline__ uint64_t wgmma_descriptor_advance(uint64_t descriptor, uint32_t bytes) {
-  return descriptor + (bytes >> 4);
 }
 
 // Before the first wgmma of a warpgroup and between any other access of its accumulator or

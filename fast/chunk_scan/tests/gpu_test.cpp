@@ -2,8 +2,7 @@
 //  * the docs/design.md §4 model (mma_model.h) against mma.sync on random tiles, bit for bit;
 //  * ≥ 300 random varlen problems of both contracts (SSMV_CS_PROBLEMS overrides the count,
 //    e.g. for compute-sanitizer runs): y, final and boundary states, and every stage's
-//    intermediates bit for bit; on a compute capability 9.0 device the tensor-core problems
-//    run twice, stage (e) on wgmma (Config::wgmma) and on mma.sync;
+//    intermediates bit for bit;
 //  * repeated launches give identical bits.
 #include <gtest/gtest.h>
 
@@ -17,7 +16,6 @@
 #include "fast/chunk_scan/device_launch.h"
 #include "fast/chunk_scan/gpu.h"
 #include "fast/chunk_scan/mma_model.h"
-#include "fast/chunk_scan/scan_wgmma.h"
 #include "fast/chunk_scan/tests/mma_probe.h"
 #include "fast/chunk_scan/tests/problem_gen.h"
 #include "fast/chunk_scan/twin.h"
@@ -226,38 +224,10 @@ void compare(const char* what, Format f, const std::vector<float>& gpu, const st
   }
 }
 
-// The GPU runs of one problem: stage (e) on wgmma (Config::wgmma, where the device has
-// compute capability 9.0 and the contract reduces on tensor cores) and on mma.sync (the
-// default), each compared with the same twin result.
 struct Outcome {
-  Diff outputs[2], stages[2];  // [0]: Config::wgmma = true (wgmma where it runs), [1]: mma.sync
-  bool wgmma_ran = false;      // [0] took the wgmma stage (e); else [1] is not run
+  Diff outputs, stages;
   std::string config;
 };
-
-void compare_run(const Problem& p, const Config& cfg, const Result& gpu, const Result& twin, Diff& outputs,
-                 Diff& stages) {
-  compare("y", p.formats.output, gpu.y, twin.y, outputs);
-  compare("final_state", p.formats.state, gpu.final_state, twin.final_state, outputs);
-  compare("boundary_states", p.formats.state, gpu.boundary_states, twin.boundary_states, outputs);
-  const Format op = uses_mma(cfg.contract, p.formats.input) ? p.formats.input : Format::fp32;
-  compare("delta", Format::fp32, gpu.stages.delta, twin.stages.delta, stages);
-  compare("cumsum", Format::fp32, gpu.stages.cumsum, twin.stages.cumsum, stages);
-  compare("chunk_state", Format::fp32, gpu.stages.chunk_state, twin.stages.chunk_state, stages);
-  compare("state_in", op, gpu.stages.state_in, twin.stages.state_in, stages);
-  // C·Bᵀ entries k ≤ m < len only.
-  const int64_t L = cfg.chunk_size;
-  const ChunkPlan plan = plan_chunks(p.shape.cu_seqlens, L);
-  std::vector<char> mask(twin.stages.cb.size(), 0);
-  for (int64_t c = 0; c < plan.num_chunks(); ++c) {
-    for (int64_t g = 0; g < p.shape.G; ++g) {
-      for (int64_t m = 0; m < plan.len[c]; ++m) {
-        for (int64_t k = 0; k <= m; ++k) mask[((c * p.shape.G + g) * L + m) * L + k] = 1;
-      }
-    }
-  }
-  compare("cb", Format::fp32, gpu.stages.cb, twin.stages.cb, stages, &mask);
-}
 
 Outcome check_problem(uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -273,14 +243,27 @@ Outcome check_problem(uint64_t seed) {
   o.config = "seed " + std::to_string(seed) + " contract " +
              std::string(contract_kind_name(cfg.contract)) + " L=" + std::to_string(L) + " " +
              testing::describe(p);
+  const Result gpu = run_gpu(p, cfg);
   const Result twin = run_twin(p, cfg);
-  o.wgmma_ran = uses_mma(cfg.contract, p.formats.input) && wgmma_device();
-  cfg.wgmma = true;
-  compare_run(p, cfg, run_gpu(p, cfg), twin, o.outputs[0], o.stages[0]);
-  if (o.wgmma_ran) {
-    cfg.wgmma = false;
-    compare_run(p, cfg, run_gpu(p, cfg), twin, o.outputs[1], o.stages[1]);
+  compare("y", p.formats.output, gpu.y, twin.y, o.outputs);
+  compare("final_state", p.formats.state, gpu.final_state, twin.final_state, o.outputs);
+  compare("boundary_states", p.formats.state, gpu.boundary_states, twin.boundary_states, o.outputs);
+  const Format op = uses_mma(cfg.contract, p.formats.input) ? p.formats.input : Format::fp32;
+  compare("delta", Format::fp32, gpu.stages.delta, twin.stages.delta, o.stages);
+  compare("cumsum", Format::fp32, gpu.stages.cumsum, twin.stages.cumsum, o.stages);
+  compare("chunk_state", Format::fp32, gpu.stages.chunk_state, twin.stages.chunk_state, o.stages);
+  compare("state_in", op, gpu.stages.state_in, twin.stages.state_in, o.stages);
+  // C·Bᵀ entries k ≤ m < len only.
+  const ChunkPlan plan = plan_chunks(p.shape.cu_seqlens, L);
+  std::vector<char> mask(twin.stages.cb.size(), 0);
+  for (int64_t c = 0; c < plan.num_chunks(); ++c) {
+    for (int64_t g = 0; g < p.shape.G; ++g) {
+      for (int64_t m = 0; m < plan.len[c]; ++m) {
+        for (int64_t k = 0; k <= m; ++k) mask[((c * p.shape.G + g) * L + m) * L + k] = 1;
+      }
+    }
   }
+  compare("cb", Format::fp32, gpu.stages.cb, twin.stages.cb, o.stages, &mask);
   return o;
 }
 
@@ -288,8 +271,8 @@ TEST(ChunkScanGpu, MatchesTwinBitForBitOnRandomProblems) {
   SKIP_WITHOUT_GPU();
   int problems = 320;
   if (const char* env = std::getenv("SSMV_CS_PROBLEMS")) problems = std::atoi(env);
-  Diff outputs[2], stages[2];
-  int failing = 0, wgmma_problems = 0;
+  Diff outputs, stages;
+  int failing = 0;
   // Twins run on host threads, GPU launches serialised by the runtime.
   const int batch = 16;
   for (int first = 0; first < problems; first += batch) {
@@ -299,57 +282,28 @@ TEST(ChunkScanGpu, MatchesTwinBitForBitOnRandomProblems) {
     }
     for (auto& j : jobs) {
       const Outcome o = j.get();
-      wgmma_problems += o.wgmma_ran;
-      bool differs = false;
-      for (int v = 0; v < 2; ++v) {
-        for (auto [sum, one] : {std::pair{&outputs[v], &o.outputs[v]}, std::pair{&stages[v], &o.stages[v]}}) {
-          sum->compared += one->compared;
-          sum->differing += one->differing;
-          sum->max_ulps = std::max(sum->max_ulps, one->max_ulps);
-          differs = differs || one->differing;
-        }
-      }
-      if (differs && ++failing <= 10) {
-        for (int v = 0; v < 2; ++v) {
-          if (!o.outputs[v].differing && !o.stages[v].differing) continue;
-          ADD_FAILURE() << o.config << (v == 0 ? (o.wgmma_ran ? " (stage e on wgmma)" : "") : " (stage e on mma.sync)")
-                        << "\n  outputs: " << o.outputs[v].differing << " differ, first " << o.outputs[v].first
-                        << "\n  stages: " << o.stages[v].differing << " differ, first " << o.stages[v].first;
+      outputs.compared += o.outputs.compared;
+      outputs.differing += o.outputs.differing;
+      outputs.max_ulps = std::max(outputs.max_ulps, o.outputs.max_ulps);
+      stages.compared += o.stages.compared;
+      stages.differing += o.stages.differing;
+      stages.max_ulps = std::max(stages.max_ulps, o.stages.max_ulps);
+      if (o.outputs.differing || o.stages.differing) {
+        if (++failing <= 10) {
+          ADD_FAILURE() << o.config << "\n  outputs: " << o.outputs.differing << " differ, first "
+                        << o.outputs.first << "\n  stages: " << o.stages.differing << " differ, first "
+                        << o.stages.first;
         }
       }
     }
   }
-  for (int v = 0; v < 2; ++v) {
-    std::printf("  %s: outputs %lld compared, %lld differ (max %lld ulp); intermediates %lld compared, %lld differ "
-                "(max %lld ulp)\n",
-                v == 0 ? "Config::wgmma (stage e on wgmma where it runs)" : "stage e on mma.sync (wgmma problems again)",
-                (long long)outputs[v].compared, (long long)outputs[v].differing, (long long)outputs[v].max_ulps,
-                (long long)stages[v].compared, (long long)stages[v].differing, (long long)stages[v].max_ulps);
-  }
-  std::printf("  %d problems, %d of them with stage (e) on wgmma (and again on mma.sync); %d problems with a "
-              "difference\n",
-              problems, wgmma_problems, failing);
-  EXPECT_GT(outputs[0].compared, 0);
-  if (wgmma_device()) {
-    EXPECT_GT(wgmma_problems, 0) << "not vacuous: the wgmma kernel must run";
-  }
+  std::printf("  %d problems: outputs %lld compared, %lld differ (max %lld ulp); intermediates %lld "
+              "compared, %lld differ (max %lld ulp); %d problems with a difference\n",
+              problems, (long long)outputs.compared, (long long)outputs.differing,
+              (long long)outputs.max_ulps, (long long)stages.compared, (long long)stages.differing,
+              (long long)stages.max_ulps, failing);
+  EXPECT_GT(outputs.compared, 0);
   EXPECT_EQ(failing, 0);
-}
-
-// Config::wgmma chooses stage (e)'s kernel: with it, wgmma exactly on a compute capability
-// 9.0 device for the tensor-core contract; mma.sync by default; never for the fp32 contract.
-TEST(ChunkScanGpu, WgmmaStageChosenByDeviceAndConfig) {
-  SKIP_WITHOUT_GPU();
-  testing::GenOptions o;
-  o.seq_lens = {300};
-  const Problem p = testing::make_problem(o, 5);
-  Config cfg{ContractKind::production, 256, false, false};
-  EXPECT_FALSE(DeviceLaunch(p, cfg).params().scan_wgmma);
-  cfg.wgmma = true;
-  EXPECT_EQ(DeviceLaunch(p, cfg).params().scan_wgmma, wgmma_device());
-  cfg.contract = ContractKind::fp32;
-  EXPECT_FALSE(DeviceLaunch(p, cfg).params().scan_wgmma);
-  std::printf("  device compute capability 9.0 (wgmma stage e): %s\n", wgmma_device() ? "yes" : "no");
 }
 
 TEST(ChunkScanGpu, RepeatedRunsAreIdentical) {

@@ -9,8 +9,8 @@
 // without swizzle, K-major (PTX's canonical layout: 8×8-element core matrices of 128
 // contiguous bytes); A is read there through a matrix descriptor, or, with
 // a_in_registers, loaded into the registers of the m64k16 A fragment. With b_mn_major, B
-// goes to MN-major core matrices (8 k × 8 n, n contiguous; the layout stage (e)'s wgmma
-// kernel keeps x in) and the instruction transposes it (imm-trans-b = 1; with A from
+// goes to MN-major core matrices (8 k × 8 n, n contiguous; the layout the wgmma stage (e),
+// removed since, kept x in) and the instruction transposes it (imm-trans-b = 1; with A from
 // shared memory, imm-trans-a stays 0). Compiled for sm_90a only (wgmma needs the
 // architecture-specific target).
 #pragma once

@@ -110,7 +110,7 @@ std::vector<WgmmaRegime> wgmma_regimes() {
   const WgmmaShape regs_chain{8, 64, true, true};
   const WgmmaShape wide_n{64, 16, false, true};   // m64n64k16
   const WgmmaShape wide_n_regs{64, 32, true, true};
-  // B MN-major (n contiguous, imm-trans-b = 1): stage (e)'s x operand on wgmma.
+  // B MN-major (n contiguous, imm-trans-b = 1): x's form in the (removed) wgmma stage (e).
   const WgmmaShape mn_b_regs{64, 32, true, true, true};
   const WgmmaShape mn_b_regs_chain{64, 64, true, true, true};
   const WgmmaShape mn_b_ss{64, 32, false, true, true};

@@ -32,8 +32,8 @@ inline void PrintTo(const WgmmaRegime& r, std::ostream* os) { *os << r.name; }
 // mma_dump (normal sums, tiny sums near and in fp32's subnormal range, subnormal c, the
 // targeted set), fp16 with normal and subnormal operands, bf16 subnormal operands, a wide
 // exponent spread, cancellation, signed zeros; then chains of k16 steps, scale-d = 0,
-// A from registers and N = 64; last B MN-major (imm-trans-b = 1, the form of stage (e)'s
-// x operand on wgmma).
+// A from registers and N = 64; last B MN-major (imm-trans-b = 1, the form of x in the wgmma
+// stage (e), removed since).
 std::vector<WgmmaRegime> wgmma_regimes();
 
 struct RegimeCount {
