@@ -184,14 +184,17 @@ TEST(SharpVerdict, SameFiguresForAnyThreadCountAndRun) {
 
 // emulate_runs (the Monte Carlo runs of a unit side by side, sharing C·Bᵀ) gives each run the
 // outputs emulate_unit gives it alone, bit for bit, under both contracts (tensor-core and
-// sequential sums) and for the declared emulation without noise.
+// sequential sums), for the declared emulation without noise, and for the declared emulation
+// first with runs beside it (the runs' sums' noise modelled on it rather than on a noise-free
+// run of their own, docs/sharp-verdicts.md [N3]: the same figures).
 TEST(SharpEmulation, RunsSideBySideEqualRunsAlone) {
   for (chunk_scan::ContractKind kind : {chunk_scan::ContractKind::production, chunk_scan::ContractKind::fp32}) {
     const Dump d = chunk_scan_dump(kind);
     const Emulation e = declared_emulation(d.kernel.contract, d.problem.formats, 1);
-    for (bool noisy : {true, false}) {
+    for (int mode : {0, 1, 2}) {  // all noisy, all noise-free, the declared one first
+      const bool noisy = mode != 1;
       std::vector<Noise> noises;
-      for (uint64_t seed : {7u, 8u, 9u}) noises.push_back(Noise{noisy, seed});
+      for (uint64_t seed : {7u, 8u, 9u}) noises.push_back(Noise{mode == 2 ? seed != 7u : noisy, seed});
       std::vector<UnitOutputs> together(noises.size());
       std::vector<UnitOutputs*> outs;
       for (UnitOutputs& o : together) outs.push_back(&o);
@@ -199,17 +202,26 @@ TEST(SharpEmulation, RunsSideBySideEqualRunsAlone) {
       for (size_t r = 0; r < noises.size(); ++r) {
         UnitOutputs alone;
         emulate_unit(d.problem, d.kernel.contract, e, noises[r], 0, 1, alone);
-        const std::string what = std::string(chunk_scan::contract_kind_name(kind)) + (noisy ? " noisy" : "") +
+        const std::string what = std::string(chunk_scan::contract_kind_name(kind)) + " mode " + std::to_string(mode) +
                                  " run " + std::to_string(r);
         ASSERT_EQ(alone.y.size(), size_t(768 * 32)) << what;
         EXPECT_EQ(together[r].y, alone.y) << what;
         EXPECT_EQ(together[r].state, alone.state) << what;
         if (noisy && r > 0) {
-          EXPECT_NE(together[r].y, together[0].y) << what << ": the runs drew the same noise";
+          EXPECT_NE(together[r].y, together[0].y) << what << ": the runs drew the same noise or none";
         }
       }
     }
   }
+}
+
+// Only the first run of a unit may be noise-free (the declared emulation beside its runs).
+TEST(SharpEmulation, NoiseFreeRunOnlyFirst) {
+  const Dump d = chunk_scan_dump(chunk_scan::ContractKind::production);
+  const Emulation e = declared_emulation(d.kernel.contract, d.problem.formats, 1);
+  std::vector<UnitOutputs> two(2);
+  EXPECT_THROW(emulate_runs(d.problem, d.kernel.contract, e, {Noise{true, 7u}, Noise{}}, 0, 1, {&two[0], &two[1]}),
+               std::invalid_argument);
 }
 
 TEST(SharpVerdict, OptionsAreValidated) {
