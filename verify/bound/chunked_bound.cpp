@@ -101,11 +101,6 @@ class ChainModel {
   double u_, eta_;
 };
 
-// y[i] += a·x[i] for i < n: a row of C·Bᵀ's sums over n (distinct arrays, so it vectorises).
-inline void add_scaled(int64_t n, double a, const double* __restrict x, double* __restrict y) {
-  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
-}
-
 // What the bound of one head carries from piece to piece, [P, N] each: the running state
 // in double (hd), its magnitude recurrence (habs) and the kernel's error bounds (E; E_fin
 // [3.11], the final state's from the rounded incoming state).
@@ -142,6 +137,7 @@ struct Work {
   std::vector<V> Wd;
   std::vector<double> q_mag, q_p, q_m, y_p, y_m;
   std::vector<V> dq, dy;
+  std::vector<double> cb_ca, cb_cp, cb_cm;         // [N] |C_m|, × the chain's weights
   std::vector<double> cb_v, cb_mag, cb_p, cb_m;    // [Lc] a row of C·Bᵀ
   std::vector<int64_t> rows;                       // the rows of y evaluated
 };
@@ -334,19 +330,29 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
           for_each_task(Lc, threads_for(0.5 * double(Lc * Lc * N)), [&](int64_t m, int64_t worker) {
             if (!row_wanted(m)) return;
             Work<V>& wk = works[worker];
-            wk.cb_v.assign(m + 1, 0.0);
-            wk.cb_mag.assign(m + 1, 0.0);
-            wk.cb_p.assign(m + 1, 0.0);
-            wk.cb_m.assign(m + 1, 0.0);
-            double *v = wk.cb_v.data(), *mag = wk.cb_mag.data(), *sp = wk.cb_p.data(), *sm = wk.cb_m.data();
+            // Row m's sums over n for k ≤ m: C_m, |C_m| and |C_m| × the chain's weights times
+            // the columns of Bᵀ or |Bᵀ| [N, Lc] (products: each sum in the order of n).
+            wk.cb_ca.resize(N);
+            wk.cb_cp.resize(N);
+            wk.cb_cm.assign(N, 0.0);
             for (int64_t n = 0; n < N; ++n) {
-              const double cv = C_rows[m * N + n], ca = std::fabs(cv);
-              const double *b = &B_t[n * Lc], *ab = &absB_t[n * Lc];
-              add_scaled(m + 1, cv, b, v);
-              add_scaled(m + 1, ca, ab, mag);
-              add_scaled(m + 1, ca * ch_cb.primary_weight(n, N), ab, sp);
-              if (ch_cb.has_mma_model()) add_scaled(m + 1, ca * ch_cb.mma_weight(n, N), ab, sm);
+              const double ca = std::fabs(C_rows[m * N + n]);
+              wk.cb_ca[n] = ca;
+              wk.cb_cp[n] = ca * ch_cb.primary_weight(n, N);
+              if (ch_cb.has_mma_model()) wk.cb_cm[n] = ca * ch_cb.mma_weight(n, N);
             }
+            wk.cb_v.resize(m + 1);
+            wk.cb_mag.resize(m + 1);
+            wk.cb_p.resize(m + 1);
+            wk.cb_m.assign(m + 1, 0.0);
+            const auto row_times = [&](const double* a, const std::vector<double>& bt, std::vector<double>& out) {
+              rows_product(Product<double, double, double>{1, N, m + 1, a, N, bt.data(), Lc, out.data(), m + 1});
+            };
+            row_times(&C_rows[m * N], B_t, wk.cb_v);
+            row_times(wk.cb_ca.data(), absB_t, wk.cb_mag);
+            row_times(wk.cb_cp.data(), absB_t, wk.cb_p);
+            if (ch_cb.has_mma_model()) row_times(wk.cb_cm.data(), absB_t, wk.cb_m);
+            const double *v = wk.cb_v.data(), *mag = wk.cb_mag.data(), *sp = wk.cb_p.data(), *sm = wk.cb_m.data();
             for (int64_t k = 0; k <= m; ++k) {
               cb.ub[m * Lc + k] = std::fabs(v[k]) + dot_err * mag[k];
               cb.err[m * Lc + k] = ch_cb.error(0.0, N, sp[k], sm[k], tag);
