@@ -7,6 +7,8 @@
 #include <mutex>
 #include <thread>
 
+#include <time.h>
+
 namespace ssmv::progress {
 namespace {
 
@@ -20,6 +22,7 @@ struct State {
   std::string name, unit;
   int64_t total = 0;
   Clock::time_point start;
+  double cpu_start = 0;
   std::atomic<int64_t> done{0};
   std::atomic<bool> counting{false};  // advance() counts only inside a phase
   std::vector<PhaseTime> times;
@@ -32,17 +35,26 @@ State& state() {
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// CPU seconds the process has used so far, on all its threads (user and system).
+double process_cpu_seconds() {
+  timespec ts{};
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return 0;
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
 void end_locked(State& s) {
   if (!s.active) return;
   const double sec = seconds_since(s.start);
+  const double cpu = process_cpu_seconds() - s.cpu_start;
   bool found = false;
   for (PhaseTime& t : s.times) {
     if (t.name == s.name) {
       t.seconds += sec;
+      t.cpu_seconds += cpu;
       found = true;
     }
   }
-  if (!found) s.times.push_back({s.name, sec});
+  if (!found) s.times.push_back({s.name, sec, cpu});
   s.active = false;
   s.counting.store(false, std::memory_order_relaxed);
 }
@@ -87,6 +99,7 @@ void begin(const std::string& name, int64_t total, const std::string& unit) {
   s.unit = unit;
   s.total = total;
   s.start = Clock::now();
+  s.cpu_start = process_cpu_seconds();
   s.done.store(0, std::memory_order_relaxed);
   s.counting.store(true, std::memory_order_relaxed);
 }

@@ -29,10 +29,13 @@ void advance(int64_t n);
 // Ends the current phase (its time joins the timings).
 void end();
 
-// A phase's wall time, in the order the phases ran (a name that ran twice is summed).
+// A phase's wall time and the CPU time of the whole process over it (every thread, user and
+// system: cpu_seconds / seconds is how many cores were busy on average), in the order the
+// phases ran (a name that ran twice is summed).
 struct PhaseTime {
   std::string name;
   double seconds = 0;
+  double cpu_seconds = 0;
 };
 std::vector<PhaseTime> timings();
 

@@ -46,6 +46,25 @@ TEST(ProgressPhases, CountOnlyInsideAPhaseAndKeepTheirTimes) {
   EXPECT_EQ(ones, 1) << "a phase that ran twice is one entry, its times summed";
 }
 
+// A phase's CPU time is the process's over the phase: a phase that spins on one thread for
+// 50 ms of wall time has used CPU time, and no more than its wall time times the threads
+// (one here, with a margin for the clocks' granularity).
+TEST(ProgressPhases, KeepTheProcessCpuTimeOfEachPhase) {
+  {
+    const Phase busy("busy phase", 0, "");
+    const auto start = std::chrono::steady_clock::now();
+    volatile double sink = 0;
+    while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(50)) sink = sink + 1.0;
+  }
+  for (const PhaseTime& p : timings()) {
+    if (p.name != "busy phase") continue;
+    EXPECT_GT(p.cpu_seconds, 0.0);
+    EXPECT_LE(p.cpu_seconds, p.seconds + 0.02);
+    return;
+  }
+  ADD_FAILURE() << "the phase was not kept";
+}
+
 std::string shown(bool terminal) {
   std::FILE* f = std::tmpfile();
   {

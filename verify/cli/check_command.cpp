@@ -30,17 +30,20 @@ double parse_real(const std::string& flag, const std::string& v, double lo, doub
   return x;
 }
 
-// "timings: reading the dump 1.21 s, δ and decay 0.32 s, ..." (spec/progress.h phases).
+// "timings: reading the dump 1.21 s (3.9 cores), δ and decay 0.32 s (1.0 cores), ..." (spec/progress.h
+// phases): each phase's wall time and how many cores were busy on average over it (its process CPU
+// time / its wall time), so that a phase that leaves workers idle shows.
 void print_timings(std::FILE* out) {
   std::string text;
-  double sum = 0;
+  double sum = 0, cpu_sum = 0;
   for (const progress::PhaseTime& t : progress::timings()) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, " %.2f s", t.seconds);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " %.2f s (%.1f cores)", t.seconds, t.seconds > 0 ? t.cpu_seconds / t.seconds : 0.0);
     text += (text.empty() ? "" : ", ") + t.name + buf;
     sum += t.seconds;
+    cpu_sum += t.cpu_seconds;
   }
-  std::fprintf(out, "timings: %s (phases %.2f s)\n", text.c_str(), sum);
+  std::fprintf(out, "timings: %s (phases %.2f s, %.1f cores)\n", text.c_str(), sum, sum > 0 ? cpu_sum / sum : 0.0);
 }
 
 }  // namespace
@@ -101,7 +104,7 @@ int check_command(const std::vector<std::string>& args) {
   line.flag("--quiet", "no progress line on stderr (shown for a check that takes over 2 s: the phase, units done, "
             "rate and ETA; rewritten in place on a terminal, a plain line every 5 s otherwise)",
             [&quiet] { quiet = true; });
-  line.flag("--timings", "print each phase's wall time on stderr at the end", [&timings] { timings = true; });
+  line.flag("--timings", "print each phase's wall time and busy cores (CPU time / wall time) on stderr at the end", [&timings] { timings = true; });
   line.excludes("--problem", "FILE");
   if (!line.parse(args)) return 0;
   if (!file_path.empty()) problem_path = file_path;

@@ -82,13 +82,13 @@ TEST_F(CheckCli, SelfDescribingHandoffDumpNeedsNoFlags) {
   EXPECT_NE(o.output.find("no VIOLATION, no INVALID"), std::string::npos) << o.output;
 }
 
-// --timings names every phase of the check with its wall time (after the work, on stderr);
+// --timings names every phase of the check with its wall time and busy cores (after the work, on stderr);
 // a check under 2 s shows no progress line, and --quiet never does.
 TEST_F(CheckCli, TimingsNameThePhasesAndAShortCheckShowsNoProgress) {
   const std::string f = dump("handoff.npz", problem(), {70, 45}, described("handoff"), /*prefill_tensor=*/true);
   const testing::Outcome o = run_ssmv("check " + f + " --timings");
   EXPECT_EQ(o.code, 0) << o.output;
-  for (const char* phase : {"timings: reading the dump ", "reference "}) {
+  for (const char* phase : {"timings: reading the dump ", "reference ", " cores)"}) {
     EXPECT_NE(o.output.find(phase), std::string::npos) << phase << "\n" << o.output;
   }
   EXPECT_EQ(o.output.find("ssmv check: reference"), std::string::npos) << o.output;
