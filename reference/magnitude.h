@@ -40,6 +40,7 @@
 
 #include "reference/reference.h"
 #include "spec/problem.h"
+#include "spec/vector_clones.h"
 
 namespace ssmv::ref {
 
@@ -64,9 +65,30 @@ class MagnitudeRecurrence {
 
   // Advances by token t of head h. decay_up >= a2 and abs_delta_up >= |δ2| are the
   // certified check run's values rounded away from zero; abs_gate_up [P] likewise for
-  // |zσ(z)| (null without z).
+  // |zσ(z)| (null without z). The same as begin_step, every row's advance (advance_row) and
+  // Σ_n |C_n|·Ŝ_n, then finish_row for every row.
   void step(const Problem& pr, int64_t t, int64_t h, double abs_delta_up, double decay_up,
             const double* abs_gate_up);  // magnitude.cpp
+
+  // The step in parts, for a caller that advances the rows itself beside other per-element
+  // work (the fast tier's fused rows, tiered.cpp): begin_step forms the token's coefficients
+  // (â, ŵ_n, |C_n|); the caller advances row p's Ŝ_n by advance() with |x_p| and sums
+  // Σ_n |C_n|·Ŝ_n in the order of n from zero; finish_row takes the sum and whether some
+  // |C_n|·Ŝ_n > 0, and forms the row's output magnitudes.
+  void begin_step(const Problem& pr, int64_t t, int64_t h, double abs_delta_up, double decay_up);
+  double a() const { return a_; }                           // â of the token
+  const double* w() const { return w_.data(); }            // [N] ŵ_n of the token
+  const double* abs_c() const { return abs_c_.data(); }    // [N] |C_n| of the token
+  double* mutable_state() { return sabs_.data(); }         // [P, N] Ŝ, for the caller's advance
+  void finish_row(const Problem& pr, int64_t t, int64_t h, int64_t p, double sum_abs_c_sabs, bool reads_state,
+                  const double* abs_gate_up);
+  // One element's step: Ŝ_n = fl(fl(fl(â·Ŝ_n) + fl(ŵ_n·|x|)) + 2η) where the step can be
+  // nonzero (Ŝ_n > 0, or ŵ_n > 0 and |x| > 0), else the sum without 2η (the header's
+  // derivation). Branch-free (a select on the bits for 2η, | for ||), so loops over n vectorise.
+  static double advance(double s, double w, double a, double abs_x) {
+    const bool live = (s > 0) | ((w > 0) & (abs_x > 0));
+    return (a * s + w * abs_x) + pick(live, 2 * kEta, 0.0);
+  }
 
   const double* state() const { return sabs_.data(); }  // [P, N] upper bounds of Sabs
   const double* sum_abs_c_sabs() const { return sum_abs_c_sabs_.data(); }  // [P] Σ|C|·Ŝ (not inflated)
@@ -82,6 +104,7 @@ class MagnitudeRecurrence {
   std::vector<double> w_, abs_c_;  // [N]
   std::vector<double> sum_abs_c_sabs_, abs_dx_, ungated_, y_;  // [P]
   std::vector<unsigned char> reads_state_;                      // [P]
+  double a_ = 0;             // â of the token (begin_step)
   double output_inflation_;  // Ky above
   double output_slack_;      // (2N+4)·η above
 };

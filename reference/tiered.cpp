@@ -126,72 +126,103 @@ bool settle_all(int64_t n, const double* __restrict sh, const double* __restrict
   return all != 0;
 }
 
-// Rows p0 .. p0 + R − 1 of one token [3, 4] (sh, sl and ch, cl point at row p0; x[k] is row
-// p0 + k's x): S[n] = decay·S[n] + u[n]·x and its product C[n]·S[n] for every n (independent:
-// vectorisable; the products go to ch, cl), then each row's Σ_n C[n]·S[n] over four interleaved
-// partial sums — lane k takes n ≡ k (mod 4) of the whole blocks of four, lane 0 the rest —
-// combined as (0 + 1) + (2 + 3) (a fixed tree: the bits do not depend on the machine). The four
-// lanes are added as one dd::DD4, lane by lane the scalar operations; the R rows' sums go side
-// by side (each add waits on the one before it: one row alone had been half of the time), each
-// row's in its own order. Σ|C[n]·S[n]| to abs_cs[k], the sum to acc[k]. Compiled for x86-64-v3
-// (AVX2, FMA) and generic x86-64, chosen at load time; std::fma rounds once in both, so both
-// give the same bits.
+// What one token gives every row [3, 4]: δ·B_n as a double-double (uh, ul), C_n, the
+// magnitude recurrence's ŵ_n, |C_n| and â (magnitude.h), the decay as a double-double, and the
+// per-element error bound's factors (e_decay = â(1+θ), θ).
+struct TokenTerms {
+  const double *uh, *ul, *c, *w, *abs_c;  // [N]
+  int64_t N;
+  DD decay;
+  double a_mag, e_decay, theta;
+};
+
+// Rows p0 .. p0 + R − 1 of one token [3, 4] (sh, sl, sabs, err and ch, cl point at row p0;
+// x[k] is row p0 + k's x), every per-element step of the token in one pass over the row:
+//   Ŝ_n advanced by MagnitudeRecurrence::advance (magnitude.h), and whether some |C_n|·Ŝ_n > 0
+//     to reads_state[k];
+//   [3] E_n = (e_decay·E_n + θ·Ŝ_n + ζ)·(1 + 8u) with the new Ŝ_n (false returned when one is
+//     not finite);
+//   S[n] = decay·S[n] + u[n]·x and its product C[n]·S[n] (to ch, cl);
+// then the rows' sums, each in its own fixed order: Σ_n |C_n|·Ŝ_n and Σ_n |C_n|·E_n in the order
+// of n from zero (weighted_row_sums: to sum_sabs[k], carried[k]); Σ_n C[n]·S[n] over four
+// interleaved partial sums — lane k takes n ≡ k (mod 4) of the whole blocks of four, lane 0 the
+// rest — combined as (0 + 1) + (2 + 3) (a fixed tree: the bits do not depend on the machine),
+// added as one dd::DD4, lane by lane the scalar operations, the R rows' sums side by side (each
+// add waits on the one before it: one row alone had been half of the time), to acc[k]; and
+// Σ|C[n]·S[n]| to abs_cs[k]. The per-element steps had been four passes over the state (the
+// magnitudes, the errors, their two row sums) beside this one; the operations and their order
+// are those of the separate passes, so the bits are the same. Compiled for x86-64-v4, x86-64-v3
+// (AVX2, FMA) and generic x86-64, chosen at load time; std::fma rounds once in all, nothing else
+// is contracted (-ffp-contract=off), so all give the same bits.
+// (The token's arrays are restrict parameters, not read through TokenTerms: GCC vectorises the
+// double-double loop only when it knows they do not alias the rows.)
 template <int R>
-SSMV_VECTOR_FMA_CLONES void update_rows(double* __restrict sh, double* __restrict sl, const double* __restrict uh,
-                                        const double* __restrict ul, const double* __restrict c, DD decay,
-                                        const double* x, int64_t N, double* __restrict ch, double* __restrict cl,
-                                        double* abs_cs, DD* acc) {
-  for (int k = 0; k < R; ++k) {
-    const double xk = x[k];
-    double *rh = sh + k * N, *rl = sl + k * N, *qh = ch + k * N, *ql = cl + k * N;
+SSMV_VECTOR_FMA_CLONES bool rows_of_token(double* __restrict sh, double* __restrict sl, double* __restrict sabs,
+                                          double* __restrict err, const double* __restrict uh,
+                                          const double* __restrict ul, const double* __restrict c,
+                                          const double* __restrict w, const double* __restrict abs_c, int64_t N,
+                                          DD decay, double a_mag, double e_decay, double theta, const double* x,
+                                          double* __restrict ch, double* __restrict cl, unsigned char* reads_state,
+                                          double* sum_sabs, double* carried, double* abs_cs, DD* acc) {
+  int64_t finite = 1;
+  for (int r = 0; r < R; ++r) {
+    const double xr = x[r], axr = std::fabs(xr);
+    double *rh = sh + r * N, *rl = sl + r * N, *qh = ch + r * N, *ql = cl + r * N;
+    double *ra = sabs + r * N, *re = err + r * N;
+    int64_t nonzero = 0;
     for (int64_t n = 0; n < N; ++n) {
-      const DD s = dd::add(dd::mul(decay, DD{rh[n], rl[n]}), dd::mul(DD{uh[n], ul[n]}, xk));
+      const double m = MagnitudeRecurrence::advance(ra[n], w[n], a_mag, axr);
+      ra[n] = m;
+      nonzero |= int64_t((abs_c[n] > 0) & (m > 0));
+      const double e = (e_decay * re[n] + theta * m + kZeta) * kUp8;
+      re[n] = e;
+      finite &= int64_t(e <= std::numeric_limits<double>::max());
+    }
+    for (int64_t n = 0; n < N; ++n) {
+      const DD s = dd::add(dd::mul(decay, DD{rh[n], rl[n]}), dd::mul(DD{uh[n], ul[n]}, xr));
       rh[n] = s.hi;
       rl[n] = s.lo;
       const DD cs = dd::mul(s, c[n]);
       qh[n] = cs.hi;
       ql[n] = cs.lo;
     }
+    reads_state[r] = nonzero != 0;
   }
+  weighted_row_sums(abs_c, sabs, R, N, sum_sabs);
+  weighted_row_sums(abs_c, err, R, N, carried);
   dd::DD4 sum[R];
   dd::V4 abs_sum[R] = {};
   int64_t n = 0;
   for (; n + 4 <= N; n += 4) {
-    for (int k = 0; k < R; ++k) {
+    for (int r = 0; r < R; ++r) {
       dd::DD4 cs;
-      std::memcpy(&cs.hi, &ch[k * N + n], sizeof cs.hi);
-      std::memcpy(&cs.lo, &cl[k * N + n], sizeof cs.lo);
-      sum[k] = dd::add(sum[k], cs);
-      abs_sum[k] += cs.hi < 0 ? -cs.hi : cs.hi;  // |hi| (a zero's sign does not change the sum)
+      std::memcpy(&cs.hi, &ch[r * N + n], sizeof cs.hi);
+      std::memcpy(&cs.lo, &cl[r * N + n], sizeof cs.lo);
+      sum[r] = dd::add(sum[r], cs);
+      abs_sum[r] += cs.hi < 0 ? -cs.hi : cs.hi;  // |hi| (a zero's sign does not change the sum)
     }
   }
-  for (int k = 0; k < R; ++k) {
+  for (int r = 0; r < R; ++r) {
     DD lane[4];
     double abs_lane[4];
     for (int l = 0; l < 4; ++l) {
-      lane[l] = DD{sum[k].hi[l], sum[k].lo[l]};
-      abs_lane[l] = abs_sum[k][l];
+      lane[l] = DD{sum[r].hi[l], sum[r].lo[l]};
+      abs_lane[l] = abs_sum[r][l];
     }
     for (int64_t m = n; m < N; ++m) {
-      lane[0] = dd::add(lane[0], DD{ch[k * N + m], cl[k * N + m]});
-      abs_lane[0] += std::fabs(ch[k * N + m]);
+      lane[0] = dd::add(lane[0], DD{ch[r * N + m], cl[r * N + m]});
+      abs_lane[0] += std::fabs(ch[r * N + m]);
     }
-    abs_cs[k] = (abs_lane[0] + abs_lane[1]) + (abs_lane[2] + abs_lane[3]);
-    acc[k] = dd::add(dd::add(lane[0], lane[1]), dd::add(lane[2], lane[3]));
+    abs_cs[r] = (abs_lane[0] + abs_lane[1]) + (abs_lane[2] + abs_lane[3]);
+    acc[r] = dd::add(dd::add(lane[0], lane[1]), dd::add(lane[2], lane[3]));
   }
+  return finite != 0;
 }
-
-// [3] E_i = (e_decay·E_i + θ·Ŝ_i + ζ)·(1 + 8u) for the n elements; false when one is not
-// finite. Compiled for AVX2 without FMA (nothing contracted: the bits of the plain loop) and
-// generic x86-64.
-SSMV_VECTOR_CLONES
-bool advance_errors(double* __restrict err, const double* __restrict sabs, double e_decay, double theta, int64_t n) {
-  bool finite = true;
-  for (int64_t i = 0; i < n; ++i) {
-    err[i] = (e_decay * err[i] + theta * sabs[i] + kZeta) * kUp8;
-    finite &= err[i] <= std::numeric_limits<double>::max();
-  }
-  return finite;
+template <int R>
+bool update_rows(double* sh, double* sl, double* sabs, double* err, const TokenTerms& k, const double* x, double* ch,
+                 double* cl, unsigned char* reads_state, double* sum_sabs, double* carried, double* abs_cs, DD* acc) {
+  return rows_of_token<R>(sh, sl, sabs, err, k.uh, k.ul, k.c, k.w, k.abs_c, k.N, k.decay, k.a_mag, k.e_decay, k.theta,
+                          x, ch, cl, reads_state, sum_sabs, carried, abs_cs, acc);
 }
 
 }  // namespace
@@ -201,7 +232,7 @@ struct FastPairRunner::Impl {
        const std::vector<std::vector<int64_t>>& positions, Sink& sink)
       : pr(pr), init(init), positions(positions), sink(sink), P(pr.shape.P), N(pr.shape.N),
         certified_bits(o.certified_bits), check_bits(check_bits), um(std::ldexp(1.0, -check_bits)), scalars(check_bits, P),
-        mag(P, N), sh(size_t(P * N)), sl(size_t(P * N)), uh(size_t(N)), ul(size_t(N)), c(size_t(N)), abs_c(size_t(N)),
+        mag(P, N), sh(size_t(P * N)), sl(size_t(P * N)), uh(size_t(N)), ul(size_t(N)), c(size_t(N)),
         ch(size_t(4 * N)), cl(size_t(4 * N)), carried(size_t(P)), gate(size_t(P)), gate_up(size_t(P)),
         y_vals(size_t(P)), state_vals(size_t(P * N)), y_nearest(size_t(P)), y_err(size_t(P)), ungated_nearest(size_t(P)),
         sum_abs_cs(size_t(P)), state_nearest(size_t(P * N)), state_err(size_t(P * N)),
@@ -264,7 +295,8 @@ struct FastPairRunner::Impl {
         gate_up[p] = gt.abs_up;
       }
     }
-    mag.step(pr, t, h, delta_up, decay_up, has_z ? gate_up.data() : nullptr);
+    // The magnitudes' coefficients; the rows advance below, in update_rows.
+    mag.begin_step(pr, t, h, delta_up, decay_up);
 
     // Relative errors of the check run's δ and decay (mpfr_bound.h), then of their
     // double-doubles [1].
@@ -281,47 +313,48 @@ struct FastPairRunner::Impl {
     zeta_sum = (a_hat * (1 + theta) * zeta_sum + kZeta) * kUp8;
     if (!std::isfinite(zeta_sum) || !(gamma <= 0x1p-70)) return false;
     // [3] The per-element bound E_t = â(1+θ)E_{t−1} + θ·Ŝ_t + ζ (rounded up by 1 + 8u: five
-    // operations on non-negative terms). It stays near θ·Ŝ/(1 − a) while Γ_t·Ŝ grows with t:
-    // at 65,536 tokens the scalar bound was 2^16 times larger and left y elements near zero
-    // undecided, sending whole pairs to the MPFR tier.
-    if (!advance_errors(err.data(), mag.state(), a_hat * (1 + theta), theta, P * N)) return false;
+    // operations on non-negative terms), advanced in update_rows. It stays near θ·Ŝ/(1 − a)
+    // while Γ_t·Ŝ grows with t: at 65,536 tokens the scalar bound was 2^16 times larger and left
+    // y elements near zero undecided, sending whole pairs to the MPFR tier.
 
     const int64_t g = pr.shape.group_of(h);
-    double sum_c = 0;
     for (int64_t n = 0; n < N; ++n) {
       const size_t bi = size_t(pr.bc_index(t, g, n));
       const DD un = dd::mul(delta, double(pr.B[bi]));
       uh[n] = un.hi;
       ul[n] = un.lo;
       c[n] = double(pr.C[bi]);
-      sum_c += std::fabs(c[n]);
     }
-    sum_c *= kUp;
     const bool has_d = pr.d_mode() != DMode::none;
     // Output error factors [4]: κ for N products and N + 1 double-double additions.
     const double kappa = (double(N + 2) * dd::kAddErr + dd::kMulFpErr) * kUp;
     const double rho_g_m = check_bound.rho_gate();
-    // Σ_n |C_n|·E_n of every row: the state's error carried into y (at most 2N + 1 operations
-    // on non-negative terms) [4].
-    for (int64_t n = 0; n < N; ++n) abs_c[n] = std::fabs(c[n]);
-    weighted_row_sums(abs_c.data(), err.data(), P, N, carried.data());
-    // Rows in groups of four side by side (update_rows), the last P mod 4 one by one.
+    const TokenTerms terms{uh.data(), ul.data(), c.data(), mag.w(), mag.abs_c(), N, decay, mag.a(),
+                           a_hat * (1 + theta), theta};
+    // Rows in groups of four side by side (update_rows), the last P mod 4 one by one. Each
+    // group's rows come out with their magnitudes' sums and Σ_n |C_n|·E_n, the state's error
+    // carried into y (at most 2N + 1 operations on non-negative terms) [4].
     constexpr int kRows = 4;
     const int64_t grouped = P / kRows * kRows;
     DD row_acc[kRows];
-    double row_x[kRows];
+    double row_x[kRows], row_sum_sabs[kRows];
+    unsigned char row_reads[kRows];
     for (int64_t p = 0; p < P; ++p) {
       const int k = p < grouped ? int(p % kRows) : 0;
       if (k == 0) {
         const int rows = p < grouped ? kRows : 1;
         for (int r = 0; r < rows; ++r) row_x[r] = double(pr.x[pr.x_index(t, h, p + r)]);
-        double *rh = &sh[size_t(p * N)], *rl = &sl[size_t(p * N)];
-        if (rows == kRows) {
-          update_rows<kRows>(rh, rl, uh.data(), ul.data(), c.data(), decay, row_x, N, ch.data(), cl.data(),
-                             &sum_abs_cs[p], row_acc);
-        } else {
-          update_rows<1>(rh, rl, uh.data(), ul.data(), c.data(), decay, row_x, N, ch.data(), cl.data(),
-                         &sum_abs_cs[p], row_acc);
+        const size_t at = size_t(p * N);
+        double* sabs = mag.mutable_state() + at;
+        const bool finite =
+            rows == kRows
+                ? update_rows<kRows>(&sh[at], &sl[at], sabs, &err[at], terms, row_x, ch.data(), cl.data(), row_reads,
+                                     row_sum_sabs, &carried[size_t(p)], &sum_abs_cs[p], row_acc)
+                : update_rows<1>(&sh[at], &sl[at], sabs, &err[at], terms, row_x, ch.data(), cl.data(), row_reads,
+                                 row_sum_sabs, &carried[size_t(p)], &sum_abs_cs[p], row_acc);
+        if (!finite) return false;
+        for (int r = 0; r < rows; ++r) {
+          mag.finish_row(pr, t, h, p + r, row_sum_sabs[r], row_reads[r] != 0, has_z ? gate_up.data() : nullptr);
         }
       }
       const double x = row_x[k];
@@ -432,7 +465,6 @@ struct FastPairRunner::Impl {
   std::vector<double> sh, sl;    // [P, N] state, hi and lo parts
   std::vector<double> uh, ul;    // [N] δ·B_n, hi and lo parts
   std::vector<double> c;         // [N] C_n
-  std::vector<double> abs_c;     // [N] |C_n|
   std::vector<double> ch, cl;    // [4, N] four rows' products C_n·S_n, hi and lo parts
   std::vector<double> carried;   // [P] Σ_n |C_n|·E_n, the state's error carried into each row
   std::vector<DD> gate;          // [P]
