@@ -576,6 +576,7 @@ class ChunkedEmulation {
     pieces_ = chunk_pieces(begin_, end_, L_, c.chunk_layout);
     xk_.resize(L_ * P_);
     Bt_.resize(N_ * L_);
+    Bd_.resize(L_ * N_);
     Cd_.resize(L_ * N_);
     bt_.resize(L_ * N_);
     w_.resize(L_);
@@ -637,7 +638,7 @@ class ChunkedEmulation {
       const float* B = &p_.B[p_.bc_index(t0 + k, g_, 0)];
       const float* C = &p_.C[p_.bc_index(t0 + k, g_, 0)];
       for (int64_t n = 0; n < N; ++n) {
-        Bt_[n * len + k] = double(B[n]);
+        Bt_[n * len + k] = Bd_[k * N + n] = double(B[n]);
         Cd_[k * N + n] = double(C[n]);
       }
     }
@@ -684,7 +685,7 @@ class ChunkedEmulation {
     for (int64_t k = 0; k < len; ++k) {
       const double scale = m.rounded(m.exp(m.rounded(cs_last - cs[k])) * dl[k]);
       double* row = &bt_[k * N];
-      for (int64_t n = 0; n < N; ++n) row[n] = Bt_[n * len + k] * scale;
+      for (int64_t n = 0; n < N; ++n) row[n] = Bd_[k * N + n] * scale;
       m.round_all(row, N);
       if (e.at(Site::dt_scaled_B)) round_values(*e.at(Site::dt_scaled_B), row, N);
     }
@@ -751,7 +752,10 @@ class ChunkedEmulation {
         std::copy_n(&inter_sums_[mi * P], P, y_sum_.reset_formed(P));
       }
       double* inter = finished(y_sum_, &inter_bias_[mi * P], &inter_sd_[mi * P]);
-      for (int64_t pp = 0; pp < P; ++pp) inter[pp] = round_opt(e.at(Site::inter_term), m.rounded(inter[pp] * decay_m));
+      // rounded(inter·decay_m) element by element, as loops over the row (the same bits).
+      for (int64_t pp = 0; pp < P; ++pp) inter[pp] = inter[pp] * decay_m;
+      m.round_all(inter, P);
+      if (e.at(Site::inter_term)) round_values(*e.at(Site::inter_term), inter, P);
       y_sum_.restart();
       y_sum_.add_terms(w.data(), xk_.data(), P, mi + 1);
       const double* yv = finished(y_sum_, &intra_bias_[mi * P], &intra_sd_[mi * P]);
@@ -768,11 +772,11 @@ class ChunkedEmulation {
   double A_;
   bool noisy_;  // some run draws noise (models[0], noise-free, models it)
   std::vector<ChunkPiece> pieces_;
-  // Per piece, shared: x [len, P]; B transposed [N, len]; C [len, N]; the C·Bᵀ rows' sums, and
+  // Per piece, shared: x [len, P]; B transposed [N, len] and as it is [len, N]; C [len, N]; the C·Bᵀ rows' sums, and
   // with noise their bias and sd [len(len + 1)/2]. Per run in turn: the dt-scaled B [len, N], a
   // row's weights and its decays' arguments [len], a row's C·Bᵀ with the run's noise [len],
   // y_epilogue's scratch [2P].
-  std::vector<double> xk_, Bt_, Cd_, cb_acc_, cb_bias_, cb_sd_, bt_, w_, dk_, cb_row_, ep_;
+  std::vector<double> xk_, Bt_, Bd_, Cd_, cb_acc_, cb_bias_, cb_sd_, bt_, w_, dk_, cb_row_, ep_;
   // Per piece, from the noise-free run: the bias and sd of the chunk state's sums [P, N] and of
   // each row's inter- and intra-chunk sums [len, P].
   std::vector<double> state_bias_, state_sd_, inter_bias_, inter_sd_, intra_bias_, intra_sd_;
