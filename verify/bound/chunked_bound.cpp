@@ -137,8 +137,8 @@ struct Work {
   std::vector<V> Wd;
   std::vector<double> q_mag, q_p, q_m, y_p, y_m;
   std::vector<V> dq, dy;
-  std::vector<double> cb_ca, cb_cp, cb_cm;         // [N] |C_m|, × the chain's weights
-  std::vector<double> cb_v, cb_mag, cb_p, cb_m;    // [Lc] a row of C·Bᵀ
+  std::vector<double> cb_ca, cb_cp, cb_cm;         // [R, N] a tile's rows of |C|, × the chain's weights
+  std::vector<double> cb_v, cb_mag, cb_p, cb_m;    // [R, K] a tile's rows of C·Bᵀ and their sums
   std::vector<int64_t> rows;                       // the rows of y evaluated
 };
 
@@ -327,35 +327,51 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
           cb.ub.assign(Lc * Lc, 0.0);
           cb.err.assign(Lc * Lc, V{});
           const double dot_err = gamma(N, 0x1p-53);
-          for_each_task(Lc, threads_for(0.5 * double(Lc * Lc * N)), [&](int64_t m, int64_t worker) {
-            if (!row_wanted(m)) return;
+          // Rows in tiles of kCbRows: each tile's sums over n are products of its rows of C, |C| and
+          // |C| × the chain's weights with the columns k < the tile's last row + 1 of Bᵀ or |Bᵀ|
+          // (a row's sums for k beyond it are formed and not read). Work: four products of about
+          // Lc²/2 sums of N terms, and one error per element (a few dozen operations).
+          constexpr int64_t kCbRows = 4;
+          const int64_t tiles = (Lc + kCbRows - 1) / kCbRows;
+          const double cb_work = double(Lc) * double(Lc) * (2.0 * double(N) + 32.0);
+          for_each_task(tiles, threads_for(cb_work), [&](int64_t ti, int64_t worker) {
+            const int64_t m0 = ti * kCbRows, R = std::min(kCbRows, Lc - m0), K = m0 + R;
+            bool any = false;
+            for (int64_t r = 0; r < R; ++r) any |= row_wanted(m0 + r);
+            if (!any) return;
             Work<V>& wk = works[worker];
-            // Row m's sums over n for k ≤ m: C_m, |C_m| and |C_m| × the chain's weights times
-            // the columns of Bᵀ or |Bᵀ| [N, Lc] (products: each sum in the order of n).
-            wk.cb_ca.resize(N);
-            wk.cb_cp.resize(N);
-            wk.cb_cm.assign(N, 0.0);
-            for (int64_t n = 0; n < N; ++n) {
-              const double ca = std::fabs(C_rows[m * N + n]);
-              wk.cb_ca[n] = ca;
-              wk.cb_cp[n] = ca * ch_cb.primary_weight(n, N);
-              if (ch_cb.has_mma_model()) wk.cb_cm[n] = ca * ch_cb.mma_weight(n, N);
+            // Rows m0 .. m0 + R − 1 of C, |C| and |C| × the chain's weights [R, N].
+            wk.cb_ca.resize(R * N);
+            wk.cb_cp.resize(R * N);
+            wk.cb_cm.assign(R * N, 0.0);
+            for (int64_t r = 0; r < R; ++r) {
+              for (int64_t n = 0; n < N; ++n) {
+                const double ca = std::fabs(C_rows[(m0 + r) * N + n]);
+                wk.cb_ca[r * N + n] = ca;
+                wk.cb_cp[r * N + n] = ca * ch_cb.primary_weight(n, N);
+                if (ch_cb.has_mma_model()) wk.cb_cm[r * N + n] = ca * ch_cb.mma_weight(n, N);
+              }
             }
-            wk.cb_v.resize(m + 1);
-            wk.cb_mag.resize(m + 1);
-            wk.cb_p.resize(m + 1);
-            wk.cb_m.assign(m + 1, 0.0);
-            const auto row_times = [&](const double* a, const std::vector<double>& bt, std::vector<double>& out) {
-              rows_product(Product<double, double, double>{1, N, m + 1, a, N, bt.data(), Lc, out.data(), m + 1});
+            wk.cb_v.resize(R * K);
+            wk.cb_mag.resize(R * K);
+            wk.cb_p.resize(R * K);
+            wk.cb_m.assign(R * K, 0.0);
+            const auto rows_times = [&](const double* a, const std::vector<double>& bt, std::vector<double>& out) {
+              rows_product(Product<double, double, double>{R, N, K, a, N, bt.data(), Lc, out.data(), K});
             };
-            row_times(&C_rows[m * N], B_t, wk.cb_v);
-            row_times(wk.cb_ca.data(), absB_t, wk.cb_mag);
-            row_times(wk.cb_cp.data(), absB_t, wk.cb_p);
-            if (ch_cb.has_mma_model()) row_times(wk.cb_cm.data(), absB_t, wk.cb_m);
-            const double *v = wk.cb_v.data(), *mag = wk.cb_mag.data(), *sp = wk.cb_p.data(), *sm = wk.cb_m.data();
-            for (int64_t k = 0; k <= m; ++k) {
-              cb.ub[m * Lc + k] = std::fabs(v[k]) + dot_err * mag[k];
-              cb.err[m * Lc + k] = ch_cb.error(0.0, N, sp[k], sm[k], tag);
+            rows_times(&C_rows[m0 * N], B_t, wk.cb_v);
+            rows_times(wk.cb_ca.data(), absB_t, wk.cb_mag);
+            rows_times(wk.cb_cp.data(), absB_t, wk.cb_p);
+            if (ch_cb.has_mma_model()) rows_times(wk.cb_cm.data(), absB_t, wk.cb_m);
+            for (int64_t r = 0; r < R; ++r) {
+              const int64_t m = m0 + r;
+              if (!row_wanted(m)) continue;
+              const double *v = &wk.cb_v[r * K], *mag = &wk.cb_mag[r * K], *sp = &wk.cb_p[r * K],
+                           *sm = &wk.cb_m[r * K];
+              for (int64_t k = 0; k <= m; ++k) {
+                cb.ub[m * Lc + k] = std::fabs(v[k]) + dot_err * mag[k];
+                cb.err[m * Lc + k] = ch_cb.error(0.0, N, sp[k], sm[k], tag);
+              }
             }
           });
         }

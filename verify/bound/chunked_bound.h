@@ -28,9 +28,12 @@ struct ChunkedInput {
   // Worker threads (>= 1) over the heads of each piece and the rows of C·Bᵀ; the bounds are
   // identical for any count. Checks pass ref::default_threads() (verify/judge/exact_bounds.cpp).
   int threads = 1;
-  // Multiply-adds of a piece's step per worker thread (2^22: a few milliseconds), so that
-  // the many small pieces of short sequences do not each pay for starting threads.
-  int64_t work_per_thread = int64_t(1) << 22;
+  // Multiply-adds of a piece's step per worker thread (2^20: about half a millisecond, ten
+  // times what starting a thread costs), so that the many small pieces of short sequences do
+  // not each pay for starting threads. (2^22 had kept the C·Bᵀ stage of a 256-token chunk,
+  // about 2^24 operations, on 4 of 16 workers: the bounds phase of a chunk_scan 1 × 8192 check
+  // ran at 8.7 busy cores of 16.)
+  int64_t work_per_thread = int64_t(1) << 20;
   // Whether ChunkedBounds::boundary_state is kept: the bound of the stored state after every
   // piece, pieces·H·P·N doubles (134 MB for 65,536 tokens, 8 heads, P 64, N 128, chunk 256).
   // Only a kernel whose chunk-end states are judged needs it (verify/run/kernel_check.cpp);
