@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 
 #include "reference/driver.h"
+#include "reference/gate_memo.h"
 #include "reference/head_recurrence.h"
 #include "reference/round.h"
 #include "spec/parallel.h"
@@ -167,8 +169,10 @@ ExactScalars compute_scalars(const Problem& problem, const Options& options) {
   const int check_bits = detail::checked_check_precision(problem, options);
   const int64_t T = problem.shape.num_tokens(), H = problem.shape.H;
   ExactScalars out;
-  out.delta.assign(size_t(T * H), 0.0);
-  out.decay.assign(size_t(T * H), 0.0);
+  out.check_bits = check_bits;
+  for (std::vector<double>* v : {&out.delta, &out.decay, &out.delta_lo, &out.decay_lo, &out.delta_up, &out.decay_up}) {
+    v->assign(size_t(T * H), 0.0);
+  }
   // Two MPFR operations per (token, head) at the check precision: 262,144 of them for a
   // 8192-token prompt of 32 heads, seconds on one core, so blocks of (token, head) pairs go to
   // the workers (pairs, not tokens: a 256-request decode step of 4 tokens has 1024 tokens,
@@ -182,16 +186,27 @@ ExactScalars compute_scalars(const Problem& problem, const Options& options) {
   for_each_task(threads, threads, [&](int64_t, int64_t) {
     {
       TokenScalars<RawMpfr> scalars(check_bits, 0);
+      mpfr_t scratch;
+      mpfr_init2(scratch, check_bits);
       for (int64_t b = next++; b < blocks; b = next++) {
         const int64_t end = std::min(pairs, (b + 1) * kBlock);
         for (int64_t i = b * kBlock; i < end; ++i) {
           const int64_t t = i / H, h = i % H;
+          const size_t k = size_t(problem.dt_index(t, h));
           scalars.step(problem, t, h, false);
-          out.delta[size_t(problem.dt_index(t, h))] = mpfr_get_d(scalars.delta(), MPFR_RNDN);
-          out.decay[size_t(problem.dt_index(t, h))] = mpfr_get_d(scalars.decay(), MPFR_RNDN);
+          const mpfr_srcptr d = scalars.delta(), a = scalars.decay();
+          out.delta[k] = mpfr_get_d(d, MPFR_RNDN);
+          out.decay[k] = mpfr_get_d(a, MPFR_RNDN);
+          const dd::DD dd_d = detail::dd_of(d, scratch), dd_a = detail::dd_of(a, scratch);
+          out.delta_lo[k] = dd_d.lo;
+          out.decay_lo[k] = dd_a.lo;
+          const double nan = std::numeric_limits<double>::quiet_NaN();
+          out.delta_up[k] = mpfr_number_p(d) ? std::fabs(mpfr_get_d(d, MPFR_RNDA)) : nan;
+          out.decay_up[k] = mpfr_number_p(a) && !mpfr_zero_p(a) ? std::fabs(mpfr_get_d(a, MPFR_RNDA)) : nan;
         }
         progress::advance(end - b * kBlock);
       }
+      mpfr_clear(scratch);
     }
     // MPFR's per-thread caches leak with a worker thread unless it frees them (the driver's
     // pool does the same); on the calling thread they are rebuilt when next needed.

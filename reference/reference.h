@@ -83,6 +83,8 @@ enum class Tier : uint8_t {
   mpfr_only,  // every pair in MPFR
 };
 
+struct ExactScalars;  // below
+
 struct Options {
   int precision_bits = kDefaultPrecisionBits;  // >= 24, so every input is exact
   // The check precision (δ, decay, gates; the retry of a pair with an undecided value):
@@ -97,6 +99,10 @@ struct Options {
   int threads = 0;
   Arithmetic arithmetic = Arithmetic::raw_mpfr;
   Tier tier = Tier::automatic;
+  // compute_scalars' result for this problem at these options' check precision, or null: the
+  // fast tier then reads each token's δ and decay from it (the same bits it would compute).
+  // Refused (std::invalid_argument) when its precision or size does not match.
+  const ExactScalars* scalars = nullptr;
 
   int resolved_check_precision_bits() const {
     return check_precision_bits ? check_precision_bits : precision_bits + kDefaultCheckExtraBits;
@@ -202,8 +208,16 @@ void compute_streaming(const Problem& problem, Sink& sink, const Options& option
 // bit for bit ExactResult::delta and ::decay of compute() with the same options (the same
 // MPFR operations at the check precision), without the recurrence: what the sequential
 // bounds need before the outputs are streamed (verify/judge/external_check.cpp).
+// δ and the decay exp(δ·A) of every (token, head) [T, H] (dt_index), computed once at the
+// check precision: their nearest doubles (what the bounds and the sharp verdict read), and the
+// fast tier's view of the same values — double-double lo parts (hi = the nearest double:
+// reference/gate_memo.h dd_of) and |·| rounded away from zero — so that a streamed check hands
+// them to compute_streaming (Options::scalars) instead of the fast tier computing each again.
+// A value that is not a number (or a decay of 0) has NaN in its _up field.
 struct ExactScalars {
   std::vector<double> delta, decay;
+  std::vector<double> delta_lo, decay_lo, delta_up, decay_up;
+  int check_bits = 0;  // the precision they were computed at
 };
 ExactScalars compute_scalars(const Problem& problem, const Options& options = {});
 

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 #include "reference/arithmetic.h"
 #include "reference/double_double.h"
@@ -236,7 +238,16 @@ struct FastPairRunner::Impl {
         ch(size_t(4 * N)), cl(size_t(4 * N)), carried(size_t(P)), gate(size_t(P)), gate_up(size_t(P)),
         y_vals(size_t(P)), state_vals(size_t(P * N)), y_nearest(size_t(P)), y_err(size_t(P)), ungated_nearest(size_t(P)),
         sum_abs_cs(size_t(P)), state_nearest(size_t(P * N)), state_err(size_t(P * N)),
-        err(size_t(P * N)), check_bound(check_bits, N), gates(check_bits) {
+        err(size_t(P * N)), check_bound(check_bits, N), gates(check_bits), table(o.scalars) {
+    const size_t th = size_t(pr.shape.num_tokens() * pr.shape.H);
+    if (table && (table->check_bits != check_bits || table->delta.size() != th || table->decay.size() != th ||
+                  table->delta_lo.size() != th || table->decay_lo.size() != th || table->delta_up.size() != th ||
+                  table->decay_up.size() != th)) {
+      throw std::invalid_argument("reference: Options::scalars were computed at " + std::to_string(table->check_bits) +
+                                  " bits for " + std::to_string(table->delta_up.size()) +
+                                  " (token, head) pairs; this run's check precision is " + std::to_string(check_bits) +
+                                  " bits over " + std::to_string(th));
+    }
     mpfr_init2(tmp, check_bits);
     cert_factor = std::ldexp(1.0, -certified_bits);
   }
@@ -281,12 +292,25 @@ struct FastPairRunner::Impl {
 
   // One token; false when a value of it cannot be settled (nothing handed over then).
   bool token(int64_t s, int64_t t, int64_t h) {
-    scalars.step(pr, t, h, false);
-    const mpfr_srcptr delta_v = scalars.delta(), decay_v = scalars.decay();
-    if (!mpfr_number_p(delta_v) || !mpfr_number_p(decay_v) || mpfr_zero_p(decay_v)) return false;
-    const DD delta = to_dd(delta_v), decay = to_dd(decay_v);
+    DD delta, decay;
+    double delta_up, decay_up;
+    if (table) {  // compute_scalars' values: the same MPFR operations at the same precision
+      const size_t k = size_t(pr.dt_index(t, h));
+      delta_up = table->delta_up[k];
+      decay_up = table->decay_up[k];
+      if (std::isnan(delta_up) || std::isnan(decay_up)) return false;  // not a number, or a decay of 0
+      delta = DD{table->delta[k], table->delta_lo[k]};
+      decay = DD{table->decay[k], table->decay_lo[k]};
+    } else {
+      scalars.step(pr, t, h, false);
+      const mpfr_srcptr delta_v = scalars.delta(), decay_v = scalars.decay();
+      if (!mpfr_number_p(delta_v) || !mpfr_number_p(decay_v) || mpfr_zero_p(decay_v)) return false;
+      delta = to_dd(delta_v);
+      decay = to_dd(decay_v);
+      delta_up = abs_up(delta_v);
+      decay_up = abs_up(decay_v);
+    }
     if (!std::isfinite(delta.hi) || !std::isfinite(decay.hi)) return false;
-    const double delta_up = abs_up(delta_v), decay_up = abs_up(decay_v);
     const bool has_z = pr.has_z();
     if (has_z) {
       for (int64_t p = 0; p < P; ++p) {
@@ -383,7 +407,7 @@ struct FastPairRunner::Impl {
       y_vals[p] = HandedValue{nullptr, y.hi, y.lo, check_bits};
     }
     const TokenOutputs out =
-        token_outputs(s, t, h, mpfr_get_d(delta_v, MPFR_RNDN), mpfr_get_d(decay_v, MPFR_RNDN),
+        token_outputs(s, t, h, delta.hi, decay.hi,  // hi: the nearest double (dd_of)
                       {y_vals, y_nearest, y_err, sum_abs_cs, ungated_nearest}, mag, size_t(P));
     sink.token(out);
     return true;
@@ -481,6 +505,7 @@ struct FastPairRunner::Impl {
   MpfrRunBound check_bound;
   mpfr_t tmp;
   GateMemo gates;  // the check run's gates, memoised per z value
+  const ExactScalars* table;  // compute_scalars' δ and decay, or null (computed per token)
 };
 
 FastPairRunner::FastPairRunner(const Problem& pr, const InitialStates& init, const Options& o,

@@ -233,7 +233,9 @@ KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract,
   const bound::SequentialPairBound budgets_checked(in);  // throws before the reference runs, as the batch bound would
   StreamJudges judges(p, !final_states.empty(), detail);
   JudgingSink sink(p, in, y, judges, final_states);
-  ref::compute_streaming(p, sink);
+  ref::Options options;
+  options.scalars = &scalars;  // δ and decay once: the fast tier reads them
+  ref::compute_streaming(p, sink, options);
   bound::YElement worst_y;
   KernelCheck kc{kernel, contract.name, "external", judges.finish(worst_y)};
   // The worst y element's bound split over its sources from its own y (the stream kept no other).
@@ -289,7 +291,9 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
   StreamJudges judges(p, !final_states.empty(), detail);
   {
     ChunkedJudgingSink sink(p, in, b, y, judges, final_states);
-    ref::compute_streaming(p, sink);
+    ref::Options options;
+    options.scalars = &scalars;  // δ and decay once: the fast tier reads them
+    ref::compute_streaming(p, sink, options);
   }
   // Every y bound is finished: the per-element floats go before the attribution's state-sized
   // tagged bounds are built, so that the two never add up in the peak.
@@ -320,8 +324,9 @@ KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& 
                                   const std::vector<float>& final_states, ElementDetail detail) {
   validate(p);
   check_output_sizes(p, y, final_states);
-  const ref::Options options = handoff_reference_options(p, prefill);
+  ref::Options options = handoff_reference_options(p, prefill);
   const ref::ExactScalars scalars = ref::compute_scalars(p, options);
+  options.scalars = &scalars;  // δ and decay once: the fast tier reads them
   HandoffStream parts(p, prefill, chunked, decode, /*decode_stores_every_token=*/true, scalars.delta, scalars.decay);
   const bound::SequentialPairBound budgets_checked(parts.decode_input());  // throws before the reference runs
   StreamJudges judges(p, !final_states.empty(), detail);
