@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <string>
+#include <unordered_map>
 
 #include "reference/driver.h"
 #include "reference/gate_memo.h"
@@ -188,21 +190,41 @@ ExactScalars compute_scalars(const Problem& problem, const Options& options) {
       TokenScalars<RawMpfr> scalars(check_bits, 0);
       mpfr_t scratch;
       mpfr_init2(scratch, check_bits);
+      // A (token, head)'s values are a function of the head and its dt alone (dt_bias, A and
+      // the options are per head or global), so each worker computes those of one (head, dt)
+      // once: a bf16 dt takes at most 2^16 values, and a long prompt repeats them.
+      struct Values {
+        double delta, decay, delta_lo, decay_lo, delta_up, decay_up;
+      };
+      constexpr size_t kMemoEntries = size_t(1) << 16;  // a few MB per worker
+      std::unordered_map<uint64_t, Values> seen;
       for (int64_t b = next++; b < blocks; b = next++) {
         const int64_t end = std::min(pairs, (b + 1) * kBlock);
         for (int64_t i = b * kBlock; i < end; ++i) {
           const int64_t t = i / H, h = i % H;
           const size_t k = size_t(problem.dt_index(t, h));
-          scalars.step(problem, t, h, false);
-          const mpfr_srcptr d = scalars.delta(), a = scalars.decay();
-          out.delta[k] = mpfr_get_d(d, MPFR_RNDN);
-          out.decay[k] = mpfr_get_d(a, MPFR_RNDN);
-          const dd::DD dd_d = detail::dd_of(d, scratch), dd_a = detail::dd_of(a, scratch);
-          out.delta_lo[k] = dd_d.lo;
-          out.decay_lo[k] = dd_a.lo;
-          const double nan = std::numeric_limits<double>::quiet_NaN();
-          out.delta_up[k] = mpfr_number_p(d) ? std::fabs(mpfr_get_d(d, MPFR_RNDA)) : nan;
-          out.decay_up[k] = mpfr_number_p(a) && !mpfr_zero_p(a) ? std::fabs(mpfr_get_d(a, MPFR_RNDA)) : nan;
+          const uint64_t key = (uint64_t(h) << 32) | std::bit_cast<uint32_t>(problem.dt[k]);
+          if (seen.size() >= kMemoEntries) seen.clear();  // distinct fp32 dts: memory stays bounded
+          auto [it, fresh] = seen.try_emplace(key);
+          Values& v = it->second;
+          if (fresh) {
+            scalars.step(problem, t, h, false);
+            const mpfr_srcptr d = scalars.delta(), a = scalars.decay();
+            const dd::DD dd_d = detail::dd_of(d, scratch), dd_a = detail::dd_of(a, scratch);
+            const double nan = std::numeric_limits<double>::quiet_NaN();
+            v = Values{mpfr_get_d(d, MPFR_RNDN),
+                       mpfr_get_d(a, MPFR_RNDN),
+                       dd_d.lo,
+                       dd_a.lo,
+                       mpfr_number_p(d) ? std::fabs(mpfr_get_d(d, MPFR_RNDA)) : nan,
+                       mpfr_number_p(a) && !mpfr_zero_p(a) ? std::fabs(mpfr_get_d(a, MPFR_RNDA)) : nan};
+          }
+          out.delta[k] = v.delta;
+          out.decay[k] = v.decay;
+          out.delta_lo[k] = v.delta_lo;
+          out.decay_lo[k] = v.decay_lo;
+          out.delta_up[k] = v.delta_up;
+          out.decay_up[k] = v.decay_up;
         }
         progress::advance(end - b * kBlock);
       }
