@@ -9,7 +9,6 @@
 #include <limits>
 #include <map>
 #include <string>
-#include <unordered_map>
 
 #include "reference/driver.h"
 #include "reference/gate_memo.h"
@@ -175,64 +174,86 @@ ExactScalars compute_scalars(const Problem& problem, const Options& options) {
   for (std::vector<double>* v : {&out.delta, &out.decay, &out.delta_lo, &out.decay_lo, &out.delta_up, &out.decay_up}) {
     v->assign(size_t(T * H), 0.0);
   }
-  // Two MPFR operations per (token, head) at the check precision: 262,144 of them for a
-  // 8192-token prompt of 32 heads, seconds on one core, so blocks of (token, head) pairs go to
-  // the workers (pairs, not tokens: a 256-request decode step of 4 tokens has 1024 tokens,
-  // which in blocks of 256 tokens kept 4 of 16 workers busy). Every value is computed alone
-  // (no state carried between tokens), so the bits are the same for any thread count.
-  constexpr int64_t kBlock = 4096;
-  const int64_t pairs = T * H, blocks = (pairs + kBlock - 1) / kBlock;
+  // Two MPFR operations per (token, head) at the check precision: 262,144 pairs for a
+  // 8192-token prompt of 32 heads, seconds on one core. A pair's values are a function of its
+  // head and its dt alone (dt_bias and A are per head, the options global), and a bf16 dt takes
+  // at most 2^16 values, which a long prompt repeats: so each head's distinct dt values are
+  // listed first (with a token that holds each), their values computed once, in blocks on the
+  // workers, then every pair takes its (head, dt)'s. Every value is computed alone (no state
+  // carried between tokens), so the bits are the same for any thread count.
+  const int64_t pairs = T * H;
   const progress::Phase phase("δ and decay", pairs, "token·heads");
-  const int64_t threads = std::min<int64_t>(options.threads > 0 ? options.threads : default_threads(), blocks);
+  const int64_t workers = options.threads > 0 ? options.threads : default_threads();
+  struct Distinct {
+    uint32_t dt_bits;
+    int64_t token;  // a token of the head whose dt has these bits
+    bool operator<(const Distinct& o) const { return dt_bits < o.dt_bits; }
+  };
+  std::vector<std::vector<Distinct>> distinct(static_cast<size_t>(H));  // [H] sorted by dt_bits, unique
+  for_each_task(H, workers, [&](int64_t h, int64_t) {
+    std::vector<Distinct>& d = distinct[size_t(h)];
+    d.reserve(size_t(T));
+    for (int64_t t = 0; t < T; ++t) d.push_back({std::bit_cast<uint32_t>(problem.dt[problem.dt_index(t, h)]), t});
+    std::stable_sort(d.begin(), d.end());
+    d.erase(std::unique(d.begin(), d.end(), [](const Distinct& a, const Distinct& b) { return a.dt_bits == b.dt_bits; }),
+            d.end());
+  });
+  std::vector<int64_t> first(static_cast<size_t>(H + 1), 0);  // distinct[h]'s values start at first[h]
+  for (int64_t h = 0; h < H; ++h) first[size_t(h + 1)] = first[size_t(h)] + int64_t(distinct[size_t(h)].size());
+  struct Values {
+    double delta, decay, delta_lo, decay_lo, delta_up, decay_up;
+  };
+  std::vector<Values> values(static_cast<size_t>(first[size_t(H)]));
+  constexpr int64_t kBlock = 256;  // values per task: a few milliseconds of MPFR
+  const int64_t blocks = (first[size_t(H)] + kBlock - 1) / kBlock;
   std::atomic<int64_t> next{0};
+  const int64_t threads = std::min<int64_t>(workers, std::max<int64_t>(1, blocks));
   for_each_task(threads, threads, [&](int64_t, int64_t) {
     {
       TokenScalars<RawMpfr> scalars(check_bits, 0);
       mpfr_t scratch;
       mpfr_init2(scratch, check_bits);
-      // A (token, head)'s values are a function of the head and its dt alone (dt_bias, A and
-      // the options are per head or global), so each worker computes those of one (head, dt)
-      // once: a bf16 dt takes at most 2^16 values, and a long prompt repeats them.
-      struct Values {
-        double delta, decay, delta_lo, decay_lo, delta_up, decay_up;
-      };
-      constexpr size_t kMemoEntries = size_t(1) << 16;  // a few MB per worker
-      std::unordered_map<uint64_t, Values> seen;
+      const double nan = std::numeric_limits<double>::quiet_NaN();
       for (int64_t b = next++; b < blocks; b = next++) {
-        const int64_t end = std::min(pairs, (b + 1) * kBlock);
-        for (int64_t i = b * kBlock; i < end; ++i) {
-          const int64_t t = i / H, h = i % H;
-          const size_t k = size_t(problem.dt_index(t, h));
-          const uint64_t key = (uint64_t(h) << 32) | std::bit_cast<uint32_t>(problem.dt[k]);
-          if (seen.size() >= kMemoEntries) seen.clear();  // distinct fp32 dts: memory stays bounded
-          auto [it, fresh] = seen.try_emplace(key);
-          Values& v = it->second;
-          if (fresh) {
-            scalars.step(problem, t, h, false);
-            const mpfr_srcptr d = scalars.delta(), a = scalars.decay();
-            const dd::DD dd_d = detail::dd_of(d, scratch), dd_a = detail::dd_of(a, scratch);
-            const double nan = std::numeric_limits<double>::quiet_NaN();
-            v = Values{mpfr_get_d(d, MPFR_RNDN),
-                       mpfr_get_d(a, MPFR_RNDN),
-                       dd_d.lo,
-                       dd_a.lo,
-                       mpfr_number_p(d) ? std::fabs(mpfr_get_d(d, MPFR_RNDA)) : nan,
-                       mpfr_number_p(a) && !mpfr_zero_p(a) ? std::fabs(mpfr_get_d(a, MPFR_RNDA)) : nan};
-          }
-          out.delta[k] = v.delta;
-          out.decay[k] = v.decay;
-          out.delta_lo[k] = v.delta_lo;
-          out.decay_lo[k] = v.decay_lo;
-          out.delta_up[k] = v.delta_up;
-          out.decay_up[k] = v.decay_up;
+        const int64_t end = std::min(first[size_t(H)], (b + 1) * kBlock);
+        int64_t h = int64_t(std::upper_bound(first.begin(), first.end(), b * kBlock) - first.begin()) - 1;
+        for (int64_t j = b * kBlock; j < end; ++j) {
+          while (j >= first[size_t(h + 1)]) ++h;
+          scalars.step(problem, distinct[size_t(h)][size_t(j - first[size_t(h)])].token, h, false);
+          const mpfr_srcptr d = scalars.delta(), a = scalars.decay();
+          const dd::DD dd_d = detail::dd_of(d, scratch), dd_a = detail::dd_of(a, scratch);
+          values[size_t(j)] = Values{mpfr_get_d(d, MPFR_RNDN),
+                                     mpfr_get_d(a, MPFR_RNDN),
+                                     dd_d.lo,
+                                     dd_a.lo,
+                                     mpfr_number_p(d) ? std::fabs(mpfr_get_d(d, MPFR_RNDA)) : nan,
+                                     mpfr_number_p(a) && !mpfr_zero_p(a) ? std::fabs(mpfr_get_d(a, MPFR_RNDA)) : nan};
         }
-        progress::advance(end - b * kBlock);
       }
       mpfr_clear(scratch);
     }
     // MPFR's per-thread caches leak with a worker thread unless it frees them (the driver's
     // pool does the same); on the calling thread they are rebuilt when next needed.
     mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
+  });
+  // Every pair from its (head, dt)'s values, in blocks of tokens.
+  constexpr int64_t kTokens = 1024;
+  for_each_task((T + kTokens - 1) / kTokens, workers, [&](int64_t b, int64_t) {
+    for (int64_t t = b * kTokens; t < std::min(T, (b + 1) * kTokens); ++t) {
+      for (int64_t h = 0; h < H; ++h) {
+        const size_t k = size_t(problem.dt_index(t, h));
+        const std::vector<Distinct>& d = distinct[size_t(h)];
+        const Distinct key{std::bit_cast<uint32_t>(problem.dt[k]), 0};
+        const Values& v = values[size_t(first[size_t(h)] + (std::lower_bound(d.begin(), d.end(), key) - d.begin()))];
+        out.delta[k] = v.delta;
+        out.decay[k] = v.decay;
+        out.delta_lo[k] = v.delta_lo;
+        out.decay_lo[k] = v.decay_lo;
+        out.delta_up[k] = v.delta_up;
+        out.decay_up[k] = v.decay_up;
+      }
+    }
+    progress::advance(std::min(kTokens, T - b * kTokens) * H);
   });
   return out;
 }
