@@ -149,33 +149,11 @@ inline Bits round_nearest_even(Format f, double v) {
 // stores every state element of every token); a lane outside it (zero, subnormal, NaN, Inf,
 // an overflow) is left as it was and its block of 64 is redone by round_value in a second
 // pass (one zero in a state of 8192 had sent all of it through the scalar path). Rounding is
-// idempotent, so the second pass may revisit every element of the block. Call it from a
-// function compiled for AVX2 (SSMV_VECTOR_CLONES): SSE2 has no 64-bit compare, and the loop
-// then runs scalar.
-inline void round_values(Format f, double* v, int64_t n) {
-  const FormatInfo& fi = kFormatInfos[static_cast<int>(f)];
-  // Magnitudes compared as signed 64-bit integers (they are below 2^63): AVX2 has a signed
-  // 64-bit compare only, and the unsigned form measured 10 % slower.
-  const int64_t lo = int64_t(fi.emin + 1023) << 52, hi = int64_t(fi.emax + 1024) << 52;  // |v| in [2^emin, 2^(emax+1))
-  const int64_t magnitude = ~(int64_t{1} << 63);
-  constexpr int64_t kBlock = 64;
-  for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
-    const int64_t end = i0 + kBlock < n ? i0 + kBlock : n;
-    int64_t outside = 0;
-    for (int64_t i = i0; i < end; ++i) {
-      int64_t b;
-      std::memcpy(&b, &v[i], sizeof b);
-      const int64_t a = b & magnitude;
-      const int64_t r = int64_t(detail::round_bits(uint64_t(b), fi.precision));
-      const int64_t ok = int64_t(a >= lo) & int64_t(a < hi) & int64_t((r & magnitude) < hi);
-      const int64_t out = ok ? r : b;
-      std::memcpy(&v[i], &out, sizeof out);
-      outside |= ok ^ 1;
-    }
-    if (outside == 0) continue;
-    for (int64_t i = i0; i < end; ++i) v[i] = round_value(f, v[i]);
-  }
-}
+// idempotent, so the second pass may revisit every element of the block. Compiled for AVX-512,
+// AVX2 and baseline x86-64 (format.cpp, SSMV_VECTOR_CLONES): SSE2 has no 64-bit compare, so
+// the baseline loop runs scalar. (It had been an inline function, and GCC kept it out of line
+// in the baseline target, scalar, even when called from the emulation's AVX2 clones.)
+void round_values(Format f, double* v, int64_t n);
 
 // True when v is a value of the format (finite or infinite; NaN is not).
 bool representable(Format f, double v);
