@@ -324,8 +324,10 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
             }
           }
           GroupCB<V>& cb = cbs[g];
-          cb.ub.assign(Lc * Lc, 0.0);
-          cb.err.assign(Lc * Lc, V{});
+          // (resize, not assign: entry (m, k) is written for k ≤ m of every wanted row m, and
+          // only those are read; zeroing the rest had been a megabyte per chunk.)
+          cb.ub.resize(Lc * Lc);
+          cb.err.resize(Lc * Lc);
           const double dot_err = gamma(N, 0x1p-53);
           // Rows in tiles of kCbRows: each tile's sums over n are products of its rows of C, |C| and
           // |C| × the chain's weights with the columns k < the tile's last row + 1 of Bᵀ or |Bᵀ|
@@ -448,10 +450,12 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
           return e;
         };
         // [3.5] stage (b): scaled B_k = R(fl(B·fl(decay_last,k·δ_k))), then the chunk state.
-        wk.Bt.assign(Lc * N, 0);
-        wk.Bt_p.assign(Lc * N, 0);
-        wk.Bt_m.assign(Lc * N, 0);
-        wk.dBt.assign(Lc * N, V{});
+        // Every (k, n) is written below (resize: zeroing them first had been a megabyte per head
+        // and chunk).
+        wk.Bt.resize(Lc * N);
+        wk.Bt_p.resize(Lc * N);
+        wk.Bt_m.resize(Lc * N);
+        wk.dBt.resize(Lc * N);
         for (int64_t k = 0; k < Lc; ++k) {
           V dD;
           const double D = seg_decay(Lc - 1, k, dD);
