@@ -87,6 +87,13 @@ class Rng {
     }
     s_ = s0 + uint64_t(n) * kSplitMixGamma;
   }
+  // out[i] = the high 32 bits of next(), with the lowest bit set (a nonzero xorshift32 seed),
+  // for i < n: the same draws as n calls of next(), formed from their index (as add_gauss).
+  SSMV_VECTOR_CLONES void odd_high_words(uint32_t* __restrict out, int64_t n) {
+    const uint64_t s0 = s_;
+    for (int64_t i = 0; i < n; ++i) out[i] = uint32_t(splitmix64_mix(s0 + uint64_t(i + 1) * kSplitMixGamma) >> 32) | 1u;
+    s_ = s0 + uint64_t(n) * kSplitMixGamma;
+  }
 
  private:
   // One draw's Gaussian: (Σ − 2)·√3 of its four 16-bit parts as uniforms (k + 1/2)/2^16.
@@ -492,7 +499,7 @@ SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, 
   std::vector<uint32_t>& lanes = out.work_lanes;  // [N, P] the update's noise streams (nonzero seeds)
   if (m.on()) {
     lanes.resize(size_t(N * P));
-    for (uint32_t& v : lanes) v = uint32_t(m.rng().next() >> 32) | 1u;
+    m.rng().odd_high_words(lanes.data(), int64_t(lanes.size()));
   }
   const double A = double(p.A[h]);
   for (int64_t j = 0; j < len; ++j) {
