@@ -171,7 +171,13 @@ DumpOnDisk read_dump(const std::string& problem_path, const std::string& outputs
 
 family::DumpFiles DumpOnDisk::files() const {
   const LoadedFile& outputs = outputs_file ? *outputs_file : problem_file;
-  return {problem_file.path, &problem_file.tensors, outputs.path, &outputs.tensors, options};
+  family::DumpFiles files;
+  files.problem_path = problem_file.path;
+  files.problem_tensors = &problem_file.tensors;
+  files.outputs_path = outputs.path;
+  files.output_tensors = &outputs.tensors;
+  files.options = options;
+  return files;  // launch_path and launch_tensors empty: the problem file's; flag_prefix "": check's
 }
 
 const family::Family& family_of(const DumpOptions& o, const std::string& problem_path, const std::string& prefix) {
