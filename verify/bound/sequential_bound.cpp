@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <memory>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 #include <stdexcept>
 #include <string>
 
@@ -165,12 +167,50 @@ SSMV_VECTOR_CLONES void update_row(const RowUpdate<V>& r, const double* __restri
 // token's |C|): Σ|C_n|·E_n, Σ|C_n|·(ub_n + E_n) and Σ(ub_n + E_n), each in the order of n, the R
 // rows side by side (one row's adds had waited on each other; the rows' chains overlap).
 // Arithmetic only, compiled for AVX2 (no FMA) beside generic x86-64, as update_row.
+// For four rows of doubles, each 4 × 4 block of ub and E is transposed in registers first (as
+// reference/row_sums.cpp's), so that each n's four rows are one vector: the same operations
+// on the same values in the same order.
 template <int R, class V>
 SSMV_VECTOR_CLONES void row_sums(int64_t N, const double* __restrict abs_c, const double* __restrict ub,
                                  const V* __restrict err, V* sum_CE, double* sum_CS, double* abs_S) {
   V ce[R] = {};  // the sums in locals: through the pointers each add was a store
   double cs[R] = {}, as[R] = {};
-  for (int64_t n = 0; n < N; ++n) {
+  int64_t n0 = 0;
+  if constexpr (R == 4 && std::is_same_v<V, double>) {
+    using V4 = double __attribute__((vector_size(32)));
+    using I4 = int64_t __attribute__((vector_size(32)));
+    const auto transposed = [](const double* p, int64_t N, int64_t n, V4* c) {
+      V4 r0, r1, r2, r3;
+      std::memcpy(&r0, p + n, sizeof r0);
+      std::memcpy(&r1, p + N + n, sizeof r1);
+      std::memcpy(&r2, p + 2 * N + n, sizeof r2);
+      std::memcpy(&r3, p + 3 * N + n, sizeof r3);
+      const V4 t0 = __builtin_shuffle(r0, r1, I4{0, 4, 2, 6}), t1 = __builtin_shuffle(r0, r1, I4{1, 5, 3, 7});
+      const V4 t2 = __builtin_shuffle(r2, r3, I4{0, 4, 2, 6}), t3 = __builtin_shuffle(r2, r3, I4{1, 5, 3, 7});
+      c[0] = __builtin_shuffle(t0, t2, I4{0, 1, 4, 5});
+      c[1] = __builtin_shuffle(t1, t3, I4{0, 1, 4, 5});
+      c[2] = __builtin_shuffle(t0, t2, I4{2, 3, 6, 7});
+      c[3] = __builtin_shuffle(t1, t3, I4{2, 3, 6, 7});
+    };
+    V4 vce{}, vcs{}, vas{};
+    for (; n0 + 4 <= N; n0 += 4) {
+      V4 u[4], e[4];
+      transposed(ub, N, n0, u);
+      transposed(err, N, n0, e);
+      for (int j = 0; j < 4; ++j) {
+        const V4 s_mag = u[j] + e[j];
+        vce += abs_c[n0 + j] * e[j];
+        vcs += abs_c[n0 + j] * s_mag;
+        vas += s_mag;
+      }
+    }
+    for (int k = 0; k < 4; ++k) {
+      ce[k] = vce[k];
+      cs[k] = vcs[k];
+      as[k] = vas[k];
+    }
+  }
+  for (int64_t n = n0; n < N; ++n) {
     for (int k = 0; k < R; ++k) {
       const int64_t i = k * N + n;
       const double s_mag = ub[i] + total(err[i]);
