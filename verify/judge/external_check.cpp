@@ -99,21 +99,28 @@ class StepperPool {
 
   explicit StepperPool(const bound::SequentialInput& in) : in_(in) {}
 
-  // Pair (seq, h) of the input's problem. Called by the pair's worker only.
+  // Pair (seq, h) of the input's problem. Called by the pair's worker only, so no other thread
+  // asks for the same pair: the pool's lock is held only to look up, take and file a Work, and
+  // the pair's start (its state-sized bounds from the initial state) runs outside it — under
+  // the lock, the starts of a 256-request decode step's 8192 pairs had been serialised.
   Work& get(int64_t seq, int64_t h) {
     const int64_t key = seq * in_.problem->shape.H + h;
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = active_.find(key);
-    if (it != active_.end()) return *it->second;
     std::unique_ptr<Work> w;
-    if (!idle_.empty()) {
-      w = std::move(idle_.back());
-      idle_.pop_back();
-    } else {
-      w = std::make_unique<Work>(in_, in_.problem->shape);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = active_.find(key);
+      if (it != active_.end()) return *it->second;
+      if (!idle_.empty()) {
+        w = std::move(idle_.back());
+        idle_.pop_back();
+      }
     }
+    if (!w) w = std::make_unique<Work>(in_, in_.problem->shape);
     w->bound.start(seq, h);
-    return *(active_[key] = std::move(w));
+    Work& taken = *w;
+    std::lock_guard<std::mutex> lock(mutex_);
+    active_[key] = std::move(w);
+    return taken;
   }
 
   void release(int64_t seq, int64_t h) {
