@@ -297,6 +297,9 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
       }
     }
     for (int64_t cj = 0; cj < n_pieces && nh > 0; ++cj) {
+      // An element's parts, once kept, are final: a y element's attribution ends with its
+      // token's piece (the pieces after it cannot change it).
+      if (focus != nullptr && focus->found) break;
       const int64_t t0 = seq_chunks[cj].start, Lc = seq_chunks[cj].len;
       const int64_t c0 = seq_chunks[cj].chunk_start;  // < t0: global layout, mid-chunk start
       const bool last_piece = cj == n_pieces - 1;
