@@ -160,13 +160,13 @@ ExactResult compute_from_state(const Problem& problem, const ExactValues& initia
 }
 
 void compute_streaming(const Problem& problem, Sink& sink, const Options& options) {
-  validate(problem);
+  if (!options.validated) validate(problem);
   detail::checked_check_precision(problem, options);
   detail::run(problem, initial_from_problem(problem), options, sink);
 }
 
 ExactScalars compute_scalars(const Problem& problem, const Options& options) {
-  validate(problem);
+  if (!options.validated) validate(problem);
   const int check_bits = detail::checked_check_precision(problem, options);
   const int64_t T = problem.shape.num_tokens(), H = problem.shape.H;
   ExactScalars out;

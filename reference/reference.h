@@ -103,6 +103,10 @@ struct Options {
   // fast tier then reads each token's δ and decay from it (the same bits it would compute).
   // Refused (std::invalid_argument) when its precision or size does not match.
   const ExactScalars* scalars = nullptr;
+  // The caller has validate()d the problem (compute_streaming and compute_scalars then skip it):
+  // a check validates a dump once, not once per step (each pass reads every input element;
+  // 546 MB of states in a 256-request decode dump).
+  bool validated = false;
 
   int resolved_check_precision_bits() const {
     return check_precision_bits ? check_precision_bits : precision_bits + kDefaultCheckExtraBits;

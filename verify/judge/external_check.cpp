@@ -231,7 +231,10 @@ KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract,
                                      const std::vector<float>& y, const std::vector<float>& final_states,
                                      ElementDetail detail, int64_t tokens_per_launch,
                                      const bound::SourceWeights* weights) {
-  const ref::ExactScalars scalars = ref::compute_scalars(p);
+  ref::Options options;
+  options.validated = true;  // check_outputs validated p
+  const ref::ExactScalars scalars = ref::compute_scalars(p, options);
+  options.scalars = &scalars;  // δ and decay once: the fast tier reads them
   bound::SequentialInput in;  // no y vectors: each token's y comes with the stream
   in.problem = &p;
   in.contract = &contract;
@@ -242,8 +245,6 @@ KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract,
   const bound::SequentialPairBound budgets_checked(in);  // throws before the reference runs, as the batch bound would
   StreamJudges judges(p, !final_states.empty(), detail);
   JudgingSink sink(p, in, y, judges, final_states);
-  ref::Options options;
-  options.scalars = &scalars;  // δ and decay once: the fast tier reads them
   ref::compute_streaming(p, sink, options);
   bound::YElement worst_y;
   KernelCheck kc{kernel, contract.name, "external", judges.finish(worst_y)};
@@ -290,7 +291,10 @@ class ChunkedJudgingSink : public ref::Sink {
 KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                                   const std::vector<float>& y, const std::vector<float>& final_states,
                                   ElementDetail detail) {
-  const ref::ExactScalars scalars = ref::compute_scalars(p);
+  ref::Options options;
+  options.validated = true;  // check_outputs validated p
+  const ref::ExactScalars scalars = ref::compute_scalars(p, options);
+  options.scalars = &scalars;  // δ and decay once: the fast tier reads them
   bound::ChunkedInput in;  // no y vectors: each element's y comes with the stream
   in.problem = &p;
   in.contract = &contract;
@@ -301,8 +305,6 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
   StreamJudges judges(p, !final_states.empty(), detail);
   {
     ChunkedJudgingSink sink(p, in, b, y, judges, final_states);
-    ref::Options options;
-    options.scalars = &scalars;  // δ and decay once: the fast tier reads them
     ref::compute_streaming(p, sink, options);
   }
   // Every y bound is finished: the per-element floats go before the attribution's state-sized
@@ -341,6 +343,7 @@ KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& 
   validate(p);
   check_output_sizes(p, y, final_states);
   ref::Options options = handoff_reference_options(p, prefill);
+  options.validated = true;  // validated above
   const ref::ExactScalars scalars = ref::compute_scalars(p, options);
   options.scalars = &scalars;  // δ and decay once: the fast tier reads them
   HandoffStream parts(p, prefill, chunked, decode, /*decode_stores_every_token=*/true, scalars.delta, scalars.decay);
