@@ -8,6 +8,7 @@
 #include <string>
 
 #include "spec/format.h"
+#include "spec/format_values.h"
 #include "spec/parallel.h"
 #include "spec/progress.h"
 #include "spec/vector_clones.h"
@@ -48,34 +49,9 @@ struct Target {
   bool is_y = true;
 };
 
-// Values of one format kept at the format's width: a 16-bit format's bits take 2 bytes, any
-// other value a float (every emulated output is a value of its format, so nothing is lost).
-class FormatValues {
- public:
-  void reset(Format f, size_t n) {
-    f_ = f;
-    narrow_ = format_info(f).total_bits == 16;
-    bits_.assign(narrow_ ? n : 0, 0);
-    wide_.assign(narrow_ ? 0 : n, 0.0f);
-  }
-  void set(size_t i, double v) {
-    if (narrow_) {
-      bits_[i] = uint16_t(round_nearest_even(f_, v));
-    } else {
-      wide_[i] = float(v);
-    }
-  }
-  double get(size_t i) const { return narrow_ ? decode(f_, bits_[i]) : double(wide_[i]); }
-
- private:
-  Format f_ = Format::fp32;
-  bool narrow_ = false;
-  std::vector<uint16_t> bits_;
-  std::vector<float> wide_;
-};
-
 // The declared emulation's outputs of one (sequence, head), kept for the Monte Carlo runs'
-// residuals: y [len, P] in the output format, the final state [P, N] in the state format.
+// residuals: y [len, P] in the output format, the final state [P, N] in the state format (every
+// emulated output is a value of its format, so nothing is lost).
 struct UnitBase {
   FormatValues y, state;
 };
@@ -136,7 +112,7 @@ double residual(const Target& t, int64_t flat0, int64_t n, const double* emu, co
   for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
     const int64_t m = std::min(kBlock, n - i0);
     for (int64_t i = 0; i < m; ++i) {
-      reference[i] = base ? base->get(base0 + size_t(i0 + i)) : double(computed[i0 + i]);
+      reference[i] = base ? double((*base)[base0 + size_t(i0 + i)]) : double(computed[i0 + i]);
     }
     counted += add_squares(computed + i0, weights + i0, reference, emu + i0, m, sums);
   }
@@ -200,7 +176,7 @@ HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, in
       if (against.base) return &(*against.base)[size_t(u)];
       return against.first_is_base && first + r > 0 ? kept : nullptr;
     };
-    if (kept) kept->y.reset(ps.p.formats.output, size_t(sh.seq_len(s) * sh.P));
+    if (kept) kept->y = FormatValues::zeros(ps.p.formats.output, size_t(sh.seq_len(s) * sh.P));
     // y's rows are judged as the emulation makes them: no y of the sequence is held.
     std::vector<double> y_energy(size_t(n), 0.0);
     int64_t y_terms = 0;
@@ -216,7 +192,7 @@ HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, in
                                           b ? &b->y : nullptr, size_t(j * sh.P), first_item ? &y_terms : nullptr);
         }
         if (kept && first_item) {
-          for (int64_t i = 0; i < sh.P; ++i) kept->y.set(size_t(j * sh.P + i), row[i]);
+          for (int64_t i = 0; i < sh.P; ++i) kept->y.store_nearest(size_t(j * sh.P + i), row[i]);
         }
       };
     }
@@ -231,8 +207,8 @@ HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, in
                                         0, item == 0 ? &ns[u] : nullptr);
       }
       if (kept && item == 0) {
-        kept->state.reset(ps.p.formats.state, out.state.size());
-        for (size_t i = 0; i < out.state.size(); ++i) kept->state.set(i, out.state[i]);
+        kept->state = FormatValues::zeros(ps.p.formats.state, out.state.size());
+        for (size_t i = 0; i < out.state.size(); ++i) kept->state.store_nearest(i, out.state[i]);
       }
     }
     if (first == 0) ny[u] = y_terms;
