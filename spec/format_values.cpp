@@ -138,6 +138,18 @@ void FormatValues::clear() noexcept {
   std::vector<uint16_t>().swap(bits_);
 }
 
+void FormatValues::assign(size_t n, float v) {
+  clear();
+  wide_.assign(n, v);
+}
+
+void FormatValues::loosen() {
+  if (kind_ == Kind::loose) return;
+  std::vector<float> v = to_vector();
+  clear();
+  wide_ = std::move(v);
+}
+
 std::vector<float>& FormatValues::writable() {
   if (kind_ != Kind::loose) {
     misuse("writing " + std::string(format_name(format_)) +

@@ -130,12 +130,17 @@ class FormatValues {
   void append(const FormatValues& src, size_t first, size_t count);
   // Empties the tensor (a problem drops an optional tensor); it is loose afterwards.
   void clear() noexcept;
+  // Makes a narrowed tensor loose floats again, its values unchanged (a test that edits a
+  // generated problem says so with this); a loose one stays as it is.
+  void loosen();
+
+  // Replaces every value, as `= std::vector<float>(n, v)` does: n loose copies of v.
+  void assign(size_t n, float v);
 
   // Loose only (std::logic_error on a narrowed tensor): the std::vector<float> writes.
   void set(size_t i, float v) { writable()[i] = v; }
   void push_back(float v) { writable().push_back(v); }
   void resize(size_t n, float v = 0.0f) { writable().resize(n, v); }
-  void assign(size_t n, float v) { writable().assign(n, v); }
   void reserve(size_t n) { writable().reserve(n); }
   std::vector<float>& writable();
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "spec/format.h"
+#include "spec/format_values.h"
 
 namespace ssmv {
 
@@ -47,8 +48,11 @@ struct Formats {
 enum class DMode : uint8_t { none, per_head, per_head_dim };
 
 // All tensors are row-major and hold values exact in their format (float holds every
-// bf16, fp16 and fp32 value exactly). An optional tensor (z, dt_bias, D, initial_state) is
-// absent when empty; ask has_z(), has_dt_bias(), has_D(), has_initial_state(). (The
+// bf16, fp16 and fp32 value exactly). The input-format tensors are FormatValues
+// (spec/format_values.h): a dump's or a production-shaped generator's are narrowed to the
+// input format (bf16 and fp16 held as their bits, 2 bytes an element, and never written
+// again), a test's may stay loose floats. An optional tensor (z, dt_bias, D, initial_state)
+// is absent when empty; ask has_z(), has_dt_bias(), has_D(), has_initial_state(). (The
 // kernels' Params say the same with a null pointer: fast/*/params.h.)
 struct Problem {
   Shape shape;
@@ -58,12 +62,12 @@ struct Problem {
   float dt_limit_lo = -std::numeric_limits<float>::infinity();
   float dt_limit_hi = std::numeric_limits<float>::infinity();
 
-  std::vector<float> x;              // [T, H, P]    input format
-  std::vector<float> dt;             // [T, H]       input format
+  FormatValues x;                    // [T, H, P]    input format
+  FormatValues dt;                   // [T, H]       input format
   std::vector<float> A;              // [H]          fp32
-  std::vector<float> B;              // [T, G, N]    input format
-  std::vector<float> C;              // [T, G, N]    input format
-  std::vector<float> z;              // [T, H, P]    input format, or empty
+  FormatValues B;                    // [T, G, N]    input format
+  FormatValues C;                    // [T, G, N]    input format
+  FormatValues z;                    // [T, H, P]    input format, or empty
   std::vector<float> dt_bias;        // [H]          fp32, or empty
   std::vector<float> D;              // [H] or [H, P] fp32, or empty
   std::vector<float> initial_state;  // [S, H, P, N] state format, or empty (zero state)
@@ -109,8 +113,8 @@ inline constexpr int64_t kMaxTokens = (int64_t{1} << 31) - 1;
 
 // Throws ProblemError naming the field and value: G not dividing H, non-positive sizes,
 // cu_seqlens not starting at 0 / decreasing / empty sequences, tensor sizes that disagree
-// with the shape, values not exact in their format, NaN or Inf inputs, dt_limit with
-// lo > hi or NaN, states too large.
+// with the shape, values not exact in their format (a tensor narrowed to the input format is
+// exact by construction), NaN or Inf inputs, dt_limit with lo > hi or NaN, states too large.
 void validate(const Problem& p);
 // Also checks slot indices (in range or pad), distinct written slots, and that no slot
 // written by one request is read by another (the result would depend on order).

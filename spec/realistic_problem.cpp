@@ -77,6 +77,10 @@ Problem realistic_problem(const Shape& shape, const Formats& formats, uint64_t s
     rng = stream(seed, kState);
     for (int64_t i = 0; i < S * H * P * N; ++i) p.initial_state.push_back(in_format(formats.state, 0.1 * rng.normal()));
   }
+  // The input tensors as a dump's are held: narrowed to the input format (bf16 and fp16 as bits).
+  for (FormatValues* v : {&p.x, &p.dt, &p.B, &p.C, &p.z}) {
+    if (!v->empty()) v->narrow(in);
+  }
   return p;
 }
 

@@ -27,7 +27,9 @@ struct RealisticOptions {
   bool initial_state = true;
 };
 
-// `shape` and `formats` are taken as given; the tensors are drawn. dt_limit is left open.
+// `shape` and `formats` are taken as given; the tensors are drawn. dt_limit is left open. The
+// input-format tensors (x, dt, B, C, z) come narrowed to the input format, as a dump's: a
+// caller that edits one element by element starts from loose copies (FormatValues(v.to_vector())).
 Problem realistic_problem(const Shape& shape, const Formats& formats, uint64_t seed,
                           const RealisticOptions& options = {});
 

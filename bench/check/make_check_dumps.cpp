@@ -133,10 +133,13 @@ Problem make_problem(const Options& o, int64_t sequences, int64_t tokens, int64_
   return p;
 }
 
-std::vector<float> values_of(Format f, const std::vector<Bits>& bits) {
+FormatValues values_of(Format f, const std::vector<Bits>& bits) {
+  if (format_info(f).total_bits == 16) return FormatValues::of_bits(f, std::vector<uint16_t>(bits.begin(), bits.end()));
   std::vector<float> v(bits.size());
   for (size_t i = 0; i < bits.size(); ++i) v[i] = float(decode(f, bits[i]));
-  return v;
+  FormatValues values(std::move(v));
+  values.narrow(f);
+  return values;
 }
 
 int make_dump(const Options& o) {

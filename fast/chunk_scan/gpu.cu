@@ -35,16 +35,25 @@ struct DeviceBuffer {
 size_t bytes_of(Format f) { return f == Format::fp32 ? 4 : 2; }
 
 // Values exact in f, encoded as f's bits (2 or 4 bytes each), uploaded.
-DeviceBuffer upload(const std::vector<float>& v, Format f) {
-  DeviceBuffer d(v.size() * bytes_of(f));
-  if (v.empty()) return d;
+DeviceBuffer upload(const float* v, size_t n, Format f) {
+  DeviceBuffer d(n * bytes_of(f));
+  if (n == 0) return d;
   if (f == Format::fp32) {
-    SSMV_CUDA_CHECK(cudaMemcpy(d.ptr, v.data(), d.bytes, cudaMemcpyHostToDevice));
+    SSMV_CUDA_CHECK(cudaMemcpy(d.ptr, v, d.bytes, cudaMemcpyHostToDevice));
   } else {
-    std::vector<uint16_t> bits(v.size());
-    for (size_t i = 0; i < v.size(); ++i) bits[i] = uint16_t(encode_exact(f, v[i]));
+    std::vector<uint16_t> bits(n);
+    for (size_t i = 0; i < n; ++i) bits[i] = uint16_t(encode_exact(f, v[i]));
     SSMV_CUDA_CHECK(cudaMemcpy(d.ptr, bits.data(), d.bytes, cudaMemcpyHostToDevice));
   }
+  return d;
+}
+DeviceBuffer upload(const std::vector<float>& v, Format f) { return upload(v.data(), v.size(), f); }
+// The same of a tensor; one held as f's bits is copied as it is.
+DeviceBuffer upload(const FormatValues& v, Format f) {
+  if (!v.holds_bits()) return upload(v.floats(), v.size(), f);
+  if (v.format() != f) return upload(v.to_vector(), f);
+  DeviceBuffer d(v.size() * 2);
+  if (!v.empty()) SSMV_CUDA_CHECK(cudaMemcpy(d.ptr, v.bits(), d.bytes, cudaMemcpyHostToDevice));
   return d;
 }
 

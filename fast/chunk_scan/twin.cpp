@@ -5,6 +5,23 @@
 #include "fast/common/parallel.h"
 
 namespace ssmv::chunk_scan {
+namespace {
+
+// Tokens [t0, t0 + len) of one head (or group) of a token-major tensor, `width` values each at
+// `first` + k·`stride`: the tensor's own floats with that stride, or (values held as bits)
+// decoded into `buffer` with stride `width`. The reductions read the same values either way.
+struct Rows {
+  const float* at;
+  std::ptrdiff_t stride;
+};
+Rows rows(const FormatValues& v, int64_t first, int64_t stride, int64_t len, int64_t width, std::vector<float>& buffer) {
+  if (!v.holds_bits()) return {v.floats() + first, stride};
+  buffer.resize(size_t(len * width));
+  for (int64_t k = 0; k < len; ++k) v.read(size_t(first + k * stride), size_t(width), &buffer[size_t(k * width)]);
+  return {buffer.data(), width};
+}
+
+}  // namespace
 
 Result run_twin(const Problem& pr, const Config& cfg) {
   validate(pr, cfg);
@@ -52,19 +69,22 @@ Result run_twin(const Problem& pr, const Config& cfg) {
   st.chunk_state.assign(NC * H * P * N, 0.0f);
   // Per worker: [len, N] the rounded, dt-scaled, decayed B of one chunk and head.
   std::vector<std::vector<float>> b_scaled(workers, std::vector<float>(L * N));
+  // Per worker: a chunk's x of one head [len, P], B and C of one group [len, N], when held as bits.
+  std::vector<std::vector<float>> x_rows(workers), b_rows(workers), c_rows(workers);
   ssmv::for_each_task(NC * H, workers, [&](int64_t item, int worker) {
     const int64_t c = item / H, h = item % H;
     const int64_t t0 = plan.start[c], len = plan.len[c];
     const int64_t g = h / heads_per_group;
     float* bs = b_scaled[worker].data();
+    const Rows b = rows(pr.B, pr.bc_index(t0, g, 0), G * N, len, N, b_rows[worker]);
     for (int64_t k = 0; k < len; ++k) {
       const float scale = state_scale(cs_last(c, h), cs_at(h, t0 + k), st.delta[h * T + t0 + k]);
-      for (int64_t n = 0; n < N; ++n) bs[k * N + n] = R(pr.B[pr.bc_index(t0 + k, g, n)] * scale);
+      for (int64_t n = 0; n < N; ++n) bs[k * N + n] = R(b.at[k * b.stride + n] * scale);
     }
+    const Rows x = rows(pr.x, pr.x_index(t0, h, 0), H * P, len, P, x_rows[worker]);
     for (int64_t p = 0; p < P; ++p) {
       for (int64_t n = 0; n < N; ++n) {
-        st.chunk_state[((c * H + h) * P + p) * N + n] =
-            chain(&pr.x[pr.x_index(t0, h, p)], H * P, &bs[n], N, int(len), 0.0f);
+        st.chunk_state[((c * H + h) * P + p) * N + n] = chain(x.at + p, x.stride, &bs[n], N, int(len), 0.0f);
       }
     }
   });
@@ -95,14 +115,14 @@ Result run_twin(const Problem& pr, const Config& cfg) {
 
   // (d) C·Bᵀ per chunk and group, [NC, G, L, L], entries k ≤ m < len.
   st.cb.assign(NC * G * L * L, 0.0f);
-  ssmv::for_each_task(NC * G, workers, [&](int64_t item, int) {
+  ssmv::for_each_task(NC * G, workers, [&](int64_t item, int worker) {
     const int64_t c = item / G, g = item % G;
-    const int64_t t0 = plan.start[c];
-    for (int64_t m = 0; m < plan.len[c]; ++m) {
+    const int64_t t0 = plan.start[c], len = plan.len[c];
+    const Rows b = rows(pr.B, pr.bc_index(t0, g, 0), G * N, len, N, b_rows[worker]);
+    const Rows cr = rows(pr.C, pr.bc_index(t0, g, 0), G * N, len, N, c_rows[worker]);
+    for (int64_t m = 0; m < len; ++m) {
       for (int64_t k = 0; k <= m; ++k) {
-        st.cb[((c * G + g) * L + m) * L + k] =
-            chain(&pr.C[pr.bc_index(t0 + m, g, 0)], 1, &pr.B[pr.bc_index(t0 + k, g, 0)], 1,
-                  int(N), 0.0f);
+        st.cb[((c * G + g) * L + m) * L + k] = chain(cr.at + m * cr.stride, 1, b.at + k * b.stride, 1, int(N), 0.0f);
       }
     }
   });
@@ -117,6 +137,8 @@ Result run_twin(const Problem& pr, const Config& cfg) {
     const int64_t t0 = plan.start[c], len = plan.len[c];
     const int64_t g = h / heads_per_group;
     float* w = weights[worker].data();
+    const Rows x = rows(pr.x, pr.x_index(t0, h, 0), H * P, len, P, x_rows[worker]);
+    const Rows cr = rows(pr.C, pr.bc_index(t0, g, 0), G * N, len, N, c_rows[worker]);
     for (int64_t m = 0; m < len; ++m) {
       for (int64_t k = 0; k <= m; ++k) {
         w[m * L + k] = R(cb_weight(st.cb[((c * G + g) * L + m) * L + k], cs_at(h, t0 + m),
@@ -127,11 +149,10 @@ Result run_twin(const Problem& pr, const Config& cfg) {
       const int64_t t = t0 + m;
       const float decay_m = fm::exp(cs_at(h, t));
       for (int64_t p = 0; p < P; ++p) {
-        float acc = chain(&pr.C[pr.bc_index(t, g, 0)], 1,
-                          &st.state_in[((c * H + h) * P + p) * N], 1, int(N), 0.0f);
+        float acc = chain(cr.at + m * cr.stride, 1, &st.state_in[((c * H + h) * P + p) * N], 1, int(N), 0.0f);
         acc = acc * decay_m;
-        acc = chain(&w[m * L], 1, &pr.x[pr.x_index(t0, h, p)], H * P, int(m + 1), acc);
-        acc = fm::output_epilogue(acc, pr.has_D(), pr.d_value(h, p), pr.x[pr.x_index(t, h, p)], pr.has_z(),
+        acc = chain(&w[m * L], 1, x.at + p, x.stride, int(m + 1), acc);
+        acc = fm::output_epilogue(acc, pr.has_D(), pr.d_value(h, p), x.at[m * x.stride + p], pr.has_z(),
                                   pr.has_z() ? pr.z[pr.x_index(t, h, p)] : 0.0f);
         out.y[pr.x_index(t, h, p)] = float(round_value(of, acc));
       }

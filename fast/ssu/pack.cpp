@@ -10,16 +10,25 @@ int bytes_of(Format f) { return f == Format::fp32 ? 4 : 2; }
 
 // Values exact in format f (validate checked it) as their bits: an fp32 value is its own
 // bits; a 16-bit value is its own rounding to nearest even (exact, so no rounding happens).
-std::vector<uint8_t> encode(Format f, const std::vector<float>& v) {
-  std::vector<uint8_t> out(v.size() * bytes_of(f));
+std::vector<uint8_t> encode(Format f, const float* v, size_t n) {
+  std::vector<uint8_t> out(n * bytes_of(f));
   if (f == Format::fp32) {
-    if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
+    if (n != 0) std::memcpy(out.data(), v, out.size());
     return out;
   }
-  for (size_t i = 0; i < v.size(); ++i) {
+  for (size_t i = 0; i < n; ++i) {
     const uint16_t w = static_cast<uint16_t>(round_nearest_even(f, static_cast<double>(v[i])));
     std::memcpy(out.data() + 2 * i, &w, 2);
   }
+  return out;
+}
+std::vector<uint8_t> encode(Format f, const std::vector<float>& v) { return encode(f, v.data(), v.size()); }
+// The same of a tensor; one held as f's bits is copied as it is.
+std::vector<uint8_t> encode(Format f, const FormatValues& v) {
+  if (!v.holds_bits()) return encode(f, v.floats(), v.size());
+  if (v.format() != f) return encode(f, v.to_vector());
+  std::vector<uint8_t> out(v.size() * 2);
+  if (!v.empty()) std::memcpy(out.data(), v.bits(), out.size());
   return out;
 }
 

@@ -147,7 +147,7 @@ void fit_fp16_production_range(Problem& p) {
   int shift = 0;
   while (std::ldexp(worst, -shift) > 0x1p14) ++shift;
   if (shift == 0) return;
-  for (float& v : p.B) v = to_format(p.formats.input, std::ldexp(double(v), -shift));
+  for (float& v : p.B.writable()) v = to_format(p.formats.input, std::ldexp(double(v), -shift));
   for (float& v : p.initial_state) v = to_format(p.formats.state, std::ldexp(double(v), -shift));
 }
 
@@ -248,7 +248,7 @@ void draw_tensors(Problem& p, bool adversarial, const Features& ft, Target targe
       // Keep softplus arguments ≤ 20 when dt and bias are both large.
       for (int64_t i = 0; i < T * H; ++i) {
         const double bias = p.has_dt_bias() ? double(p.dt_bias[i % H]) : 0.0;
-        if (double(p.dt[i]) + bias > 20) p.dt[i] = 16.0f;
+        if (double(p.dt[i]) + bias > 20) p.dt.set(i, 16.0f);
       }
     }
   }
@@ -267,8 +267,8 @@ void draw_tensors(Problem& p, bool adversarial, const Features& ft, Target targe
     for (int64_t t = 0; t < T; ++t) {
       for (int64_t g = 0; g < G; ++g) {
         for (int64_t n = 0; n + 1 < N; n += 2) {
-          p.B[p.bc_index(t, g, n + 1)] = p.B[p.bc_index(t, g, n)];
-          p.C[p.bc_index(t, g, n + 1)] = -p.C[p.bc_index(t, g, n)];
+          p.B.set(p.bc_index(t, g, n + 1), p.B[p.bc_index(t, g, n)]);
+          p.C.set(p.bc_index(t, g, n + 1), -p.C[p.bc_index(t, g, n)]);
         }
       }
     }

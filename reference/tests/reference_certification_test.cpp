@@ -195,7 +195,8 @@ TEST(ReferenceCertification, BadProblemsAndOptionsAreRejected) {
   p.shape.cu_seqlens = {0, 2, 1};
   expect_rejected(p, o, "shape field 'cu_seqlens'[2] = 1 decreases");
   p = good;
-  p.x[1] = 1.0f + 0x1p-20f;  // not a bf16 value
+  p.x.loosen();  // edited
+  p.x.set(1, 1.0f + 0x1p-20f);  // not a bf16 value
   expect_rejected(p, o, "problem field 'x'[1]");
   p = good;
   p.dt_limit_lo = 1.0f;

@@ -34,8 +34,10 @@ Problem request_alone(const DecodeProblem& d, int64_t s, std::vector<float> h0) 
   const Problem& pr = d.problem;
   Problem p = pr;
   p.shape.cu_seqlens = {0, 1};
-  auto row = [&](const std::vector<float>& v, int64_t per_token) {
-    return std::vector<float>(v.begin() + s * per_token, v.begin() + (s + 1) * per_token);
+  auto row = [&](const FormatValues& v, int64_t per_token) {
+    FormatValues r;
+    r.append(v, size_t(s * per_token), size_t(per_token));
+    return r;
   };
   p.x = row(pr.x, H * P);
   p.z = row(pr.z, H * P);
@@ -108,11 +110,11 @@ TEST(ReferenceDecode, PoolHandOffEqualsOneLongerRequest) {
   Problem both = request_alone(d, 2, std::vector<float>(d.state_pool.begin() + 3 * hpn, d.state_pool.begin() + 4 * hpn));
   const Problem tok0 = request_alone(d, 0, {});
   both.shape.cu_seqlens = {0, 2};
-  both.x.insert(both.x.end(), tok0.x.begin(), tok0.x.end());
-  both.z.insert(both.z.end(), tok0.z.begin(), tok0.z.end());
-  both.dt.insert(both.dt.end(), tok0.dt.begin(), tok0.dt.end());
-  both.B.insert(both.B.end(), tok0.B.begin(), tok0.B.end());
-  both.C.insert(both.C.end(), tok0.C.begin(), tok0.C.end());
+  both.x.append(tok0.x, 0, tok0.x.size());
+  both.z.append(tok0.z, 0, tok0.z.size());
+  both.dt.append(tok0.dt, 0, tok0.dt.size());
+  both.B.append(tok0.B, 0, tok0.B.size());
+  both.C.append(tok0.C, 0, tok0.C.size());
   const ExactResult whole = compute(both);
   for (int64_t i = 0; i < H * P; ++i) EXPECT_TRUE(same_element(whole.y, H * P + i, second.y, i));
   for (int64_t i = 0; i < hpn; ++i) EXPECT_TRUE(same_element(whole.final_state, i, second.final_state, i));

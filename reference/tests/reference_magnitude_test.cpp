@@ -83,11 +83,11 @@ TEST(ReferenceMagnitude, UpperBoundsOfTheAbsoluteRecurrence) {
 // input has magnitude 0 and value exactly 0.
 TEST(ReferenceMagnitude, DecayBelowDoubleRangeStaysBounded) {
   Problem pr = testing::zero_problem({0, 4}, 2, 1, 2, 1);
-  for (int64_t t = 0; t < 4; ++t) pr.dt[pr.dt_index(t, 0)] = 60.0f;  // head 1: dt = 0, x = 0
+  for (int64_t t = 0; t < 4; ++t) pr.dt.set(pr.dt_index(t, 0), 60.0f);  // head 1: dt = 0, x = 0
   pr.A = {-16.0f, -1.0f};
   pr.B = {1.0f, -0.75f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
   pr.C.assign(8, 0.5f);
-  pr.x[pr.x_index(0, 0, 0)] = 1.5f;  // token 0, head 0 only
+  pr.x.set(pr.x_index(0, 0, 0), 1.5f);  // token 0, head 0 only
   Options o;
   o.state_positions = {2, 3};
   const ExactResult r = compute(pr, o);

@@ -68,8 +68,11 @@ inline TierCase tier_case(uint64_t seed, Adversity adv, int64_t max_tokens = 12)
     pr.dt_limit_lo = 0.002f;
     pr.dt_limit_hi = 0.05f;
   }
-  auto in_format = [&](std::vector<float>& v, double scale) {
-    for (float& e : v) e = float(round_value(f.input, double(e) * scale));
+  if (adv != Adversity::none) {
+    for (FormatValues* v : {&pr.x, &pr.dt, &pr.B, &pr.C, &pr.z}) v->loosen();  // edited below
+  }
+  auto in_format = [&](FormatValues& v, double scale) {
+    for (float& e : v.writable()) e = float(round_value(f.input, double(e) * scale));
   };
   switch (adv) {
     case Adversity::none:
@@ -82,7 +85,7 @@ inline TierCase tier_case(uint64_t seed, Adversity adv, int64_t max_tokens = 12)
         pr.dt_softplus = false;
         pr.dt_limit_lo = -INFINITY;
         pr.dt_limit_hi = INFINITY;
-        for (float& d : pr.dt) d = float(round_value(f.input, 0x1p-14 * (1 + 0.5 * double(d))));
+        for (float& d : pr.dt.writable()) d = float(round_value(f.input, 0x1p-14 * (1 + 0.5 * double(d))));
       }
       break;
     case Adversity::cancellation: {
@@ -93,8 +96,8 @@ inline TierCase tier_case(uint64_t seed, Adversity adv, int64_t max_tokens = 12)
         for (int64_t g = 0; g < G; ++g) {
           for (int64_t n = 0; n + 1 < N; n += 2) {
             const size_t i = size_t(pr.bc_index(t, g, n));
-            pr.B[i + 1] = pr.B[i];
-            pr.C[i + 1] = float(round_value(f.input, -double(pr.C[i]) * (1 + std::ldexp(1.0, -int(k)))));
+            pr.B.set(i + 1, pr.B[i]);
+            pr.C.set(i + 1, float(round_value(f.input, -double(pr.C[i]) * (1 + std::ldexp(1.0, -int(k))))));
           }
         }
       }
@@ -109,7 +112,7 @@ inline TierCase tier_case(uint64_t seed, Adversity adv, int64_t max_tokens = 12)
       in_format(pr.x, scale);
       in_format(pr.B, coin() ? scale : 1.0);
       in_format(pr.C, coin() ? scale : 1.0);
-      if (coin()) pr.x[0] = 0x1p-140f;  // a subnormal fp32 input
+      if (coin()) pr.x.set(0, 0x1p-140f);  // a subnormal fp32 input
       break;
     }
     case Adversity::huge: {
@@ -122,11 +125,11 @@ inline TierCase tier_case(uint64_t seed, Adversity adv, int64_t max_tokens = 12)
     case Adversity::zeros: {
       const int64_t h0 = pick(0, H - 1);
       for (int64_t t = 0; t < T; ++t) {
-        for (int64_t p = 0; p < P; ++p) pr.x[size_t(pr.x_index(t, h0, p))] = 0.0f;
+        for (int64_t p = 0; p < P; ++p) pr.x.set(size_t(pr.x_index(t, h0, p)), 0.0f);
       }
       const int64_t t0 = pick(0, T - 1);
-      for (int64_t n = 0; n < N; ++n) pr.B[size_t(pr.bc_index(t0, 0, n))] = 0.0f;
-      if (pr.has_z()) pr.z[0] = 0.0f;
+      for (int64_t n = 0; n < N; ++n) pr.B.set(size_t(pr.bc_index(t0, 0, n)), 0.0f);
+      if (pr.has_z()) pr.z.set(0, 0.0f);
       if (coin() && !pr.initial_state.empty()) std::fill(pr.initial_state.begin(), pr.initial_state.end(), 0.0f);
       break;
     }

@@ -133,11 +133,19 @@ TEST(FormatValues, WritesToANarrowedTensorThrow) {
     EXPECT_THROW(v.set(0, 3.0f), std::logic_error) << format_name(f);
     EXPECT_THROW(v.push_back(3.0f), std::logic_error);
     EXPECT_THROW(v.resize(5), std::logic_error);
-    EXPECT_THROW(v.assign(2, 0.0f), std::logic_error);
     EXPECT_THROW(v.reserve(9), std::logic_error);
     EXPECT_THROW(v.writable(), std::logic_error);
     EXPECT_EQ(v[0], 1.0f);  // reads still work, on a non-const tensor too
     EXPECT_EQ(v.to_vector(), (std::vector<float>{1.0f, 2.0f}));
+    FormatValues edited = v;
+    edited.loosen();  // a deliberate copy to edit
+    edited.set(0, 7.0f);
+    EXPECT_EQ(edited.to_vector(), (std::vector<float>{7.0f, 2.0f}));
+    EXPECT_EQ(v[0], 1.0f);
+    FormatValues replaced = v;
+    replaced.assign(3, 0.5f);  // every value replaced, as by = std::vector<float>(3, 0.5f)
+    EXPECT_FALSE(replaced.narrowed());
+    EXPECT_EQ(replaced.to_vector(), std::vector<float>(3, 0.5f));
     v.clear();  // dropping it is no write
     EXPECT_TRUE(v.empty());
     EXPECT_FALSE(v.narrowed());

@@ -63,7 +63,7 @@ TEST(ProblemValidate, ShapesDisagree) {
 
 TEST(ProblemValidate, NonFinite) {
   Problem p = tiny();
-  p.x[0] = std::numeric_limits<float>::infinity();
+  p.x.set(0, std::numeric_limits<float>::infinity());
   expect_rejected(p, "problem field 'x'[0] = inf");
   p = tiny();
   p.A[0] = std::numeric_limits<float>::quiet_NaN();
@@ -72,7 +72,7 @@ TEST(ProblemValidate, NonFinite) {
 
 TEST(ProblemValidate, NotExactInFormat) {
   Problem p = tiny();
-  p.x[0] = 1.0f + 0x1p-10f;  // needs 11 significand bits; bf16 has 8
+  p.x.set(0, 1.0f + 0x1p-10f);  // needs 11 significand bits; bf16 has 8
   expect_rejected(p, "is not exact in its format bf16");
 }
 

@@ -11,14 +11,15 @@ void run_pair(const Problem& p, int64_t seq, int64_t h, float* state, std::vecto
   const Shape& s = p.shape;
   const int64_t P = s.P, N = s.N, g = s.group_of(h);
   const float A = p.A[h];
+  std::vector<float> row_b(N), row_c(N);  // a token's B and C held as bits, decoded
   for (int64_t t = s.cu_seqlens[seq]; t < s.cu_seqlens[seq + 1]; ++t) {
     float delta = p.dt[p.dt_index(t, h)];
     if (p.has_dt_bias()) delta = delta + p.dt_bias[h];
     if (p.dt_softplus) delta = delta > 20.0f ? delta : std::log1p(std::exp(delta));
     delta = std::min(std::max(delta, p.dt_limit_lo), p.dt_limit_hi);
     const float dA = std::exp(delta * A);
-    const float* B = &p.B[p.bc_index(t, g, 0)];
-    const float* C = &p.C[p.bc_index(t, g, 0)];
+    const float* B = p.B.read(size_t(p.bc_index(t, g, 0)), size_t(N), row_b.data());
+    const float* C = p.C.read(size_t(p.bc_index(t, g, 0)), size_t(N), row_c.data());
     for (int64_t i = 0; i < P; ++i) {
       const float x = p.x[p.x_index(t, h, i)];
       float* S = state + i * N;

@@ -4,8 +4,10 @@
 #include <cstdio>
 
 namespace ssmv::family {
+namespace {
 
-std::string narrower_format_hint(const std::string& tensor, Format declared, const std::vector<float>& values) {
+template <class Values>
+std::string hint(const std::string& tensor, Format declared, const Values& values) {
   // Few values say nothing: 16 nonzero values all in the narrower format by chance is
   // (2^-16)^16 for random fp32 data.
   constexpr int64_t kEnough = 16;
@@ -25,6 +27,15 @@ std::string narrower_format_hint(const std::string& tensor, Format declared, con
     }
   }
   return "";
+}
+
+}  // namespace
+
+std::string narrower_format_hint(const std::string& tensor, Format declared, const std::vector<float>& values) {
+  return hint(tensor, declared, values);
+}
+std::string narrower_format_hint(const std::string& tensor, Format declared, const FormatValues& values) {
+  return hint(tensor, declared, values);
 }
 
 }  // namespace ssmv::family

@@ -5,8 +5,10 @@
 #include <tuple>
 
 namespace ssmv::family {
+namespace {
 
-std::string tensor_difference(const std::string& name, const std::vector<float>& a, const std::vector<float>& b) {
+template <class Values>
+std::string first_element_difference(const std::string& name, const Values& a, const Values& b) {
   if (a.size() != b.size()) {
     return "tensor '" + name + "': " + std::to_string(a.size()) + " vs " + std::to_string(b.size()) + " elements";
   }
@@ -19,8 +21,6 @@ std::string tensor_difference(const std::string& name, const std::vector<float>&
   }
   return "";
 }
-
-namespace {
 
 // "<what> differ: n1, n2 = a1, a2 vs b1, b2" when some entry's texts differ, else "".
 std::string joined_difference(const std::string& what,
@@ -38,6 +38,13 @@ std::string joined_difference(const std::string& what,
 }
 
 }  // namespace
+
+std::string tensor_difference(const std::string& name, const std::vector<float>& a, const std::vector<float>& b) {
+  return first_element_difference(name, a, b);
+}
+std::string tensor_difference(const std::string& name, const FormatValues& a, const FormatValues& b) {
+  return first_element_difference(name, a, b);
+}
 
 std::string shape_difference(const std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>>& dims) {
   std::vector<std::tuple<std::string, std::string, std::string>> entries;

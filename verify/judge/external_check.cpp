@@ -33,7 +33,7 @@ void expect_inputs(const Contract& c, const Problem& p) {
 }
 
 // y [T, H, P] and final_states [S, H, P, N] (or empty) must fit the problem.
-void check_output_sizes(const Problem& p, const std::vector<float>& y, const std::vector<float>& final_states) {
+void check_output_sizes(const Problem& p, const FormatValues& y, const FormatValues& final_states) {
   const Shape& s = p.shape;
   if (int64_t(y.size()) != s.num_tokens() * s.H * s.P) {
     throw ProblemError("outputs: y has " + std::to_string(y.size()) + " elements, the problem needs " +
@@ -58,7 +58,7 @@ struct StreamJudges {
   }
   // Token o.token's y of head o.head, element [t, h, q] with bound y_bound(q, flat index).
   template <class YBound>
-  void add_y(const Problem& p, const ref::TokenOutputs& o, const std::vector<float>& computed, YBound y_bound) {
+  void add_y(const Problem& p, const ref::TokenOutputs& o, const FormatValues& computed, YBound y_bound) {
     const Format f = p.formats.output;
     for (int64_t q = 0; q < p.shape.P; ++q) {
       const size_t i = size_t(p.x_index(o.token, o.head, q)), k = size_t(q);
@@ -67,11 +67,12 @@ struct StreamJudges {
     }
   }
   // A pair's final state, element base + k with bound[k].
-  void add_final_state(const Problem& p, const ref::StateOutputs& o, const std::vector<float>& final_states,
+  void add_final_state(const Problem& p, const ref::StateOutputs& o, const FormatValues& final_states,
                        const double* bound) {
     if (!o.final || !state) return;
-    const size_t base = size_t(p.state_index(o.sequence, o.head, 0, 0));
-    state->add_run(int64_t(base), std::span<const float>(&final_states[base], o.nearest.size()), o.value,
+    const size_t base = size_t(p.state_index(o.sequence, o.head, 0, 0)), n = o.nearest.size();
+    std::vector<float> decoded(final_states.holds_bits() ? n : 0);  // a 16-bit state's values
+    state->add_run(int64_t(base), std::span<const float>(final_states.read(base, n, decoded.data()), n), o.value,
                    o.nearest.data(), o.certified_error.data(), o.magnitude.data(), bound);
   }
   // The reports, the worst y element's kept y with them (attribution reads it).
@@ -143,8 +144,8 @@ class StepperPool {
 // over (the bound's y terms, docs/bounds.md [2.7], [2.8]).
 class JudgingSink : public ref::Sink {
  public:
-  JudgingSink(const Problem& p, const bound::SequentialInput& in, const std::vector<float>& y, StreamJudges& judges,
-              const std::vector<float>& final_states)
+  JudgingSink(const Problem& p, const bound::SequentialInput& in, const FormatValues& y, StreamJudges& judges,
+              const FormatValues& final_states)
       : p_(p), pool_(in), y_(y), judges_(judges), final_states_(final_states) {}
 
   void token(const ref::TokenOutputs& o) override {
@@ -164,9 +165,9 @@ class JudgingSink : public ref::Sink {
  private:
   const Problem& p_;
   StepperPool pool_;
-  const std::vector<float>& y_;
+  const FormatValues& y_;
   StreamJudges& judges_;
-  const std::vector<float>& final_states_;
+  const FormatValues& final_states_;
 };
 
 // The hand-off, streamed (verify/judge/handoff.h HandoffStream): one reference run over the
@@ -177,8 +178,8 @@ class JudgingSink : public ref::Sink {
 // its stored state.
 class HandoffJudgingSink : public ref::Sink {
  public:
-  HandoffJudgingSink(const Problem& p, HandoffStream& parts, const std::vector<float>& y, StreamJudges& judges,
-                     const std::vector<float>& final_states)
+  HandoffJudgingSink(const Problem& p, HandoffStream& parts, const FormatValues& y, StreamJudges& judges,
+                     const FormatValues& final_states)
       : p_(p), parts_(parts), pool_(parts.decode_input()), y_(y), judges_(judges), final_states_(final_states) {}
 
   void token(const ref::TokenOutputs& o) override {
@@ -216,9 +217,9 @@ class HandoffJudgingSink : public ref::Sink {
   const Problem& p_;
   HandoffStream& parts_;
   StepperPool pool_;
-  const std::vector<float>& y_;
+  const FormatValues& y_;
   StreamJudges& judges_;
-  const std::vector<float>& final_states_;
+  const FormatValues& final_states_;
 };
 
 // The sequential family, streamed over the tokens: δ and the decay first
@@ -228,7 +229,7 @@ class HandoffJudgingSink : public ref::Sink {
 // is the kernel's outputs and O(threads·P·N). The bounds, verdicts and attribution are
 // those of bounding and judging compute()'s whole result (check_outputs_test).
 KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
-                                     const std::vector<float>& y, const std::vector<float>& final_states,
+                                     const FormatValues& y, const FormatValues& final_states,
                                      ElementDetail detail, int64_t tokens_per_launch,
                                      const bound::SourceWeights* weights) {
   ref::Options options;
@@ -261,7 +262,7 @@ KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract,
 class ChunkedJudgingSink : public ref::Sink {
  public:
   ChunkedJudgingSink(const Problem& p, const bound::ChunkedInput& in, const bound::ChunkedBounds& b,
-                     const std::vector<float>& y, StreamJudges& judges, const std::vector<float>& final_states)
+                     const FormatValues& y, StreamJudges& judges, const FormatValues& final_states)
       : p_(p), finish_(in), b_(b), y_(y), judges_(judges), final_states_(final_states) {}
 
   void token(const ref::TokenOutputs& o) override {
@@ -278,9 +279,9 @@ class ChunkedJudgingSink : public ref::Sink {
   const Problem& p_;
   const bound::ChunkedYBound finish_;
   const bound::ChunkedBounds& b_;
-  const std::vector<float>& y_;
+  const FormatValues& y_;
   StreamJudges& judges_;
-  const std::vector<float>& final_states_;
+  const FormatValues& final_states_;
 };
 
 // The chunked family, streamed: δ first (ref::compute_scalars), the chunked bound up to
@@ -289,7 +290,7 @@ class ChunkedJudgingSink : public ref::Sink {
 // reference hands it over. No exact value is kept per element. The bounds, verdicts and attribution are those
 // of bounding and judging compute()'s whole result (check_outputs_test).
 KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
-                                  const std::vector<float>& y, const std::vector<float>& final_states,
+                                  const FormatValues& y, const FormatValues& final_states,
                                   ElementDetail detail) {
   ref::Options options;
   options.validated = true;  // check_outputs validated p
@@ -326,7 +327,7 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
 }  // namespace
 
 KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
-                          const std::vector<float>& y, const std::vector<float>& final_states, ElementDetail detail,
+                          const FormatValues& y, const FormatValues& final_states, ElementDetail detail,
                           int64_t tokens_per_launch, const bound::SourceWeights* weights) {
   validate(p);
   check_output_sizes(p, y, final_states);
@@ -338,8 +339,8 @@ KernelCheck check_outputs(const Problem& p, const Contract& contract, const std:
 }
 
 KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
-                                  const Contract& decode, const std::string& kernel, const std::vector<float>& y,
-                                  const std::vector<float>& final_states, ElementDetail detail) {
+                                  const Contract& decode, const std::string& kernel, const FormatValues& y,
+                                  const FormatValues& final_states, ElementDetail detail) {
   validate(p);
   check_output_sizes(p, y, final_states);
   ref::Options options = handoff_reference_options(p, prefill);
@@ -427,8 +428,8 @@ void validate_external(const Problem& p, const ExternalKernel& k) {
   }
 }
 
-KernelCheck check_external(const Problem& p, const ExternalKernel& k, const std::vector<float>& y,
-                           const std::vector<float>& final_states, ElementDetail detail,
+KernelCheck check_external(const Problem& p, const ExternalKernel& k, const FormatValues& y,
+                           const FormatValues& final_states, ElementDetail detail,
                            const bound::SourceWeights* weights) {
   validate_external(p, k);
   const std::string name = k.name.empty() ? k.family : k.name;

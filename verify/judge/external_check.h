@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "spec/contract.h"
+#include "spec/format_values.h"
 #include "spec/problem.h"
 #include "verify/bound/source.h"
 #include "verify/judge/check_result.h"
@@ -25,7 +26,7 @@ namespace ssmv::verify {
 // exact value per element; `detail` says whether the reports keep their per-element vectors
 // (side-by-side comparisons need them; a summary does not).
 KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
-                          const std::vector<float>& y, const std::vector<float>& final_states,
+                          const FormatValues& y, const FormatValues& final_states,
                           ElementDetail detail = ElementDetail::elements, int64_t tokens_per_launch = 1,
                           const bound::SourceWeights* weights = nullptr);
 
@@ -37,8 +38,8 @@ KernelCheck check_outputs(const Problem& p, const Contract& contract, const std:
 // element beyond what `detail` asks for; the verdicts and attribution are those of bounding
 // and judging compute()'s whole result (check_outputs_test).
 KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
-                                  const Contract& decode, const std::string& kernel, const std::vector<float>& y,
-                                  const std::vector<float>& final_states,
+                                  const Contract& decode, const std::string& kernel, const FormatValues& y,
+                                  const FormatValues& final_states,
                                   ElementDetail detail = ElementDetail::elements);
 
 // What produced a dump. family "ssu": a decode kernel launched once per token (the state
@@ -70,8 +71,8 @@ void validate_external(const Problem& p, const ExternalKernel& k);
 // `weights` (sequential family only; null: the rigorous bound) scales the bound's sources
 // (verify/bound/source.h): a what-if whose verdicts are no longer rigorous, e.g. the bound
 // without its stochastic stores for the bias test (stochastic_bias.h).
-KernelCheck check_external(const Problem& p, const ExternalKernel& k, const std::vector<float>& y,
-                           const std::vector<float>& final_states, ElementDetail detail = ElementDetail::elements,
+KernelCheck check_external(const Problem& p, const ExternalKernel& k, const FormatValues& y,
+                           const FormatValues& final_states, ElementDetail detail = ElementDetail::elements,
                            const bound::SourceWeights* weights = nullptr);
 
 }  // namespace ssmv::verify

@@ -32,8 +32,9 @@ Problem slice_tokens(const Problem& p, const std::vector<int64_t>& begin,
     all_start_at_zero = all_start_at_zero && begin[q] == 0;
     out.shape.cu_seqlens.push_back(out.shape.cu_seqlens.back() + end[q] - begin[q]);
     for (int64_t t = s.cu_seqlens[q] + begin[q]; t < s.cu_seqlens[q] + end[q]; ++t) {
-      const auto copy = [&](std::vector<float>& dst, const std::vector<float>& src, int64_t width) {
-        if (!src.empty()) dst.insert(dst.end(), src.begin() + t * width, src.begin() + (t + 1) * width);
+      // Narrowed tensors stay narrowed (a dump's bf16 x is sliced as bits).
+      const auto copy = [&](FormatValues& dst, const FormatValues& src, int64_t width) {
+        if (!src.empty()) dst.append(src, size_t(t * width), size_t(width));
       };
       copy(out.x, p.x, H * P);
       copy(out.z, p.z, H * P);

@@ -86,7 +86,7 @@ StochasticBias tensor_stochastic_bias(const TensorReport& r, double false_alarm,
 }
 
 std::vector<TensorBias> stochastic_biases(const Problem& p, const ExternalKernel& k, const KernelCheck& kc,
-                                          const std::vector<float>& y, const std::vector<float>& final_states,
+                                          const FormatValues& y, const FormatValues& final_states,
                                           double false_alarm) {
   const Contract& contract = k.family == "handoff" ? k.decode_contract : k.contract;
   std::vector<TensorBias> out;

@@ -74,7 +74,7 @@ struct TensorBias {
   StochasticBias bias;
 };
 std::vector<TensorBias> stochastic_biases(const Problem& p, const ExternalKernel& k, const KernelCheck& kc,
-                                          const std::vector<float>& y, const std::vector<float>& final_states,
+                                          const FormatValues& y, const FormatValues& final_states,
                                           double false_alarm = 1e-6);
 
 // The tensors of a check that the contract stores stochastically: "final_state" when its

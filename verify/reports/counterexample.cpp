@@ -29,8 +29,10 @@ Value limit(float v) {
   return Value(v);  // the shortest literal that reads back to this float's value
 }
 
-// {"shape": [...], "format": "bf16", "bits": ["0x3f80", ...]} — or null when empty.
-Value tensor(const std::vector<float>& values, std::vector<int64_t> shape, Format f) {
+// {"shape": [...], "format": "bf16", "bits": ["0x3f80", ...]} — or null when empty. Values:
+// std::vector<float> or FormatValues.
+template <class Values>
+Value tensor(const Values& values, std::vector<int64_t> shape, Format f) {
   if (values.empty()) return Value();
   Value bits = Value::array();
   bits.get_ref<Value::array_t&>().reserve(values.size());

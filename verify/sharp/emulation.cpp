@@ -491,6 +491,7 @@ SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, 
   const int64_t P = sh.P, N = sh.N, g = sh.group_of(h), t0 = sh.cu_seqlens[s], len = sh.seq_len(s);
   const int64_t K = std::max<int64_t>(1, e.tokens_per_launch);
   std::vector<double> dB(N), x(P), cd(N), ep(2 * P);  // ep: y_epilogue's scratch
+  std::vector<float> row_b(N), row_c(N);                // a token's B and C held as bits, decoded
   std::vector<double>& S = out.work_state;  // [N, P]
   std::vector<double>& Sy = out.work_stored;
   S = S0;
@@ -506,8 +507,8 @@ SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, 
     const int64_t t = t0 + j;
     const double d = delta_of(p, e, m, t, h);
     const double a = m.exp(m.rounded(d * A));
-    const float* B = &p.B[p.bc_index(t, g, 0)];
-    const float* C = &p.C[p.bc_index(t, g, 0)];
+    const float* B = p.B.read(size_t(p.bc_index(t, g, 0)), size_t(N), row_b.data());
+    const float* C = p.C.read(size_t(p.bc_index(t, g, 0)), size_t(N), row_c.data());
     for (int64_t n = 0; n < N; ++n) dB[n] = round_opt(e.at(Site::dB), m.rounded(d * double(B[n])));
     for (int64_t pp = 0; pp < P; ++pp) x[pp] = double(p.x[p.x_index(t, h, pp)]);
     for (int64_t n = 0; n < N; ++n) {
@@ -582,6 +583,8 @@ class ChunkedEmulation {
     if (L_ < 1) throw std::invalid_argument("emulate_unit: a chunked contract needs chunk_size >= 1");
     pieces_ = chunk_pieces(begin_, end_, L_, c.chunk_layout);
     xk_.resize(L_ * P_);
+    row_b_.resize(N_);
+    row_c_.resize(N_);
     Bt_.resize(N_ * L_);
     Bd_.resize(L_ * N_);
     Cd_.resize(L_ * N_);
@@ -642,8 +645,8 @@ class ChunkedEmulation {
       for (int64_t pp = 0; pp < P; ++pp) {
         xk_[k * P + pp] = xT_[pp * len + k] = double(p_.x[p_.x_index(t0 + k, h_, pp)]);
       }
-      const float* B = &p_.B[p_.bc_index(t0 + k, g_, 0)];
-      const float* C = &p_.C[p_.bc_index(t0 + k, g_, 0)];
+      const float* B = p_.B.read(size_t(p_.bc_index(t0 + k, g_, 0)), size_t(N), row_b_.data());
+      const float* C = p_.C.read(size_t(p_.bc_index(t0 + k, g_, 0)), size_t(N), row_c_.data());
       for (int64_t n = 0; n < N; ++n) {
         Bt_[n * len + k] = Bd_[k * N + n] = double(B[n]);
         Cd_[k * N + n] = double(C[n]);
@@ -784,6 +787,7 @@ class ChunkedEmulation {
   // row's weights and its decays' arguments [len], a row's C·Bᵀ with the run's noise [len],
   // y_epilogue's scratch [2P].
   std::vector<double> xk_, Bt_, Bd_, Cd_, cb_acc_, cb_bias_, cb_sd_, bt_, w_, dk_, cb_row_, ep_;
+  std::vector<float> row_b_, row_c_;  // a token's B and C held as bits, decoded [N]
   // Per piece, from the noise-free run: the bias and sd of the chunk state's sums [P, N] and of
   // each row's inter- and intra-chunk sums [len, P].
   std::vector<double> state_bias_, state_sd_, inter_bias_, inter_sd_, intra_bias_, intra_sd_;

@@ -45,7 +45,7 @@ namespace {
 // The tensors the sharp verdict judges, with what it reads of them.
 struct Target {
   TensorReport* report = nullptr;
-  const std::vector<float>* computed = nullptr;
+  const FormatValues* computed = nullptr;
   bool is_y = true;
 };
 
@@ -105,16 +105,16 @@ double residual(const Target& t, int64_t flat0, int64_t n, const double* emu, co
                 int64_t* count) {
   constexpr int64_t kBlock = 256;  // a multiple of 4: the lanes follow the element index
   double reference[kBlock];
+  float computed[kBlock], based[kBlock];  // buffers for values held as bits (FormatValues::read)
   double sums[4] = {0, 0, 0, 0};
   int64_t counted = 0;
-  const float* computed = t.computed->data() + flat0;
   const uint16_t* weights = t.report->sharp_weights.data() + flat0;
   for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
     const int64_t m = std::min(kBlock, n - i0);
-    for (int64_t i = 0; i < m; ++i) {
-      reference[i] = base ? double((*base)[base0 + size_t(i0 + i)]) : double(computed[i0 + i]);
-    }
-    counted += add_squares(computed + i0, weights + i0, reference, emu + i0, m, sums);
+    const float* c = t.computed->read(size_t(flat0 + i0), size_t(m), computed);
+    const float* r = base ? base->read(base0 + size_t(i0), size_t(m), based) : c;
+    for (int64_t i = 0; i < m; ++i) reference[i] = double(r[i]);
+    counted += add_squares(c, weights + i0, reference, emu + i0, m, sums);
   }
   if (count) *count += counted;
   return (sums[0] + sums[1]) + (sums[2] + sums[3]);
@@ -300,8 +300,8 @@ void declared_and_monte_carlo(const Pass& ps, const Emulation& declared, const S
 
 }  // namespace
 
-void sharp_verdicts(const Problem& p, const verify::ExternalKernel& k, KernelCheck& kc, const std::vector<float>& y,
-                    const std::vector<float>& final_states, const SharpOptions& o) {
+void sharp_verdicts(const Problem& p, const verify::ExternalKernel& k, KernelCheck& kc, const FormatValues& y,
+                    const FormatValues& final_states, const SharpOptions& o) {
   validate(o);
   std::string why_not;
   if (k.family == "handoff") {
@@ -313,7 +313,7 @@ void sharp_verdicts(const Problem& p, const verify::ExternalKernel& k, KernelChe
   for (TensorReport& t : kc.tensors) {
     const bool is_y = t.name == "y";
     if (!is_y && t.name != "final_state") continue;
-    const std::vector<float>& values = is_y ? y : final_states;
+    const FormatValues& values = is_y ? y : final_states;
     if (why_not.empty() && (t.sharp_weights.size() != size_t(t.elements) || values.size() != size_t(t.elements))) {
       t.sharp.why_not = "no per-element weights kept by the check (ElementDetail::summary)";
       continue;

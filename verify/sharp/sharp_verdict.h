@@ -42,7 +42,7 @@ void validate(const SharpOptions& o);
 // block-scaled state or a tensor without per-element weights is marked not evaluated, with the
 // reason.
 void sharp_verdicts(const Problem& p, const verify::ExternalKernel& k, verify::KernelCheck& kc,
-                    const std::vector<float>& y, const std::vector<float>& final_states, const SharpOptions& o);
+                    const FormatValues& y, const FormatValues& final_states, const SharpOptions& o);
 
 // True when some tensor of kc is SUSPICIOUS.
 bool any_suspicious(const verify::KernelCheck& kc);

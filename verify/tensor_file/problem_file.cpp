@@ -3,6 +3,7 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <type_traits>
 
 #include "verify/tensor_file/tensor_file.h"
 
@@ -73,17 +74,25 @@ Tensor labelled(const Tensor& t, const std::string& file) {
   return c;
 }
 
-std::vector<float> values(const Tensor& t, const std::string& file, Format f) {
+// t's values narrowed to f (bf16 and fp16 as their bits), or as floats (floats()).
+FormatValues values(const Tensor& t, const std::string& file, Format f) {
   if (t.file == file) return as_format_values(t, f);
   return as_format_values(labelled(t, file), f);
 }
+std::vector<float> floats(const Tensor& t, const std::string& file, Format f) {
+  if (t.file == file) return as_format_floats(t, f);
+  return as_format_floats(labelled(t, file), f);
+}
 
-// A state tensor `name` [S, H, P, N] (its shape checked by the caller) in the state format f.
-// A block-scaled f (int16_scaled) reads its codes with `name`_scale, one decode scale per row
-// (s, h, p): [S, H, P], or [S, H, P, 1] as FlashInfer's state_scale. A scale tensor beside
-// another format, or without its state, is an error.
-std::vector<float> state_values(const TensorMap& m, const std::string& name, const std::string& file, Format f,
-                                const Shape& s, int64_t S) {
+// A state tensor `name` [S, H, P, N] (its shape checked by the caller) in the state format f,
+// as Values: FormatValues narrowed to f (a kernel's final states) or floats (a problem's
+// initial states, std::vector<float>). A block-scaled f (int16_scaled) reads its codes with
+// `name`_scale, one decode scale per row (s, h, p): [S, H, P], or [S, H, P, 1] as FlashInfer's
+// state_scale. A scale tensor beside another format, or without its state, is an error.
+template <class Values>
+Values state_values(const TensorMap& m, const std::string& name, const std::string& file, Format f, const Shape& s,
+                    int64_t S) {
+  constexpr bool narrowed = std::is_same_v<Values, FormatValues>;
   const std::string scale_name = name + "_scale";
   const Tensor* t = find(m, name);
   const Tensor* scale = find(m, scale_name);
@@ -92,11 +101,16 @@ std::vector<float> state_values(const TensorMap& m, const std::string& name, con
       Where{file, scale_name}.fail("", "given with the state format " + std::string(format_name(f)) +
                                            ", which has no scales (only int16_scaled has)");
     }
-    return t == nullptr ? std::vector<float>{} : values(*t, file, f);
+    if (t == nullptr) return Values{};
+    if constexpr (narrowed) {
+      return values(*t, file, f);
+    } else {
+      return floats(*t, file, f);
+    }
   }
   if (t == nullptr) {
     if (scale != nullptr) Where{file, scale_name}.fail("", "given without '" + name + "'");
-    return {};
+    return Values{};
   }
   if (scale == nullptr) {
     Where{file, scale_name}.fail("", "missing (the state format " + std::string(format_name(f)) + " needs the decode "
@@ -107,7 +121,9 @@ std::vector<float> state_values(const TensorMap& m, const std::string& name, con
   std::vector<Dim> rows1 = rows;
   rows1.push_back({"1", 1});
   expect_shape(sl, scale->shape.size() == 4 ? rows1 : rows, "one scale per row of '" + name + "'; or [S, H, P, 1]");
-  return as_scaled_values(labelled(*t, file), sl, f);
+  Values v = as_scaled_values(labelled(*t, file), sl, f);
+  if constexpr (narrowed) v.narrow(f);  // decoded values are floats: nothing is copied
+  return v;
 }
 
 }  // namespace
@@ -203,7 +219,7 @@ Problem problem_from_tensors(const TensorMap& m, const std::string& file, const 
 
   p.x = values(x, file, o.formats.input);
   p.dt = values(dt, file, o.formats.input);
-  p.A = values(A, file, Format::fp32);
+  p.A = floats(A, file, Format::fp32);
   p.B = values(B, file, o.formats.input);
   p.C = values(C, file, o.formats.input);
   if (const Tensor* z = find(m, "z")) {
@@ -216,17 +232,17 @@ Problem problem_from_tensors(const TensorMap& m, const std::string& file, const 
     } else {
       expect_shape(labelled(*D, file), {{"H", H}, {"P", P}}, "H and P " + from_x + "; or [H]");
     }
-    p.D = values(*D, file, Format::fp32);
+    p.D = floats(*D, file, Format::fp32);
   }
   if (const Tensor* b = find(m, "dt_bias")) {
     expect_shape(labelled(*b, file), {{"H", H}}, "H " + from_x);
-    p.dt_bias = values(*b, file, Format::fp32);
+    p.dt_bias = floats(*b, file, Format::fp32);
   }
   if (const Tensor* h0 = find(m, "initial_states")) {
     expect_shape(labelled(*h0, file), {{"S", S}, {"H", H}, {"P", P}, {"N", N}},
                  "S sequences, H and P " + from_x + ", N from B " + shape_string(B.shape));
   }
-  p.initial_state = state_values(m, "initial_states", file, o.formats.state, p.shape, S);
+  p.initial_state = state_values<std::vector<float>>(m, "initial_states", file, o.formats.state, p.shape, S);
   try {
     validate(p);
   } catch (const ProblemError& e) {
@@ -264,7 +280,7 @@ KernelOutputs outputs_from_tensors(const TensorMap& m, const std::string& file, 
   if (const Tensor* f = find(m, "final_states")) {
     expect_shape(labelled(*f, file), {{"S", S}, {"H", s.H}, {"P", s.P}, {"N", s.N}}, "sequences, H, P and N of the problem");
   }
-  out.final_states = state_values(m, "final_states", file, p.formats.state, s, S);
+  out.final_states = state_values<FormatValues>(m, "final_states", file, p.formats.state, s, S);
   return out;
 }
 
@@ -305,7 +321,7 @@ TensorMap problem_tensors(const Problem& p) {
   const int64_t T = s.num_tokens(), S = s.num_sequences();
   const Format in = p.formats.input;
   TensorMap m;
-  auto add = [&](const std::string& name, Format f, std::vector<int64_t> shape, const std::vector<float>& v) {
+  auto add = [&](const std::string& name, Format f, std::vector<int64_t> shape, const FormatValues& v) {
     if (!v.empty()) m[name] = make_format_tensor(name, f, std::move(shape), v);
   };
   add("x", in, {T, s.H, s.P}, p.x);

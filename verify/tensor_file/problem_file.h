@@ -21,7 +21,9 @@
 // name is an error (a misspelt optional tensor must not be silently ignored).
 //
 // Values go through as_format_values with the declared formats (bf16 as int16/uint16 bit
-// patterns included), then validate() checks the problem (finite, exact, consistent).
+// patterns included): the input-format tensors, y and the final states come narrowed to their
+// formats (bf16 and fp16 held as bits, 2 bytes an element); A, D, dt_bias and the initial
+// states as floats. Then validate() checks the problem (finite, exact, consistent).
 // Errors are TensorFileErrors naming the file, the tensor and the field, e.g.
 //   "problem.npz: tensor 'B': shape: [4, 2, 16] disagrees with [tokens=5, G, N] (tokens from x [5, 8, 64])".
 #pragma once
@@ -52,10 +54,12 @@ Problem problem_from_tensors(const TensorMap& tensors, const std::string& file,
                              const ProblemFileOptions& options, Layout* layout = nullptr);
 Problem load_problem_file(const std::string& path, const ProblemFileOptions& options);
 
-// A kernel's outputs in the packed order of the problem.
+// A kernel's outputs in the packed order of the problem. Read from a file they are narrowed to
+// their formats (bf16 and fp16 held as bits, spec/format_values.h); built by a caller they may
+// be loose floats.
 struct KernelOutputs {
-  std::vector<float> y;             // [T, H, P] output format; NaN and Inf kept (judged later)
-  std::vector<float> final_states;  // [S, H, P, N] state format, or empty when absent
+  FormatValues y;             // [T, H, P] output format; NaN and Inf kept (judged later)
+  FormatValues final_states;  // [S, H, P, N] state format, or empty when absent
 };
 
 // The outputs in `tensors`, their shapes checked against `problem` (y packed [T, H, P], or

@@ -230,16 +230,27 @@ std::string shape_string(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-Tensor make_tensor(std::string name, DType dtype, std::vector<int64_t> shape,
-                   const std::vector<double>& values) {
+namespace {
+
+// A tensor without bytes yet, for `count` values: their number must match the shape.
+Tensor tensor_for(std::string name, DType dtype, std::vector<int64_t> shape, size_t count) {
   Tensor t;
   t.name = std::move(name);
   t.dtype = dtype;
   t.shape = std::move(shape);
   const int64_t n = t.element_count();
-  if (n < 0 || size_t(n) != values.size()) {
-    t.where().fail("values", std::to_string(values.size()) + " values for shape " + shape_string(t.shape));
+  if (n < 0 || size_t(n) != count) {
+    t.where().fail("values", std::to_string(count) + " values for shape " + shape_string(t.shape));
   }
+  return t;
+}
+
+}  // namespace
+
+Tensor make_tensor(std::string name, DType dtype, std::vector<int64_t> shape,
+                   const std::vector<double>& values) {
+  Tensor t = tensor_for(std::move(name), dtype, std::move(shape), values.size());
+  const int64_t n = t.element_count();
   const size_t es = dtype_size(dtype);
   std::vector<uint8_t> bytes(size_t(n) * es);
   for (size_t i = 0; i < values.size(); ++i) {
@@ -286,14 +297,28 @@ Tensor make_tensor(std::string name, DType dtype, std::vector<int64_t> shape,
   return t;
 }
 
-Tensor make_format_tensor(std::string name, Format f, std::vector<int64_t> shape,
-                          const std::vector<float>& values) {
+Tensor make_format_tensor(std::string name, Format f, std::vector<int64_t> shape, const FormatValues& values) {
   if (block_scaled(f)) {
     throw std::invalid_argument("make_format_tensor: '" + name + "': " + std::string(format_name(f)) +
                                 " values are written as codes and scales, not as one tensor");
   }
   const DType dt = f == Format::fp32 ? DType::f32 : f == Format::bf16 ? DType::bf16 : DType::f16;
-  return make_tensor(std::move(name), dt, std::move(shape), std::vector<double>(values.begin(), values.end()));
+  if (!(values.holds_bits() && values.format() == f)) {
+    return make_tensor(std::move(name), dt, std::move(shape), std::vector<double>(values.begin(), values.end()));
+  }
+  // Bits of f already: copied as they are, a NaN as f's canonical quiet NaN (as make_tensor
+  // writes one).
+  Tensor t = tensor_for(std::move(name), dt, std::move(shape), values.size());
+  const size_t n = values.size();
+  const uint16_t inf = f == Format::bf16 ? 0x7f80u : 0x7c00u, nan = uint16_t(round_nearest_even(f, std::nan("")));
+  std::vector<uint8_t> bytes(n * 2);
+  const uint16_t* bits = values.bits();
+  for (size_t i = 0; i < n; ++i) {
+    const uint16_t b = (bits[i] & 0x7fffu) > inf ? nan : bits[i];
+    store_le(bytes.data() + 2 * i, b);
+  }
+  t.set_bytes(std::move(bytes));
+  return t;
 }
 
 std::vector<double> to_double(const Tensor& t) {
@@ -357,46 +382,93 @@ std::vector<int64_t> to_int64(const Tensor& t) {
   return out;
 }
 
-std::vector<float> as_format_values(const Tensor& t, Format f) {
+namespace {
+
+[[noreturn]] void not_exact(const Tensor& t, size_t i, double v, const std::string& fname) {
+  t.where().fail("values", "element " + std::to_string(i) + " = " + num(v) + " of " + std::string(dtype_name(t.dtype)) +
+                               " is not exact in the declared format " + fname);
+}
+
+// The checks every reading of a tensor as values of `f` starts with: a block-scaled format is
+// read with its scales; i16/u16 patterns need a 16-bit format; no other integer dtype.
+void expect_format_dtype(const Tensor& t, Format f) {
   check_data_size(t);
   const std::string fname(format_name(f));
   if (block_scaled(f)) {
     t.where().fail("dtype", "the block-scaled format " + fname + " is read with its scale tensor");
   }
-  const bool sixteen = format_info(f).total_bits == 16;
-  const uint8_t* data = t.bytes().data();
-  std::vector<float> out(size_t(t.element_count()));
   if (t.dtype == DType::i16 || t.dtype == DType::u16) {
-    if (!sixteen) {
+    if (format_info(f).total_bits != 16) {
       t.where().fail("dtype", "dtype " + std::string(dtype_name(t.dtype)) + " holds 16-bit patterns; the declared format " +
                                   fname + " has 32 bits");
     }
+  } else if (!is_float_dtype(t.dtype)) {
+    t.where().fail("dtype", "dtype " + std::string(dtype_name(t.dtype)) + " cannot hold " + fname + " values");
+  }
+}
+
+// The bits of a 16-bit format f, straight from the file's bytes: a pattern of f's own dtype
+// (or of i16/u16, how NumPy stores bf16) is copied; a value of another float dtype must be
+// exact in f and is encoded (NaN as the quiet NaN of its sign). No float copy of the tensor.
+std::vector<uint16_t> bits_of(const Tensor& t, Format f) {
+  const std::string fname(format_name(f));
+  const uint8_t* data = t.bytes().data();
+  std::vector<uint16_t> out(size_t(t.element_count()));
+  const DType own = f == Format::bf16 ? DType::bf16 : DType::f16;
+  if (t.dtype == DType::i16 || t.dtype == DType::u16 || t.dtype == own) {
+    for_each_element(t, out.size(), [&](size_t i) { out[i] = load_le<uint16_t>(data + 2 * i); });
+    return out;
+  }
+  const uint16_t quiet = f == Format::bf16 ? 0x7fc0u : 0x7e00u;
+  if (t.dtype == DType::f32) {  // the common case, without element()'s dispatch per element
     for_each_element(t, out.size(), [&](size_t i) {
-      const uint16_t b = load_le<uint16_t>(data + 2 * i);
-      // A bf16 pattern that is not a NaN is the float of its bits shifted up (the fast path
-      // for dumps of hundreds of millions of elements); NaNs and fp16 go through decode.
-      if (f == Format::bf16 && (b & 0x7f80u) != 0x7f80u) {
-        const uint32_t w = uint32_t(b) << 16;
-        std::memcpy(&out[i], &w, sizeof w);
+      const uint32_t w = load_le<uint32_t>(data + 4 * i);
+      float v;
+      std::memcpy(&v, &w, sizeof v);
+      if (std::isnan(v)) {
+        out[i] = uint16_t(quiet | ((w >> 16) & 0x8000u));
+      } else if (!representable(f, v)) {
+        not_exact(t, i, double(v), fname);
       } else {
-        out[i] = float(decode(f, b));
+        out[i] = f == Format::bf16 ? uint16_t(w >> 16) : uint16_t(round_nearest_even(f, double(v)));
       }
     });
     return out;
   }
-  if (!is_float_dtype(t.dtype)) {
-    t.where().fail("dtype", "dtype " + std::string(dtype_name(t.dtype)) + " cannot hold " + fname + " values");
+  for_each_element(t, out.size(), [&](size_t i) {
+    bool exact;
+    const double d = element(t, int64_t(i), exact);
+    if (std::isnan(d)) {
+      out[i] = uint16_t(quiet | (std::signbit(d) ? 0x8000u : 0u));
+    } else if (!representable(f, d)) {
+      not_exact(t, i, d, fname);
+    } else {
+      out[i] = uint16_t(round_nearest_even(f, d));  // exact: no rounding happens
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+std::vector<float> as_format_floats(const Tensor& t, Format f) {
+  expect_format_dtype(t, f);
+  const std::string fname(format_name(f));
+  const uint8_t* data = t.bytes().data();
+  std::vector<float> out(size_t(t.element_count()));
+  if (t.dtype == DType::i16 || t.dtype == DType::u16) {
+    for_each_element(t, out.size(), [&](size_t i) {
+      const uint16_t b = load_le<uint16_t>(data + 2 * i);
+      out[i] = f == Format::bf16 ? bf16_to_float(b) : fp16_to_float(b);
+    });
+    return out;
   }
   if (t.dtype == DType::f32) {  // the common case, without element()'s dispatch per element
     for_each_element(t, out.size(), [&](size_t i) {
       const uint32_t w = load_le<uint32_t>(data + 4 * i);
       float v;
       std::memcpy(&v, &w, sizeof v);
-      if (!std::isnan(v) && !representable(f, v)) {
-        t.where().fail("values", "element " + std::to_string(i) + " = " + num(double(v)) +
-                                     " of " + std::string(dtype_name(t.dtype)) +
-                                     " is not exact in the declared format " + fname);
-      }
+      if (!std::isnan(v) && !representable(f, v)) not_exact(t, i, double(v), fname);
       out[i] = v;
     });
     return out;
@@ -404,13 +476,20 @@ std::vector<float> as_format_values(const Tensor& t, Format f) {
   for_each_element(t, out.size(), [&](size_t i) {
     bool exact;
     const double d = element(t, int64_t(i), exact);
-    if (!std::isnan(d) && !representable(f, d)) {
-      t.where().fail("values", "element " + std::to_string(i) + " = " + num(d) + " of " +
-                                   std::string(dtype_name(t.dtype)) + " is not exact in the declared format " + fname);
-    }
+    if (!std::isnan(d) && !representable(f, d)) not_exact(t, i, d, fname);
     out[i] = float(d);
   });
   return out;
+}
+
+FormatValues as_format_values(const Tensor& t, Format f) {
+  if (format_info(f).total_bits != 16) {
+    FormatValues v(as_format_floats(t, f));
+    v.narrow(f);  // a float is a value of f: nothing is checked or copied
+    return v;
+  }
+  expect_format_dtype(t, f);
+  return FormatValues::of_bits(f, bits_of(t, f));
 }
 
 std::vector<float> as_scaled_values(const Tensor& codes, const Tensor& scales, Format f) {
@@ -420,7 +499,7 @@ std::vector<float> as_scaled_values(const Tensor& codes, const Tensor& scales, F
     codes.where().fail("dtype", "dtype " + std::string(dtype_name(codes.dtype)) + " cannot hold the codes of " + fname +
                                     " (expected i16)");
   }
-  const std::vector<float> d = as_format_values(scales, Format::fp32);
+  const std::vector<float> d = as_format_floats(scales, Format::fp32);
   for (size_t b = 0; b < d.size(); ++b) {
     if (!(std::isfinite(d[b]) && d[b] >= 0)) {
       scales.where().fail("values", "element " + std::to_string(b) + " = " + num(d[b]) +

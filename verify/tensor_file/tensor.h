@@ -7,8 +7,9 @@
 //
 // Values leave a tensor only through the checked accessors below: to_double / to_float /
 // to_int64 convert and refuse what does not convert exactly; as_format_values reads a
-// tensor as values of a declared number format (spec/format.h), which is how bf16 data
-// saved by NumPy (no bf16 dtype: int16/uint16 bit patterns) becomes bf16 values again.
+// tensor as values of a declared number format (spec/format.h, held at the format's width:
+// spec/format_values.h), which is how bf16 data saved by NumPy (no bf16 dtype: int16/uint16
+// bit patterns) becomes bf16 values again.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "spec/format.h"
+#include "spec/format_values.h"
 
 namespace ssmv::tensor_file {
 
@@ -119,9 +121,9 @@ std::string shape_string(const std::vector<int64_t>& shape);
 // Builders for in-memory tensors (writers, tests). The value count must match the shape.
 Tensor make_tensor(std::string name, DType dtype, std::vector<int64_t> shape,
                    const std::vector<double>& values);
-// A tensor of a format's bit patterns: dtype f32 for fp32, bf16 for bf16, f16 for fp16.
-Tensor make_format_tensor(std::string name, Format f, std::vector<int64_t> shape,
-                          const std::vector<float>& values);
+// A tensor of a format's bit patterns: dtype f32 for fp32, bf16 for bf16, f16 for fp16 (values
+// held as f's bits are copied as they are, a NaN as f's canonical quiet NaN).
+Tensor make_format_tensor(std::string name, Format f, std::vector<int64_t> shape, const FormatValues& values);
 
 // Element i as the exact double it denotes (bool -> 0/1; f16/bf16 via spec/format.h's
 // decode). 64-bit integers beyond 2^53 in magnitude that a double cannot hold fail.
@@ -135,14 +137,20 @@ std::vector<float> to_float(const Tensor& t);
 std::vector<int64_t> to_int64(const Tensor& t);
 
 // The tensor's elements as values of the declared format `f` (the explicit
-// reinterpretation API for formats NumPy lacks):
+// reinterpretation API for formats NumPy lacks), narrowed to f (spec/format_values.h): a
+// 16-bit f's values as their bits, built straight from the file's bytes (no float copy of the
+// tensor), any other f's as floats:
 //   * float dtypes (f16, bf16, f32, f64): each value must be exact in `f` (NaN passes
-//     through, so kernel outputs with NaN still load and can be judged INVALID);
+//     through, so kernel outputs with NaN still load and can be judged INVALID; a NaN of a
+//     wider dtype becomes the quiet NaN of its sign);
 //   * i16 or u16 with a 16-bit format (bf16, fp16): each element is a bit pattern of `f`
-//     and decodes through spec/format.h's decode;
+//     and is taken as it is (it reads as spec/format.h's decode gives it);
 //   * anything else fails (e.g. "dtype i32 cannot hold bf16 values"); so does a block-scaled
 //     format, whose values need their scales (as_scaled_values).
-std::vector<float> as_format_values(const Tensor& t, Format f);
+FormatValues as_format_values(const Tensor& t, Format f);
+// The same values as floats (the same checks and messages): for the small fp32 tensors
+// (A, D, dt_bias, scales) and for readers that keep floats (Mamba-3's dumps).
+std::vector<float> as_format_floats(const Tensor& t, Format f);
 
 // The values of a block-scaled format `f` (spec/format.h int16_scaled): `codes` (dtype i16) holds
 // the integer codes, blocks of its last axis; `scales` (any float dtype holding fp32 values) one

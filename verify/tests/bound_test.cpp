@@ -59,7 +59,8 @@ TEST(ChunkLayout, GlobalCumsumErrorReachesASequenceStartingMidChunk) {
   o.initial_state = true;
   Problem p = realistic_problem(s, Formats{Format::bf16, Format::fp32, Format::bf16}, 7, o);
   // A long δ in sequence 0 makes its |cs| (and so its rounding errors) large.
-  for (int64_t t = 0; t < 5; ++t) p.dt[p.dt_index(t, 0)] = 2.0f;
+  p.dt.loosen();
+  for (int64_t t = 0; t < 5; ++t) p.dt.set(p.dt_index(t, 0), 2.0f);
   const ref::ExactResult exact = ref::compute(p);
   const Contract seq = chunked(chunk_scan::ContractKind::fp32, 8, ChunkLayout::sequence);
   const Contract glo = chunked(chunk_scan::ContractKind::fp32, 8, ChunkLayout::global);
@@ -192,7 +193,8 @@ TEST(SoftplusShortcut, IsBoundedWhereVExceedsTwentyAndOnlyThere) {
   for (double shift : {0.0, -30.0}) {
     Problem p = realistic_problem(s, Formats{Format::fp32, Format::fp32, Format::fp32}, 11);
     ASSERT_TRUE(p.dt_softplus);
-    for (float& dt : p.dt) dt = float(24.0 + shift - (p.has_dt_bias() ? p.dt_bias[0] : 0.0f));
+    p.dt.loosen();  // edited
+    for (float& dt : p.dt.writable()) dt = float(24.0 + shift - (p.has_dt_bias() ? p.dt_bias[0] : 0.0f));
     p.A.assign(p.A.size(), -0.5f);  // decay e^-12 per token: exp's argument inside every budget's range
     p.dt_limit_lo = 0.0f;
     p.dt_limit_hi = INFINITY;
@@ -471,8 +473,9 @@ TEST(BoundThreads, TheFirstFailingPairsErrorIsReportedForAnyThreadCount) {
   o.dt_softplus = false;
   Problem p = realistic_problem(s, Formats{Format::fp32, Format::fp32, Format::fp32}, 5, o);
   // δ·A > 0, outside the exp budget, at (token 3, head 1) and (token 0, head 2).
-  p.dt[p.dt_index(3, 1)] = -4.0f;
-  p.dt[p.dt_index(0, 2)] = -2.0f;
+  p.dt.loosen();
+  p.dt.set(p.dt_index(3, 1), -4.0f);
+  p.dt.set(p.dt_index(0, 2), -2.0f);
   const ref::ExactResult exact = ref::compute(p);
   const Contract c = load_contract("triton.ssu", 0);  // exp budget for arguments ≤ 0
   std::string first;
@@ -504,11 +507,12 @@ Problem one_element_problem(float dt, float B, float x) {
   o.initial_state = false;
   o.d_mode = DMode::none;
   Problem p = realistic_problem(s, Formats{Format::fp32, Format::fp32, Format::fp32}, 1, o);
-  p.dt[0] = dt;
+  for (FormatValues* v : {&p.dt, &p.B, &p.x, &p.C}) v->loosen();  // edited
+  p.dt.set(0, dt);
   p.A[0] = -1.0f;
-  p.B[0] = B;
-  p.x[0] = x;
-  p.C[0] = 1.0f;
+  p.B.set(0, B);
+  p.x.set(0, x);
+  p.C.set(0, 1.0f);
   return p;
 }
 

@@ -31,6 +31,10 @@ void expect_same_bits(const std::vector<float>& a, const std::vector<float>& b, 
   }
 }
 
+void expect_same_bits(const FormatValues& a, const FormatValues& b, const char* what) {
+  expect_same_bits(a.to_vector(), b.to_vector(), what);
+}
+
 void expect_same_problem(const Problem& a, const Problem& b) {
   EXPECT_EQ(a.shape.cu_seqlens, b.shape.cu_seqlens);
   EXPECT_EQ(a.shape.H, b.shape.H);
@@ -64,7 +68,9 @@ Counterexample prefill_case() {
   c.problem = realistic_problem(s, Formats{Format::fp16, Format::bf16, Format::fp32}, 11, o);
   c.problem.dt_limit_lo = 0.001f;
   c.problem.dt_limit_hi = 0.25f;
-  c.problem.x[3] = -0.0f;
+  c.problem.x.loosen();  // edited, then held as fp16 bits again as generated
+  c.problem.x.set(3, -0.0f);
+  c.problem.x.narrow(Format::fp16);
   c.kernel = "chunk_scan+ssu";
   c.contract = "chunk_scan.production+ssu";
   c.chunk_size = 64;

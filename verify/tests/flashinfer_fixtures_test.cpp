@@ -164,7 +164,7 @@ TEST_P(FlashInferFixture, WrongContractsAndCadencesAreViolations) {
     const std::string path = std::string(SSMV_FLASHINFER_FIXTURES) + "/" + f;
     tensor_file::TensorMap t = tensor_file::load_tensor_file(path);
     const tensor_file::Tensor& sc = t.at("final_states_scale");
-    std::vector<float> v = tensor_file::as_format_values(sc, Format::fp32);
+    std::vector<float> v = tensor_file::as_format_floats(sc, Format::fp32);
     for (float& x : v) x = float(double(x) * (1 + 0x1p-12));
     t["final_states_scale"] = tensor_file::make_format_tensor("final_states_scale", Format::fp32, sc.shape, v);
     const tensor_file::KernelOutputs out = tensor_file::outputs_from_tensors(t, path, d.problem);

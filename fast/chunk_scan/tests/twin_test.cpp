@@ -139,7 +139,8 @@ TEST(TwinBadInput, RejectedWithFieldAndValue) {
   p.shape.cu_seqlens = {0, 7, 5};
   expect_rejected(p, Config{}, "cu_seqlens");
   p = good;
-  p.x.pop_back();
+  p.x.loosen();
+  p.x.resize(p.x.size() - 1);
   expect_rejected(p, Config{}, "'x'");
   o.P = 257;
   expect_rejected(testing::make_problem(o, 3), Config{}, "'P' = 257");

@@ -33,7 +33,8 @@ void expect_error(F&& f, std::initializer_list<std::string> needles) {
 
 TEST(SsuErrors, ShapeMismatchNamesField) {
   GeneratedProblem g = small();
-  g.decode.problem.x.pop_back();
+  g.decode.problem.x.loosen();
+  g.decode.problem.x.resize(g.decode.problem.x.size() - 1);
   expect_error([&] { run_twin(g.decode); }, {"'x'"});
 }
 

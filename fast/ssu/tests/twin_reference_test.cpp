@@ -113,11 +113,11 @@ TEST(SsuTwin, TokenStatesEqualFinalStatesOfCutRequests) {
       DecodeProblem cut = g.decode;
       Problem& pr = cut.problem;
       const int64_t t0 = s.cu_seqlens[r], len = q - t0 + 1;
-      auto slice = [&](const std::vector<float>& v, int64_t per_token) {
+      auto slice = [&](const auto& v, int64_t per_token) {
         return std::vector<float>(v.begin() + t0 * per_token, v.begin() + (t0 + len) * per_token);
       };
       pr.x = slice(g.decode.problem.x, s.H * s.P);
-      pr.z = !g.decode.problem.has_z() ? std::vector<float>{} : slice(g.decode.problem.z, s.H * s.P);
+      pr.z = !g.decode.problem.has_z() ? FormatValues{} : slice(g.decode.problem.z, s.H * s.P);
       pr.dt = slice(g.decode.problem.dt, s.H);
       pr.B = slice(g.decode.problem.B, s.G * s.N);
       pr.C = slice(g.decode.problem.C, s.G * s.N);

@@ -91,13 +91,18 @@ std::string first_difference(const Problem& a, const Problem& b) {
                               {"state", {a.formats.state, b.formats.state}},
                               {"output", {a.formats.output, b.formats.output}}});
   }
-  const std::pair<const char*, const std::vector<float> Problem::*> tensors[] = {
-      {"x", &Problem::x},   {"dt", &Problem::dt},           {"A", &Problem::A},
-      {"B", &Problem::B},   {"C", &Problem::C},             {"z", &Problem::z},
-      {"dt_bias", &Problem::dt_bias}, {"D", &Problem::D},   {"initial_states", &Problem::initial_state}};
-  for (const auto& [name, member] : tensors) {
-    if (diff.empty()) diff = tensor_difference(name, a.*member, b.*member);
-  }
+  const auto compare = [&](const char* name, const auto& ta, const auto& tb) {
+    if (diff.empty()) diff = tensor_difference(name, ta, tb);
+  };
+  compare("x", a.x, b.x);
+  compare("dt", a.dt, b.dt);
+  compare("A", a.A, b.A);
+  compare("B", a.B, b.B);
+  compare("C", a.C, b.C);
+  compare("z", a.z, b.z);
+  compare("dt_bias", a.dt_bias, b.dt_bias);
+  compare("D", a.D, b.D);
+  compare("initial_states", a.initial_state, b.initial_state);
   return diff;
 }
 

@@ -38,7 +38,7 @@ class DumpTensors {
       labelled.where().fail("shape", tensor_file::shape_string(labelled.shape) + " disagrees with " + dim_names + " = " +
                                          tensor_file::shape_string(dims));
     }
-    return tensor_file::as_format_values(labelled, f);
+    return tensor_file::as_format_floats(labelled, f);
   }
   std::vector<float> required(const std::string& name, Format f, const std::vector<int64_t>& dims,
                               const char* dim_names) const {

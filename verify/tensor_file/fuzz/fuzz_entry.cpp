@@ -29,8 +29,10 @@ bool same(const Tensor& a, const Tensor& b) {
   return a.dtype == b.dtype && a.shape == b.shape && std::ranges::equal(a.bytes(), b.bytes());
 }
 
-// Equal values, NaN equal to NaN (writers may canonicalise NaN payloads), zeros by sign.
-bool same_values(const std::vector<float>& a, const std::vector<float>& b) {
+// Equal values, NaN equal to NaN (writers may canonicalise NaN payloads), zeros by sign. Values:
+// std::vector<float> or FormatValues.
+template <class Values>
+bool same_values(const Values& a, const Values& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     const bool na = a[i] != a[i], nb = b[i] != b[i];

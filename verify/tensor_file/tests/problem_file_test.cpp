@@ -4,6 +4,8 @@
 #include "verify/tensor_file/problem_file.h"
 
 #include <cmath>
+#include <cstring>
+#include <stdexcept>
 
 #include "verify/tensor_file/tensor_file.h"
 #include "verify/tensor_file/tests/test_util.h"
@@ -74,6 +76,37 @@ TensorMap small_problem(bool batched, DType in = DType::bf16) {
   m["initial_states"] = make_tensor("initial_states", DType::f32, {b, H, P, N}, vals(b * H * P * N, 5));
   if (!batched) m["cu_seqlens"] = make_tensor("cu_seqlens", DType::i64, {3}, {0, 3, 6});
   return m;
+}
+
+// The reader narrows the input-format tensors, y and the final states to their formats: bf16
+// held as bits (from bf16, i16 or f32 arrays alike), fp32 as floats; the same values either way.
+TEST(ProblemFile, SixteenBitTensorsAreHeldAsTheirBits) {
+  ProblemFileOptions o;
+  o.formats = Formats{Format::bf16, Format::bf16, Format::bf16};
+  const Problem p = problem_from_tensors(small_problem(false), "bf16.npz", o);
+  for (const FormatValues* v : {&p.x, &p.dt, &p.B, &p.C, &p.z}) {
+    ASSERT_TRUE(v->holds_bits());
+    EXPECT_EQ(v->format(), Format::bf16);
+  }
+  EXPECT_THROW(Problem(p).x.set(0, 1.0f), std::logic_error) << "a dump's tensors are not written";
+  // The same values stored as f32 (bf16 values held wider, x.float()) load the same.
+  const Problem wide = problem_from_tensors(small_problem(false, DType::f32), "f32.npz", o);
+  EXPECT_TRUE(wide.x.holds_bits());
+  EXPECT_EQ(std::memcmp(wide.x.bits(), p.x.bits(), 2 * p.x.size()), 0);
+  EXPECT_EQ(wide.B, p.B);
+  TensorMap outs;
+  outs["y"] = make_tensor("y", DType::f32, {6, 2, 2}, std::vector<double>(24, -0.375));
+  outs["final_states"] = make_tensor("final_states", DType::bf16, {2, 2, 2, 2}, std::vector<double>(16, 3.0));
+  const KernelOutputs out = outputs_from_tensors(outs, "out.npz", p);
+  ASSERT_TRUE(out.y.holds_bits());
+  EXPECT_EQ(out.y.bits()[23], 0xbec0);  // -0.375
+  ASSERT_TRUE(out.final_states.holds_bits());
+  EXPECT_EQ(out.final_states[15], 3.0f);
+  o.formats = Formats{Format::fp32, Format::fp32, Format::fp32};
+  const Problem fp32 = problem_from_tensors(small_problem(false, DType::f32), "fp32.npz", o);
+  EXPECT_TRUE(fp32.x.narrowed());
+  EXPECT_FALSE(fp32.x.holds_bits());
+  EXPECT_EQ(fp32.x, p.x);
 }
 
 TEST(ProblemFile, BatchedAndPackedLayoutsGiveTheSameProblem) {
@@ -269,7 +302,7 @@ TEST(ProblemFile, ProblemsAndOutputsRoundTripThroughBothFileKinds) {
   const Problem p = problem_from_tensors(src, "src", o);
   KernelOutputs out;
   out.y = std::vector<float>(24, 0.25f);
-  out.y[5] = NAN;
+  out.y.set(5, NAN);
   out.final_states = std::vector<float>(16, 0x1p-24f);  // fp16 min subnormal
   for (const char* name : {"rt.npz", "rt.safetensors"}) {
     const std::string path = dir.file(name);

@@ -85,10 +85,14 @@ TEST(Tensor, SixteenBitIntegersAreReinterpretedAsTheDeclaredFormat) {
   // bf16 0x3f80 = 1, 0xc000 = -2, 0x0001 = 2^-133 (min subnormal), 0x7f80 = +Inf;
   // as fp16 0x3c00 = 1 and 0x0001 = 2^-24.
   const Tensor i16 = make_tensor("v", DType::i16, {4}, {0x3f80, int16_t(0xc000), 1, 0x7f80});
-  const std::vector<float> bf = as_format_values(i16, Format::bf16);
+  const FormatValues bf = as_format_values(i16, Format::bf16);
   EXPECT_EQ(bf, (std::vector<float>{1.0f, -2.0f, 0x1p-133f, INFINITY}));
+  ASSERT_TRUE(bf.holds_bits());  // the patterns as they are: 2 bytes an element
+  EXPECT_EQ(bf.format(), Format::bf16);
+  EXPECT_EQ(bf.bits()[1], 0xc000);
+  EXPECT_EQ(as_format_floats(i16, Format::bf16), bf.to_vector());
   const Tensor u16 = make_tensor("v", DType::u16, {3}, {0x3c00, 1, 0x7fc0});
-  const std::vector<float> h = as_format_values(u16, Format::fp16);
+  const FormatValues h = as_format_values(u16, Format::fp16);
   EXPECT_EQ(h[0], 1.0f);
   EXPECT_EQ(h[1], 0x1p-24f);
   EXPECT_TRUE(std::isnan(as_format_values(u16, Format::bf16)[2]));  // bf16 0x7fc0 is NaN
@@ -101,10 +105,26 @@ TEST(Tensor, SixteenBitIntegersAreReinterpretedAsTheDeclaredFormat) {
 TEST(Tensor, FloatDTypesMustHoldValuesOfTheDeclaredFormat) {
   // bf16 data saved as fp32 (x.float()) is accepted when every value is a bf16 value.
   const Tensor f32 = make_tensor("v", DType::f32, {3}, {1.0, -0x1.fep127, NAN});
-  const std::vector<float> v = as_format_values(f32, Format::bf16);
+  const FormatValues v = as_format_values(f32, Format::bf16);
   EXPECT_EQ(v[0], 1.0f);
   EXPECT_EQ(v[1], -0x1.fep127f);
   EXPECT_TRUE(std::isnan(v[2]));  // NaN passes: outputs with NaN are judged, not refused
+  ASSERT_TRUE(v.holds_bits());    // narrowed from the wider dtype, element by element
+  EXPECT_EQ(v.bits()[1], 0xff7f);
+  EXPECT_EQ(v.bits()[2], 0x7fc0);
+  const std::vector<float> floats = as_format_floats(f32, Format::bf16);
+  EXPECT_EQ(floats[1], -0x1.fep127f);
+  // fp16 values in an f64 array, and -NaN: the quiet NaN of its sign.
+  const FormatValues h = as_format_values(make_tensor("v", DType::f64, {3}, {65504.0, 0x1p-24, -NAN}), Format::fp16);
+  ASSERT_TRUE(h.holds_bits());
+  EXPECT_EQ(h.bits()[0], 0x7bff);
+  EXPECT_EQ(h.bits()[1], 0x0001);
+  EXPECT_EQ(h.bits()[2], 0xfe00);
+  EXPECT_EQ(error_of([] { as_format_values(make_tensor("v", DType::f64, {1}, {65536.0}), Format::fp16); }),
+            "<memory>: tensor 'v': values: element 0 = 65536 (0x1p+16) of f64 is not exact in the declared format "
+            "fp16");
+  const FormatValues wide = as_format_values(f32, Format::fp32);
+  EXPECT_TRUE(wide.narrowed() && !wide.holds_bits());  // fp32 stays floats
   EXPECT_EQ(error_of([] { as_format_values(make_tensor("v", DType::f32, {2}, {1, 1 + 0x1p-8}), Format::bf16); }),
             "<memory>: tensor 'v': values: element 1 = 1.00390625 (0x1.01p+0) of f32 is not exact in the declared "
             "format bf16");
