@@ -28,10 +28,12 @@ void MagnitudeRecurrence::begin_step(const Problem& pr, int64_t t, int64_t h, do
   const int64_t g = pr.shape.group_of(h);
   const double K = kCoefficientInflation;
   a_ = std::max(decay_up, kCoefficientFloor) * K;  // a = exp(δA) > 0 always
+  const float* B = pr.B.read(size_t(pr.bc_index(t, g, 0)), size_t(N_), row_b_);
+  const float* C = pr.C.read(size_t(pr.bc_index(t, g, 0)), size_t(N_), row_c_);
   for (int64_t n = 0; n < N_; ++n) {
-    const double b = std::fabs(double(pr.B[pr.bc_index(t, g, n)]));
+    const double b = std::fabs(double(B[n]));
     w_[n] = (abs_delta_up > 0 && b > 0) ? std::max(abs_delta_up * b, kCoefficientFloor) * K : 0.0;
-    abs_c_[n] = std::fabs(double(pr.C[pr.bc_index(t, g, n)]));
+    abs_c_[n] = std::fabs(double(C[n]));
   }
 }
 

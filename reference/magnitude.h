@@ -105,6 +105,7 @@ class MagnitudeRecurrence {
   std::vector<double> sum_abs_c_sabs_, abs_dx_, ungated_, y_;  // [P]
   std::vector<unsigned char> reads_state_;                      // [P]
   double a_ = 0;             // â of the token (begin_step)
+  std::vector<float> row_b_, row_c_;  // a token's B and C [N] held as bits, decoded
   double output_inflation_;  // Ky above
   double output_slack_;      // (2N+4)·η above
 };

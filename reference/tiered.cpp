@@ -342,12 +342,14 @@ struct FastPairRunner::Impl {
     // y elements near zero undecided, sending whole pairs to the MPFR tier.
 
     const int64_t g = pr.shape.group_of(h);
+    const float* B = pr.B.read(size_t(pr.bc_index(t, g, 0)), size_t(N), row_b);
+    const float* C = pr.C.read(size_t(pr.bc_index(t, g, 0)), size_t(N), row_c);
+    const float* xs = pr.x.read(size_t(pr.x_index(t, h, 0)), size_t(P), row_x_bits);
     for (int64_t n = 0; n < N; ++n) {
-      const size_t bi = size_t(pr.bc_index(t, g, n));
-      const DD un = dd::mul(delta, double(pr.B[bi]));
+      const DD un = dd::mul(delta, double(B[n]));
       uh[n] = un.hi;
       ul[n] = un.lo;
-      c[n] = double(pr.C[bi]);
+      c[n] = double(C[n]);
     }
     const bool has_d = pr.d_mode() != DMode::none;
     // Output error factors [4]: κ for N products and N + 1 double-double additions.
@@ -367,7 +369,7 @@ struct FastPairRunner::Impl {
       const int k = p < grouped ? int(p % kRows) : 0;
       if (k == 0) {
         const int rows = p < grouped ? kRows : 1;
-        for (int r = 0; r < rows; ++r) row_x[r] = double(pr.x[pr.x_index(t, h, p + r)]);
+        for (int r = 0; r < rows; ++r) row_x[r] = double(xs[p + r]);
         const size_t at = size_t(p * N);
         double* sabs = mag.mutable_state() + at;
         const bool finite =
@@ -489,6 +491,7 @@ struct FastPairRunner::Impl {
   std::vector<double> sh, sl;    // [P, N] state, hi and lo parts
   std::vector<double> uh, ul;    // [N] δ·B_n, hi and lo parts
   std::vector<double> c;         // [N] C_n
+  std::vector<float> row_b, row_c, row_x_bits;  // the token's B, C [N] and x [P] held as bits, decoded
   std::vector<double> ch, cl;    // [4, N] four rows' products C_n·S_n, hi and lo parts
   std::vector<double> carried;   // [P] Σ_n |C_n|·E_n, the state's error carried into each row
   std::vector<DD> gate;          // [P]

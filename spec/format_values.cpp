@@ -1,9 +1,12 @@
 #include "spec/format_values.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+
+#include "spec/vector_clones.h"
 
 namespace ssmv {
 namespace {
@@ -20,7 +23,7 @@ uint16_t quiet_nan(Format f, bool negative) {
 
 }  // namespace
 
-void decode16(Format f, const uint16_t* bits, size_t n, float* out) {
+SSMV_VECTOR_CLONES void decode16(Format f, const uint16_t* __restrict bits, size_t n, float* __restrict out) {
   if (f == Format::bf16) {
     // bf16_to_float without its branch: a NaN lane's word is replaced under a mask.
     for (size_t i = 0; i < n; ++i) {
@@ -101,6 +104,20 @@ const float* FormatValues::floats() const {
   return wide_.data();
 }
 
+void FormatValues::to_doubles(size_t first, size_t count, double* out) const {
+  if (kind_ != Kind::bits) {
+    for (size_t i = 0; i < count; ++i) out[i] = double(wide_[first + i]);
+    return;
+  }
+  constexpr size_t kBlock = 256;
+  float buffer[kBlock];
+  for (size_t i0 = 0; i0 < count; i0 += kBlock) {
+    const size_t n = std::min(kBlock, count - i0);
+    decode16(format_, bits_.data() + first + i0, n, buffer);
+    for (size_t i = 0; i < n; ++i) out[i0 + i] = double(buffer[i]);
+  }
+}
+
 std::vector<float> FormatValues::to_vector() const {
   if (kind_ != Kind::bits) return wide_;
   std::vector<float> out(bits_.size());
@@ -108,11 +125,15 @@ std::vector<float> FormatValues::to_vector() const {
   return out;
 }
 
-void FormatValues::store_nearest(size_t i, double v) {
+void FormatValues::store_nearest(size_t first, const double* values, size_t count) {
   switch (kind_) {
     case Kind::loose: misuse("store_nearest into loose values, which have no format");
-    case Kind::floats: wide_[i] = float(v); return;  // a float's rounding: fp32's (and int16_scaled's values')
-    case Kind::bits: bits_[i] = uint16_t(round_nearest_even(format_, v)); return;
+    case Kind::floats:  // a float's rounding: fp32's (and int16_scaled's values')
+      for (size_t i = 0; i < count; ++i) wide_[first + i] = float(values[i]);
+      return;
+    case Kind::bits:
+      for (size_t i = 0; i < count; ++i) bits_[first + i] = uint16_t(round_nearest_even(format_, values[i]));
+      return;
   }
 }
 

@@ -64,8 +64,9 @@ inline float fp16_to_float(uint16_t b) {
   return v;
 }
 
-// decode16(f, b) of each of n patterns into out: bf16 in a loop without branches (it vectorises:
-// a 65,536-token dump's rows are decoded this way), fp16 through fp16_to_float.
+// The float of each of n patterns of the 16-bit format f into out (bits and out do not overlap):
+// bf16 in a loop without branches (it vectorises, AVX2 where the CPU has it: a dump's rows are
+// decoded this way), fp16 through fp16_to_float.
 void decode16(Format f, const uint16_t* bits, size_t n, float* out);
 
 class FormatValues {
@@ -110,6 +111,14 @@ class FormatValues {
     decode16(format_, bits_.data() + first, count, buffer);
     return buffer;
   }
+  // The same with a buffer the caller keeps between rows (grown to count when needed).
+  const float* read(size_t first, size_t count, std::vector<float>& buffer) const {
+    if (kind_ != Kind::bits) return wide_.data() + first;
+    if (buffer.size() < count) buffer.resize(count);
+    return read(first, count, buffer.data());
+  }
+  // Elements [first, first + count) as doubles into out (for loops that work in double).
+  void to_doubles(size_t first, size_t count, double* out) const;
   // The bits of a tensor that holds_bits() (std::logic_error otherwise): size() of them.
   const uint16_t* bits() const;
   // The floats of one that does not (std::logic_error otherwise): size() of them.
@@ -120,10 +129,11 @@ class FormatValues {
   const_iterator begin() const;
   const_iterator end() const;
 
-  // Narrowed only (std::logic_error otherwise): element i becomes v rounded to nearest even in
-  // the format (float(v) for a format held as floats) — the sharp verdict's emulated outputs. Distinct elements may be stored from
+  // Narrowed only (std::logic_error otherwise): elements [first, first + count) become
+  // values[0, count) rounded to nearest even in the format (float(v) for a format held as
+  // floats) — the sharp verdict's emulated outputs. Distinct elements may be stored from
   // distinct threads.
-  void store_nearest(size_t i, double v);
+  void store_nearest(size_t first, const double* values, size_t count);
   // Appends src's elements [first, first + count) (a slice of the problem along its tokens):
   // an empty tensor takes src's state and format; otherwise both must be loose, or narrowed to
   // one format (std::logic_error otherwise).

@@ -59,6 +59,11 @@ TEST(FormatValues, RowReadOfAnUnalignedStretch) {
   for (size_t i = 0; i < 37; ++i) EXPECT_EQ(float_bits(r[i]), float_bits(v[1001 + i]));
   const FormatValues floats(std::vector<float>{1, 2, 3, 4});
   EXPECT_EQ(floats.read(2, 2, buffer), floats.floats() + 2);  // no copy when held as floats
+  std::vector<float> kept;
+  const float* grown = v.read(7, 3, kept);
+  EXPECT_EQ(grown, kept.data());  // grown to the row
+  EXPECT_EQ(kept.size(), 3u);
+  EXPECT_EQ(float_bits(kept[2]), float_bits(v[9]));
 }
 
 TEST(FormatValues, NarrowRoundTripsEveryNonNanPattern) {
@@ -152,20 +157,23 @@ TEST(FormatValues, WritesToANarrowedTensorThrow) {
     v.push_back(5.0f);
   }
   FormatValues loose({1.0f});
-  EXPECT_THROW(loose.store_nearest(0, 1.0), std::logic_error);
+  const double one = 1.0;
+  EXPECT_THROW(loose.store_nearest(0, &one, 1), std::logic_error);
   EXPECT_THROW(loose.format(), std::logic_error);
   EXPECT_THROW(FormatValues::of_bits(Format::fp32, {1}), std::invalid_argument);
   EXPECT_THROW(FormatValues::of_bits(Format::bf16, {1}).floats(), std::logic_error);
 }
 
 TEST(FormatValues, StoreNearestRoundsToTheFormat) {
-  FormatValues v = FormatValues::zeros(Format::bf16, 2);
-  v.store_nearest(1, 1.0 + 0x1p-9);  // a tie: to even, 1
-  v.store_nearest(0, 1.0 + 0x1p-8 + 0x1p-9);  // a tie: to even, 1 + 2^-7
-  EXPECT_EQ(v[1], 1.0f);
-  EXPECT_EQ(v[0], 1.0f + 0x1p-7f);
+  FormatValues v = FormatValues::zeros(Format::bf16, 3);
+  const double ties[] = {1.0 + 0x1p-8 + 0x1p-9, 1.0 + 0x1p-9};  // to even: 1 + 2^-7, 1
+  v.store_nearest(1, ties, 2);
+  EXPECT_EQ(v[0], 0.0f);
+  EXPECT_EQ(v[1], 1.0f + 0x1p-7f);
+  EXPECT_EQ(v[2], 1.0f);
   FormatValues w = FormatValues::zeros(Format::fp32, 1);
-  w.store_nearest(0, 1.0 + 0x1p-30);
+  const double near_one = 1.0 + 0x1p-30;
+  w.store_nearest(0, &near_one, 1);
   EXPECT_EQ(w[0], 1.0f);
 }
 

@@ -140,6 +140,7 @@ struct Work {
   std::vector<double> cb_ca, cb_cp, cb_cm;         // [R, N] a tile's rows of |C|, × the chain's weights
   std::vector<double> cb_v, cb_mag, cb_p, cb_m;    // [R, K] a tile's rows of C·Bᵀ and their sums
   std::vector<int64_t> rows;                       // the rows of y evaluated
+  std::vector<float> row_in;                       // a token's B, x or C held as bits, decoded
 };
 
 // Rows of y evaluated together (spec/rows_product.h's tile height).
@@ -276,6 +277,7 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
   std::vector<GroupCB<V>> cbs(s.G);
   std::vector<Work<V>> works(static_cast<size_t>(threads));
   std::vector<double> C_rows, B_t, absB_t;  // one group's piece: C [Lc, N], B and |B| [N, Lc]
+  std::vector<float> row_b, row_c;          // a token's B and C held as bits, decoded
   int64_t chunk_index = 0;
   for (int64_t seq = 0; seq < S; ++seq) {
     const std::vector<ChunkPiece>& seq_chunks = seq_pieces[seq];
@@ -320,9 +322,11 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
           B_t.resize(N * Lc);
           absB_t.resize(N * Lc);
           for (int64_t k = 0; k < Lc; ++k) {
+            const float* Ck = pr.C.read(size_t(pr.bc_index(t0 + k, g, 0)), size_t(N), row_c);
+            const float* Bk = pr.B.read(size_t(pr.bc_index(t0 + k, g, 0)), size_t(N), row_b);
             for (int64_t n = 0; n < N; ++n) {
-              C_rows[k * N + n] = pr.C[pr.bc_index(t0 + k, g, n)];
-              B_t[n * Lc + k] = pr.B[pr.bc_index(t0 + k, g, n)];
+              C_rows[k * N + n] = Ck[n];
+              B_t[n * Lc + k] = Bk[n];
               absB_t[n * Lc + k] = std::fabs(B_t[n * Lc + k]);
             }
           }
@@ -469,8 +473,9 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
           // subnormal), in any association, times the third factor: max(|B|, δ̂, decay)·η.
           const double first_underflow = std::max(dl[k] + ddt, D + dDt);
           const double wp = ch_st.primary_weight(k, Lc), wm = ch_st.mma_weight(k, Lc);
+          const float* Bk = pr.B.read(size_t(pr.bc_index(t0 + k, g, 0)), size_t(N), wk.row_in);
           for (int64_t n = 0; n < N; ++n) {
-            const double Bv = pr.B[pr.bc_index(t0 + k, g, n)], B = std::fabs(Bv);
+            const double Bv = Bk[n], B = std::fabs(Bv);
             const int64_t i = k * N + n;
             wk.Bt[i] = Bv * sc;
             wk.dBt[i] = B * dsc + tag.at(BS::arithmetic, u * B * (sc + dsct)) +
@@ -487,8 +492,9 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
         wk.xT.resize(P * Lc);
         wk.axT.resize(P * Lc);
         for (int64_t k = 0; k < Lc; ++k) {
+          const float* xk = pr.x.read(size_t(pr.x_index(t0 + k, h, 0)), size_t(P), wk.row_in);
           for (int64_t p = 0; p < P; ++p) {
-            const double xv = pr.x[pr.x_index(t0 + k, h, p)];
+            const double xv = xk[p];
             wk.ax[k * P + p] = wk.axT[p * Lc + k] = std::fabs(xv);
             wk.xT[p * Lc + k] = xv;
           }
@@ -574,8 +580,9 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
               wk.Wp[r * K + k] = term * ch_y.primary_weight(k, m + 1);
               if (y_mma) wk.Wm[r * K + k] = term * ch_y.mma_weight(k, m + 1);
             }
+            const float* Ct = pr.C.read(size_t(pr.bc_index(t, g, 0)), size_t(N), wk.row_in);
             for (int64_t n = 0; n < N; ++n) {
-              const double Cn = std::fabs(double(pr.C[pr.bc_index(t, g, n)]));
+              const double Cn = std::fabs(double(Ct[n]));
               wk.Ca[r * N + n] = Cn;
               wk.Cp[r * N + n] = Cn * ch_y.primary_weight(n, N);
               if (y_mma) wk.Cm[r * N + n] = Cn * ch_y.mma_weight(n, N);

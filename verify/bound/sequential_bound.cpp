@@ -287,9 +287,11 @@ class PairStepper {
     // [2.6] this token ends a launch: the K-th of it, or the sequence's last (a shorter launch).
     const int64_t K = in.tokens_per_launch, pos = t - s.cu_seqlens[seq_];
     const bool launch_end = K > 0 && ((pos + 1) % K == 0 || t + 1 == s.cu_seqlens[seq_ + 1]);
+    const float* B = pr_.B.read(size_t(pr_.bc_index(t, g, 0)), size_t(N), row_b_);
+    const float* C = pr_.C.read(size_t(pr_.bc_index(t, g, 0)), size_t(N), row_c_);
     for (int64_t n = 0; n < N; ++n) {
-      Bt_[n] = pr_.B[pr_.bc_index(t, g, n)];
-      abs_Ct_[n] = std::fabs(double(pr_.C[pr_.bc_index(t, g, n)]));
+      Bt_[n] = B[n];
+      abs_Ct_[n] = std::fabs(double(C[n]));
     }
     const double a_hi = a + da;
     // tag.at(source, v) = v·unit(source): the sources' units hoisted out of the loop.
@@ -418,6 +420,7 @@ class PairStepper {
   std::vector<double> St_, Sabs_;  // [P, N] the double recurrence and its absolute value
   std::vector<V> E_;               // [P, N] the error bound
   std::vector<double> Bt_, abs_Ct_;  // [N]: this token's B and |C|
+  std::vector<float> row_b_, row_c_;  // [N]: this token's B and C held as bits, decoded
   std::vector<double> ub_;           // [P, N]: the rows' |S_t| bounds
 };
 

@@ -1,5 +1,6 @@
 #include "verify/judge/external_check.h"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -60,10 +61,16 @@ struct StreamJudges {
   template <class YBound>
   void add_y(const Problem& p, const ref::TokenOutputs& o, const FormatValues& computed, YBound y_bound) {
     const Format f = p.formats.output;
-    for (int64_t q = 0; q < p.shape.P; ++q) {
-      const size_t i = size_t(p.x_index(o.token, o.head, q)), k = size_t(q);
-      y->add(int64_t(i), round_nearest_even(f, computed[i]), ref::round_nearest_even(f, o.y[k]), o.y_nearest[k],
-             o.y_certified_error[k], o.y_magnitude[k], y_bound(k, i), o.y[k], o.y_ungated[k]);
+    constexpr int64_t kBlock = 64;  // the row read kBlock values at a time (FormatValues::read)
+    float buffer[kBlock];
+    for (int64_t q0 = 0; q0 < p.shape.P; q0 += kBlock) {
+      const int64_t b = std::min(kBlock, p.shape.P - q0);
+      const float* c = computed.read(size_t(p.x_index(o.token, o.head, q0)), size_t(b), buffer);
+      for (int64_t q = q0; q < q0 + b; ++q) {
+        const size_t i = size_t(p.x_index(o.token, o.head, q)), k = size_t(q);
+        y->add(int64_t(i), round_nearest_even(f, c[q - q0]), ref::round_nearest_even(f, o.y[k]), o.y_nearest[k],
+               o.y_certified_error[k], o.y_magnitude[k], y_bound(k, i), o.y[k], o.y_ungated[k]);
+      }
     }
   }
   // A pair's final state, element base + k with bound[k].

@@ -412,12 +412,14 @@ SSMV_VECTOR_CLONES void y_epilogue(const Problem& p, const Emulation& e, Model& 
                                    double* scratch) {
   const int64_t P = p.shape.P, x0 = p.x_index(t, h, 0);
   if (p.has_D() && !e.drop_D) {
-    for (int64_t pp = 0; pp < P; ++pp) row[pp] = row[pp] + double(p.d_value(h, pp)) * double(p.x[x0 + pp]);
+    double* x = scratch;
+    p.x.to_doubles(size_t(x0), size_t(P), x);
+    for (int64_t pp = 0; pp < P; ++pp) row[pp] = row[pp] + double(p.d_value(h, pp)) * x[pp];
     m.round_all(row, P);
   }
   if (p.has_z()) {
     double *z = scratch, *gate = scratch + P;
-    for (int64_t pp = 0; pp < P; ++pp) z[pp] = double(p.z[x0 + pp]);
+    p.z.to_doubles(size_t(x0), size_t(P), z);
     for (int64_t pp = 0; pp < P; ++pp) row[pp] = row[pp] * z[pp];
     m.round_all(row, P);
     m.sigmoid_all(z, gate, P);
@@ -510,7 +512,7 @@ SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, 
     const float* B = p.B.read(size_t(p.bc_index(t, g, 0)), size_t(N), row_b.data());
     const float* C = p.C.read(size_t(p.bc_index(t, g, 0)), size_t(N), row_c.data());
     for (int64_t n = 0; n < N; ++n) dB[n] = round_opt(e.at(Site::dB), m.rounded(d * double(B[n])));
-    for (int64_t pp = 0; pp < P; ++pp) x[pp] = double(p.x[p.x_index(t, h, pp)]);
+    p.x.to_doubles(size_t(p.x_index(t, h, 0)), size_t(P), x.data());
     for (int64_t n = 0; n < N; ++n) {
       double* __restrict row = &S[n * P];
       const double b = dB[n];
@@ -642,9 +644,8 @@ class ChunkedEmulation {
   SSMV_VECTOR_CLONES void load_piece(const ChunkPiece& pc) {
     const int64_t t0 = pc.start, len = pc.len, P = P_, N = N_;
     for (int64_t k = 0; k < len; ++k) {
-      for (int64_t pp = 0; pp < P; ++pp) {
-        xk_[k * P + pp] = xT_[pp * len + k] = double(p_.x[p_.x_index(t0 + k, h_, pp)]);
-      }
+      p_.x.to_doubles(size_t(p_.x_index(t0 + k, h_, 0)), size_t(P), &xk_[k * P]);
+      for (int64_t pp = 0; pp < P; ++pp) xT_[pp * len + k] = xk_[k * P + pp];
       const float* B = p_.B.read(size_t(p_.bc_index(t0 + k, g_, 0)), size_t(N), row_b_.data());
       const float* C = p_.C.read(size_t(p_.bc_index(t0 + k, g_, 0)), size_t(N), row_c_.data());
       for (int64_t n = 0; n < N; ++n) {

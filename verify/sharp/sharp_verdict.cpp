@@ -192,7 +192,7 @@ HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, in
                                           b ? &b->y : nullptr, size_t(j * sh.P), first_item ? &y_terms : nullptr);
         }
         if (kept && first_item) {
-          for (int64_t i = 0; i < sh.P; ++i) kept->y.store_nearest(size_t(j * sh.P + i), row[i]);
+          kept->y.store_nearest(size_t(j * sh.P), row, size_t(sh.P));
         }
       };
     }
@@ -208,7 +208,7 @@ HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, in
       }
       if (kept && item == 0) {
         kept->state = FormatValues::zeros(ps.p.formats.state, out.state.size());
-        for (size_t i = 0; i < out.state.size(); ++i) kept->state.store_nearest(i, out.state[i]);
+        kept->state.store_nearest(0, out.state.data(), out.state.size());
       }
     }
     if (first == 0) ny[u] = y_terms;
