@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <vector>
+
 #include "spec/problem.h"
 
 namespace ssmv {
@@ -68,6 +71,22 @@ TEST(ProblemValidate, NonFinite) {
   p = tiny();
   p.A[0] = std::numeric_limits<float>::quiet_NaN();
   expect_rejected(p, "problem field 'A'[0] = nan");
+}
+
+// An fp32 state's floats are only asked to be finite (every float is an fp32 value), a block
+// of 2^20 at a time without a branch; a block with a bad element is walked again to name the
+// first one. Two bad elements in the second block and one past it: the first is named.
+TEST(ProblemValidate, NonFiniteStateNamesTheFirstBadElement) {
+  Problem p = tiny();
+  p.shape = Shape{{0, 1}, 1, 1, 3 << 20, 1};  // N = 3·2^20: three blocks of the state
+  p.B = std::vector<float>(size_t(3) << 20, 1.0f);
+  p.C = p.B;
+  p.initial_state.assign(size_t(3) << 20, 0.5f);
+  EXPECT_NO_THROW(validate(p));
+  p.initial_state[(size_t(1) << 20) + 17] = -std::numeric_limits<float>::infinity();
+  p.initial_state[(size_t(1) << 20) + 99] = std::numeric_limits<float>::quiet_NaN();
+  p.initial_state[(size_t(2) << 20) + 1] = std::numeric_limits<float>::quiet_NaN();
+  expect_rejected(p, "problem field 'initial_state'[1048593] = -inf");
 }
 
 TEST(ProblemValidate, NotExactInFormat) {
