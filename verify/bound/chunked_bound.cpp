@@ -3,6 +3,7 @@
 #include "verify/bound/chunked_bound.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -143,6 +144,14 @@ struct Work {
   std::vector<float> row_in;                       // a token's B, x or C held as bits, decoded
 };
 
+// One piece of a sequence as a run of the bound sees it (chunk_pieces): its index in the
+// sequence, first token, length, its chunk's first token, whether it is the sequence's last,
+// and whether any of its rows of y is evaluated.
+struct PieceView {
+  int64_t cj = 0, t0 = 0, Lc = 0, c0 = 0;
+  bool last_piece = false, any_row = false;
+};
+
 // Rows of y evaluated together (spec/rows_product.h's tile height).
 constexpr int64_t kRowTile = 4;
 
@@ -274,7 +283,6 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
   const auto h_upper = [](double hd, double habs) { return std::fabs(hd) + 0x1p-30 * habs; };
 
   std::vector<HeadState<V>> heads(H);  // the heads this run evaluates: state-sized
-  std::vector<GroupCB<V>> cbs(s.G);
   std::vector<Work<V>> works(static_cast<size_t>(threads));
   std::vector<double> C_rows, B_t, absB_t;  // one group's piece: C [Lc, N], B and |B| [N, Lc]
   std::vector<float> row_b, row_c;          // a token's B and C held as bits, decoded
@@ -298,18 +306,24 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
         hst.habs[i] = std::fabs(hst.hd[i]);
       }
     }
-    for (int64_t cj = 0; cj < n_pieces && nh > 0; ++cj) {
-      // An element's parts, once kept, are final: a y element's attribution ends with its
-      // token's piece (the pieces after it cannot change it).
-      if (focus != nullptr && focus->found) break;
-      const int64_t t0 = seq_chunks[cj].start, Lc = seq_chunks[cj].len;
-      const int64_t c0 = seq_chunks[cj].chunk_start;  // < t0: global layout, mid-chunk start
-      const bool last_piece = cj == n_pieces - 1;
-      // The rows of y this run needs: all, or the focused token's.
+    // A piece of the sequence: where it lies, whether it is the last, and whether any of its
+    // rows of y is wanted (all, or the focused token's).
+    const auto piece_at = [&](int64_t cj) {
+      PieceView v;
+      v.cj = cj;
+      v.t0 = seq_chunks[cj].start;
+      v.Lc = seq_chunks[cj].len;
+      v.c0 = seq_chunks[cj].chunk_start;  // < t0: global layout, mid-chunk start
+      v.last_piece = cj == n_pieces - 1;
+      for (int64_t m = 0; m < v.Lc && !v.any_row; ++m) {
+        v.any_row = y_wanted && (focus_token < 0 || v.t0 + m == focus_token);
+      }
+      return v;
+    };
+    const auto cb_stage = [&](const PieceView& pv, std::vector<GroupCB<V>>& cbs) {
+      const int64_t t0 = pv.t0, Lc = pv.Lc;
+      const bool any_row = pv.any_row;
       const auto row_wanted = [&](int64_t m) { return y_wanted && (focus_token < 0 || t0 + m == focus_token); };
-      bool any_row = false;
-      for (int64_t m = 0; m < Lc && !any_row; ++m) any_row = row_wanted(m);
-
       // [3.6] stage (d): C·Bᵀ over n per group, once for all its heads. The products are
       // exact in double (24 × 24 significant bits); their double sum errs by at most
       // γ_N(2^-53)·Σ|C·B| (Higham (3.4)), added to |Σ| to make ub an upper bound.
@@ -385,288 +399,334 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
           });
         }
       }
-
-      const double head_work = double(Lc * (P * N + (any_row ? Lc * P + P * N : 0)));
-      for_each_task(nh, threads_for(double(nh) * head_work), [&](int64_t hi, int64_t worker) {
-        const int64_t h = hs[hi];
-        const int64_t g = s.group_of(h);
-        const double A = pr.A[h];
-        HeadState<V>& hst = heads[h];
-        Work<V>& wk = works[worker];
-        std::vector<double>&dl = wk.dl, &cs = wk.cs;
-        std::vector<V>&ddl = wk.ddl, &dcs = wk.dcs;
-        // [3.2] δ and its error, as in the sequential family [2.1–2.2]; [3.3] the cumulative
-        // sum from the chunk's first token c0, through the earlier sequences' tokens [c0, t0)
-        // of the same chunk and head (global layout) before this piece's.
-        dl.assign(Lc, 0);
-        ddl.assign(Lc, V{});
-        cs.assign(Lc, 0);
-        dcs.assign(Lc, V{});
-        double cs_run = 0, abs_dA = 0;
-        V dcs_run{}, sum_ddA{};
-        double cs_b = 0;  // cs and Δcs after the chunk's tokens before t0
-        V dcs_b{};
-        for (int64_t t = c0; t < t0 + Lc; ++t) {
-          const int64_t k = t - t0, j = t - c0;  // k < 0: a token of an earlier sequence
-          if (k == 0) {
-            cs_b = cs_run;
-            dcs_b = dcs_run;
-          }
-          const V dd = delta_error(pr, b_sp, c.softplus_shortcut, t, h, u, eta, tag);
-          const double delta = (*in.delta)[pr.dt_index(t, h)];
-          // [3.3] cumulative sum: dA_k = fl(δ̂_k·A), then the sum in the contract's order.
-          const double dA = delta * A;
-          const V ddA = scaled_dt_error(A, delta, dd, u, eta, tag);
-          cs_run += dA;
-          abs_dA += std::fabs(dA);
-          sum_ddA += ddA;
-          if (cs_running) {
-            dcs_run = dcs_run + ddA + tag.at(BS::sum_cumsum, u * (std::fabs(cs_run) + total(dcs_run) + total(ddA))) +
-                      tag.at(BS::underflow, eta);
-          } else {
-            dcs_run = sum_ddA + tag.at(BS::sum_cumsum, gamma(reduction_depth(red_cs, j + 1), u) * abs_dA) +
-                      tag.at(BS::underflow, double(j + 1) * eta);
-          }
-          if (k < 0) continue;
-          dl[k] = delta;
-          ddl[k] = dd;
-          cs[k] = cs_run;
-          dcs[k] = dcs_run;
+    };
+    // One head's step over one piece, on its state from the piece before (heads[h]).
+    const auto head_step = [&](const PieceView& pv, const std::vector<GroupCB<V>>& cbs, int64_t h, int64_t worker) {
+      const int64_t t0 = pv.t0, Lc = pv.Lc, c0 = pv.c0, cj = pv.cj;
+      const bool last_piece = pv.last_piece, any_row = pv.any_row;
+      const auto row_wanted = [&](int64_t m) { return y_wanted && (focus_token < 0 || t0 + m == focus_token); };
+      const int64_t g = s.group_of(h);
+      const double A = pr.A[h];
+      HeadState<V>& hst = heads[h];
+      Work<V>& wk = works[worker];
+      std::vector<double>&dl = wk.dl, &cs = wk.cs;
+      std::vector<V>&ddl = wk.ddl, &dcs = wk.dcs;
+      // [3.2] δ and its error, as in the sequential family [2.1–2.2]; [3.3] the cumulative
+      // sum from the chunk's first token c0, through the earlier sequences' tokens [c0, t0)
+      // of the same chunk and head (global layout) before this piece's.
+      dl.assign(Lc, 0);
+      ddl.assign(Lc, V{});
+      cs.assign(Lc, 0);
+      dcs.assign(Lc, V{});
+      double cs_run = 0, abs_dA = 0;
+      V dcs_run{}, sum_ddA{};
+      double cs_b = 0;  // cs and Δcs after the chunk's tokens before t0
+      V dcs_b{};
+      for (int64_t t = c0; t < t0 + Lc; ++t) {
+        const int64_t k = t - t0, j = t - c0;  // k < 0: a token of an earlier sequence
+        if (k == 0) {
+          cs_b = cs_run;
+          dcs_b = dcs_run;
         }
-        // The piece's decays from its start: exp(cs_m) when it starts its chunk, else
-        // exp(cs_m − cs_b) with b = t0 − 1, the chunk's last token before the piece: the
-        // difference errs by Δcs_m + Δcs_b plus its own rounding [3.3g].
-        // (The budget is read at min(argument, arg_hi): a cs_m > 0, from a δ < 0 that the
-        // problem's dt_limit allows, is read at the top of the budget's range.)
-        const auto piece_decay = [&](int64_t m, V& err) {
-          if (c0 == t0) {
-            const double e = std::exp(cs[m]);
-            err = exp_error(b_exp, std::min(cs[m], b_exp.arg_hi), e, dcs[m], tag);
-            return e;
-          }
-          const double d = std::min(cs[m] - cs_b, 0.0), e = std::exp(d);
-          err = exp_error(b_exp, std::min(d, b_exp.arg_hi), e,
-                          dcs[m] + dcs_b + tag.at(BS::arithmetic, u * std::fabs(d)) + tag.at(BS::underflow, eta), tag);
+        const V dd = delta_error(pr, b_sp, c.softplus_shortcut, t, h, u, eta, tag);
+        const double delta = (*in.delta)[pr.dt_index(t, h)];
+        // [3.3] cumulative sum: dA_k = fl(δ̂_k·A), then the sum in the contract's order.
+        const double dA = delta * A;
+        const V ddA = scaled_dt_error(A, delta, dd, u, eta, tag);
+        cs_run += dA;
+        abs_dA += std::fabs(dA);
+        sum_ddA += ddA;
+        if (cs_running) {
+          dcs_run = dcs_run + ddA + tag.at(BS::sum_cumsum, u * (std::fabs(cs_run) + total(dcs_run) + total(ddA))) +
+                    tag.at(BS::underflow, eta);
+        } else {
+          dcs_run = sum_ddA + tag.at(BS::sum_cumsum, gamma(reduction_depth(red_cs, j + 1), u) * abs_dA) +
+                    tag.at(BS::underflow, double(j + 1) * eta);
+        }
+        if (k < 0) continue;
+        dl[k] = delta;
+        ddl[k] = dd;
+        cs[k] = cs_run;
+        dcs[k] = dcs_run;
+      }
+      // The piece's decays from its start: exp(cs_m) when it starts its chunk, else
+      // exp(cs_m − cs_b) with b = t0 − 1, the chunk's last token before the piece: the
+      // difference errs by Δcs_m + Δcs_b plus its own rounding [3.3g].
+      // (The budget is read at min(argument, arg_hi): a cs_m > 0, from a δ < 0 that the
+      // problem's dt_limit allows, is read at the top of the budget's range.)
+      const auto piece_decay = [&](int64_t m, V& err) {
+        if (c0 == t0) {
+          const double e = std::exp(cs[m]);
+          err = exp_error(b_exp, std::min(cs[m], b_exp.arg_hi), e, dcs[m], tag);
           return e;
-        };
-        // [3.4] segment decays exp(min(cs_m − cs_k, 0)): the difference adds one rounding.
-        const auto seg_decay = [&](int64_t m, int64_t k, V& err) {
-          const double d = std::min(cs[m] - cs[k], 0.0), e = std::exp(d);
-          err = exp_error(b_exp, std::min(d, b_exp.arg_hi), e,
-                          dcs[m] + dcs[k] + tag.at(BS::arithmetic, u * std::fabs(d)) + tag.at(BS::underflow, eta), tag);
-          return e;
-        };
-        // [3.5] stage (b): scaled B_k = R(fl(B·fl(decay_last,k·δ_k))), then the chunk state.
-        // Every (k, n) is written below (resize: zeroing them first had been a megabyte per head
-        // and chunk).
-        wk.Bt.resize(Lc * N);
-        wk.Bt_p.resize(Lc * N);
-        wk.Bt_m.resize(Lc * N);
-        wk.dBt.resize(Lc * N);
-        for (int64_t k = 0; k < Lc; ++k) {
-          V dD;
-          const double D = seg_decay(Lc - 1, k, dD);
-          const double sc = D * dl[k], dDt = total(dD), ddt = total(ddl[k]);
-          const V dsc = (dl[k] + ddt) * dD + D * ddl[k] + tag.at(BS::arithmetic, u * (D + dDt) * (dl[k] + ddt));
-          const double dsct = total(dsc);
-          // The underflow of the first of the three products B·decay·δ (η when it is
-          // subnormal), in any association, times the third factor: max(|B|, δ̂, decay)·η.
-          const double first_underflow = std::max(dl[k] + ddt, D + dDt);
-          const double wp = ch_st.primary_weight(k, Lc), wm = ch_st.mma_weight(k, Lc);
-          const float* Bk = pr.B.read(size_t(pr.bc_index(t0 + k, g, 0)), size_t(N), wk.row_in);
+        }
+        const double d = std::min(cs[m] - cs_b, 0.0), e = std::exp(d);
+        err = exp_error(b_exp, std::min(d, b_exp.arg_hi), e,
+                        dcs[m] + dcs_b + tag.at(BS::arithmetic, u * std::fabs(d)) + tag.at(BS::underflow, eta), tag);
+        return e;
+      };
+      // [3.4] segment decays exp(min(cs_m − cs_k, 0)): the difference adds one rounding.
+      const auto seg_decay = [&](int64_t m, int64_t k, V& err) {
+        const double d = std::min(cs[m] - cs[k], 0.0), e = std::exp(d);
+        err = exp_error(b_exp, std::min(d, b_exp.arg_hi), e,
+                        dcs[m] + dcs[k] + tag.at(BS::arithmetic, u * std::fabs(d)) + tag.at(BS::underflow, eta), tag);
+        return e;
+      };
+      // [3.5] stage (b): scaled B_k = R(fl(B·fl(decay_last,k·δ_k))), then the chunk state.
+      // Every (k, n) is written below (resize: zeroing them first had been a megabyte per head
+      // and chunk).
+      wk.Bt.resize(Lc * N);
+      wk.Bt_p.resize(Lc * N);
+      wk.Bt_m.resize(Lc * N);
+      wk.dBt.resize(Lc * N);
+      for (int64_t k = 0; k < Lc; ++k) {
+        V dD;
+        const double D = seg_decay(Lc - 1, k, dD);
+        const double sc = D * dl[k], dDt = total(dD), ddt = total(ddl[k]);
+        const V dsc = (dl[k] + ddt) * dD + D * ddl[k] + tag.at(BS::arithmetic, u * (D + dDt) * (dl[k] + ddt));
+        const double dsct = total(dsc);
+        // The underflow of the first of the three products B·decay·δ (η when it is
+        // subnormal), in any association, times the third factor: max(|B|, δ̂, decay)·η.
+        const double first_underflow = std::max(dl[k] + ddt, D + dDt);
+        const double wp = ch_st.primary_weight(k, Lc), wm = ch_st.mma_weight(k, Lc);
+        const float* Bk = pr.B.read(size_t(pr.bc_index(t0 + k, g, 0)), size_t(N), wk.row_in);
+        for (int64_t n = 0; n < N; ++n) {
+          const double Bv = Bk[n], B = std::fabs(Bv);
+          const int64_t i = k * N + n;
+          wk.Bt[i] = Bv * sc;
+          wk.dBt[i] = B * dsc + tag.at(BS::arithmetic, u * B * (sc + dsct)) +
+                      tag.at(BS::dt_scaled_B, r_B.u * B * (sc + dsct)) +
+                      tag.at(BS::underflow, std::max(B, first_underflow) * eta + eta + r_B.eta);
+          // the chain term |x|·(|B̃| + ΔB̃) without |x|, times its weights
+          const double term = std::fabs(wk.Bt[i]) + total(wk.dBt[i]);
+          wk.Bt_p[i] = wp * term;
+          wk.Bt_m[i] = wm * term;
+        }
+      }
+      // x of the piece: |x| [Lc, P]; x and |x| transposed, [P, Lc]
+      wk.ax.resize(Lc * P);
+      wk.xT.resize(P * Lc);
+      wk.axT.resize(P * Lc);
+      for (int64_t k = 0; k < Lc; ++k) {
+        const float* xk = pr.x.read(size_t(pr.x_index(t0 + k, h, 0)), size_t(P), wk.row_in);
+        for (int64_t p = 0; p < P; ++p) {
+          const double xv = xk[p];
+          wk.ax[k * P + p] = wk.axT[p * Lc + k] = std::fabs(xv);
+          wk.xT[p * Lc + k] = xv;
+        }
+      }
+      // chunk state st[p,n] = Σ_k x_k[p]·B̃_k[n] (in k order), its carried error and chain:
+      // products of x or |x| [P, Lc] with B̃'s rows [Lc, N], for the dims evaluated
+      wk.st.assign(P * N, 0);
+      wk.st_p.assign(P * N, 0);
+      wk.st_m.assign(P * N, 0);
+      wk.dst.assign(P * N, V{});
+      const int64_t p_first = focus != nullptr && focus->dim >= 0 ? focus->dim : 0;
+      const int64_t p_count = focus != nullptr && focus->dim >= 0 ? 1 : P;
+      const auto over_dims = [&](const double* a, const auto* b, auto* out) {
+        rows_product(Product<double, std::remove_cvref_t<decltype(*b)>, std::remove_cvref_t<decltype(*out)>>{
+            p_count, Lc, N, a + p_first * Lc, Lc, b, N, out + p_first * N, N});
+      };
+      over_dims(wk.xT.data(), wk.Bt.data(), wk.st.data());
+      over_dims(wk.axT.data(), wk.Bt_p.data(), wk.st_p.data());
+      over_dims(wk.axT.data(), wk.dBt.data(), wk.dst.data());
+      if (ch_st.has_mma_model()) over_dims(wk.axT.data(), wk.Bt_m.data(), wk.st_m.data());
+      for (int64_t i = 0; i < P * N; ++i) wk.dst[i] += ch_st.error(0.0, Lc, wk.st_p[i], wk.st_m[i], tag);
+
+      // [3.7] stage (e) per row m: inter-chunk term from R(h_in), then the intra-chunk
+      // terms on the same accumulator, then D·x and the gate.
+      if (any_row) {
+        // R(h_in) [3.7]: |h| bound, error and chain term per (n, p), transposed for rows of p.
+        wk.hub_t.resize(N * P);
+        wk.hR_t.resize(N * P);
+        wk.dR_t.resize(N * P);
+        for (int64_t p = 0; p < P; ++p) {
           for (int64_t n = 0; n < N; ++n) {
-            const double Bv = Bk[n], B = std::fabs(Bv);
-            const int64_t i = k * N + n;
-            wk.Bt[i] = Bv * sc;
-            wk.dBt[i] = B * dsc + tag.at(BS::arithmetic, u * B * (sc + dsct)) +
-                        tag.at(BS::dt_scaled_B, r_B.u * B * (sc + dsct)) +
-                        tag.at(BS::underflow, std::max(B, first_underflow) * eta + eta + r_B.eta);
-            // the chain term |x|·(|B̃| + ΔB̃) without |x|, times its weights
-            const double term = std::fabs(wk.Bt[i]) + total(wk.dBt[i]);
-            wk.Bt_p[i] = wp * term;
-            wk.Bt_m[i] = wm * term;
+            const int64_t i = p * N + n;
+            const double h_ub = h_upper(hst.hd[i], hst.habs[i]);
+            const V dR = hst.E[i] + tag.at(BS::incoming_state, r_h.u * (h_ub + total(hst.E[i]))) +
+                         tag.at(BS::underflow, r_h.eta);
+            wk.hub_t[n * P + p] = h_ub;
+            wk.hR_t[n * P + p] = h_ub + total(dR);
+            wk.dR_t[n * P + p] = dR;
           }
         }
-        // x of the piece: |x| [Lc, P]; x and |x| transposed, [P, Lc]
-        wk.ax.resize(Lc * P);
-        wk.xT.resize(P * Lc);
-        wk.axT.resize(P * Lc);
-        for (int64_t k = 0; k < Lc; ++k) {
-          const float* xk = pr.x.read(size_t(pr.x_index(t0 + k, h, 0)), size_t(P), wk.row_in);
+      }
+      // Rows of y in tiles of kRowTile: per row its decay, weights w_mk and |C_m|; then the
+      // tile's sums over n (inter) and over k ≤ m (intra) as products; then each element.
+      const GroupCB<V>& cb = cbs[g];
+      std::vector<int64_t>& rows = wk.rows;
+      rows.clear();
+      for (int64_t m = 0; m < Lc; ++m) {
+        if (row_wanted(m)) rows.push_back(m);
+      }
+      const bool y_mma = ch_y.has_mma_model();
+      for (size_t i0 = 0; i0 < rows.size(); i0 += size_t(kRowTile)) {
+        const int64_t R = std::min<int64_t>(kRowTile, int64_t(rows.size() - i0));
+        const int64_t K = rows[i0 + size_t(R) - 1] + 1;  // the intra terms k ≤ the tile's last row
+        wk.Ca.resize(R * N);
+        wk.Cp.resize(R * N);
+        wk.Cm.assign(R * N, 0);
+        // k beyond a row's m: zero weights, whose products (0·|x|, finite) add nothing
+        wk.Wd.assign(R * K, V{});
+        wk.Wp.assign(R * K, 0);
+        wk.Wm.assign(R * K, 0);
+        V dem[kRowTile];
+        double em[kRowTile];
+        for (int64_t r = 0; r < R; ++r) {
+          const int64_t m = rows[i0 + size_t(r)], t = t0 + m;
+          em[r] = piece_decay(m, dem[r]);
+          // weights w_mk = R(fl(fl(CB·decay)·δ_k)), their errors, and the chain terms
+          for (int64_t k = 0; k <= m; ++k) {
+            V dD;
+            const double D = seg_decay(m, k, dD);
+            const double cbm = cb.ub[m * Lc + k], dDt = total(dD), ddt = total(ddl[k]);
+            const V& dcb = cb.err[m * Lc + k];
+            const double mag = (cbm + total(dcb)) * (D + dDt) * (dl[k] + ddt);
+            const double w = cbm * D * dl[k];
+            // The underflow of the first of the products CB·decay·δ_k (up to η absolute when it
+            // is subnormal) is multiplied by the third factor before the next rounding — in
+            // any association: max(δ̂, |CB|, decay)·η — then η for the second product.
+            const double third = std::max({dl[k] + ddt, cbm + total(dcb), D + dDt});
+            const V dw = (D * dl[k]) * dcb + (cbm * dl[k]) * dD + (cbm * D) * ddl[k] +
+                         tag.at(BS::arithmetic, 2 * u * mag) + tag.at(BS::decayed_CB, r_CB.u * mag) +
+                         tag.at(BS::underflow, eta * third + eta + r_CB.eta);
+            const double term = w + total(dw);
+            wk.Wd[r * K + k] = dw;
+            wk.Wp[r * K + k] = term * ch_y.primary_weight(k, m + 1);
+            if (y_mma) wk.Wm[r * K + k] = term * ch_y.mma_weight(k, m + 1);
+          }
+          const float* Ct = pr.C.read(size_t(pr.bc_index(t, g, 0)), size_t(N), wk.row_in);
+          for (int64_t n = 0; n < N; ++n) {
+            const double Cn = std::fabs(double(Ct[n]));
+            wk.Ca[r * N + n] = Cn;
+            wk.Cp[r * N + n] = Cn * ch_y.primary_weight(n, N);
+            if (y_mma) wk.Cm[r * N + n] = Cn * ch_y.mma_weight(n, N);
+          }
+        }
+        // inter: q = Σ_n C_m[n]·R(h)[p,n] for every p (its error, |h| and the chain's sums)
+        wk.dq.resize(R * P);
+        wk.q_mag.resize(R * P);
+        wk.q_p.resize(R * P);
+        wk.q_m.assign(R * P, 0);
+        rows_product(Product<double, V, V>{R, N, P, wk.Ca.data(), N, wk.dR_t.data(), P, wk.dq.data(), P});
+        rows_product(Product<double, double, double>{R, N, P, wk.Ca.data(), N, wk.hub_t.data(), P, wk.q_mag.data(), P});
+        rows_product(Product<double, double, double>{R, N, P, wk.Cp.data(), N, wk.hR_t.data(), P, wk.q_p.data(), P});
+        if (y_mma) {
+          rows_product(Product<double, double, double>{R, N, P, wk.Cm.data(), N, wk.hR_t.data(), P, wk.q_m.data(), P});
+        }
+        // intra: Σ_k |x_k[p]|·Δw_k and the chain over k ≤ m, for every p
+        wk.dy.resize(R * P);
+        wk.y_p.resize(R * P);
+        wk.y_m.assign(R * P, 0);
+        rows_product(Product<V, double, V>{R, K, P, wk.Wd.data(), K, wk.ax.data(), P, wk.dy.data(), P});
+        rows_product(Product<double, double, double>{R, K, P, wk.Wp.data(), K, wk.ax.data(), P, wk.y_p.data(), P});
+        if (y_mma) {
+          rows_product(Product<double, double, double>{R, K, P, wk.Wm.data(), K, wk.ax.data(), P, wk.y_m.data(), P});
+        }
+        for (int64_t r = 0; r < R; ++r) {
+          const int64_t m = rows[i0 + size_t(r)], t = t0 + m;
+          const double demt = total(dem[r]);
           for (int64_t p = 0; p < P; ++p) {
-            const double xv = xk[p];
-            wk.ax[k * P + p] = wk.axT[p * Lc + k] = std::fabs(xv);
-            wk.xT[p * Lc + k] = xv;
-          }
-        }
-        // chunk state st[p,n] = Σ_k x_k[p]·B̃_k[n] (in k order), its carried error and chain:
-        // products of x or |x| [P, Lc] with B̃'s rows [Lc, N], for the dims evaluated
-        wk.st.assign(P * N, 0);
-        wk.st_p.assign(P * N, 0);
-        wk.st_m.assign(P * N, 0);
-        wk.dst.assign(P * N, V{});
-        const int64_t p_first = focus != nullptr && focus->dim >= 0 ? focus->dim : 0;
-        const int64_t p_count = focus != nullptr && focus->dim >= 0 ? 1 : P;
-        const auto over_dims = [&](const double* a, const auto* b, auto* out) {
-          rows_product(Product<double, std::remove_cvref_t<decltype(*b)>, std::remove_cvref_t<decltype(*out)>>{
-              p_count, Lc, N, a + p_first * Lc, Lc, b, N, out + p_first * N, N});
-        };
-        over_dims(wk.xT.data(), wk.Bt.data(), wk.st.data());
-        over_dims(wk.axT.data(), wk.Bt_p.data(), wk.st_p.data());
-        over_dims(wk.axT.data(), wk.dBt.data(), wk.dst.data());
-        if (ch_st.has_mma_model()) over_dims(wk.axT.data(), wk.Bt_m.data(), wk.st_m.data());
-        for (int64_t i = 0; i < P * N; ++i) wk.dst[i] += ch_st.error(0.0, Lc, wk.st_p[i], wk.st_m[i], tag);
-
-        // [3.7] stage (e) per row m: inter-chunk term from R(h_in), then the intra-chunk
-        // terms on the same accumulator, then D·x and the gate.
-        if (any_row) {
-          // R(h_in) [3.7]: |h| bound, error and chain term per (n, p), transposed for rows of p.
-          wk.hub_t.resize(N * P);
-          wk.hR_t.resize(N * P);
-          wk.dR_t.resize(N * P);
-          for (int64_t p = 0; p < P; ++p) {
-            for (int64_t n = 0; n < N; ++n) {
-              const int64_t i = p * N + n;
-              const double h_ub = h_upper(hst.hd[i], hst.habs[i]);
-              const V dR = hst.E[i] + tag.at(BS::incoming_state, r_h.u * (h_ub + total(hst.E[i]))) +
-                           tag.at(BS::underflow, r_h.eta);
-              wk.hub_t[n * P + p] = h_ub;
-              wk.hR_t[n * P + p] = h_ub + total(dR);
-              wk.dR_t[n * P + p] = dR;
+            if (focus != nullptr && !focus->covers_dim(p)) continue;
+            const int64_t j = r * P + p;
+            const V dq = wk.dq[j] + ch_y.error(0.0, N, wk.q_p[j], wk.q_m[j], tag);
+            const double q_mag = wk.q_mag[j];
+            const double inter_mag = q_mag * em[r];
+            V err = q_mag * dem[r] + em[r] * dq + tag.at(BS::arithmetic, u * (q_mag + total(dq)) * (em[r] + demt)) +
+                    tag.at(BS::underflow, eta);
+            // intra, chained on the accumulator holding the inter term
+            const double acc0 = inter_mag + total(err);
+            err += wk.dy[j] + ch_y.error(acc0, m + 1, wk.y_p[j], wk.y_m[j], tag);
+            const int64_t yi = pr.x_index(t, h, p);
+            err = as_kept(err);  // the float y_before_dx keeps
+            if (!y_vectors && focus_y == nullptr) {  // streamed: finished by ChunkedYBound
+              out->y_before_dx[yi] = static_cast<float>(total(err));
+              continue;
             }
+            const YElement y = focus_y != nullptr ? *focus_y
+                                                  : YElement{(*in.y_exact)[yi], (*in.y_certified_error)[yi],
+                                                             (*in.y_ungated)[yi]};
+            emit(BoundOf::y, &ChunkedBounds::y, yi, y_tail(tail, pr, yi, err, y, tag));
           }
         }
-        // Rows of y in tiles of kRowTile: per row its decay, weights w_mk and |C_m|; then the
-        // tile's sums over n (inter) and over k ≤ m (intra) as products; then each element.
-        const GroupCB<V>& cb = cbs[g];
-        std::vector<int64_t>& rows = wk.rows;
-        rows.clear();
-        for (int64_t m = 0; m < Lc; ++m) {
-          if (row_wanted(m)) rows.push_back(m);
+      }
+      // [3.10] stage (c): h_out = fma(exp(cs_last), h_in, chunk_state), kept in fp32.
+      V da;
+      const double a = piece_decay(Lc - 1, da);
+      const double dat = total(da);
+      // The state-passing sum: one product term on an accumulator holding the chunk state
+      // (sequential fma: u·((a + Δa)(|h| + E) + |st|) + η, one rounding).
+      const auto pass = [&](const V& e_in, double h_ub, int64_t i) {
+        const double acc0 = std::fabs(wk.st[i]) + total(wk.dst[i]);
+        const double term = (a + dat) * (h_ub + total(e_in));
+        return (a + dat) * e_in + h_ub * da + wk.dst[i] +
+               ch_sp.error(acc0, 1, ch_sp.primary_weight(0, 1) * term, ch_sp.mma_weight(0, 1) * term, tag);
+      };
+      for (int64_t i = 0; i < P * N; ++i) {
+        if (focus != nullptr && !focus->covers_dim(i / N)) continue;
+        const double h_ub = h_upper(hst.hd[i], hst.habs[i]);
+        const double st_mag = std::fabs(wk.st[i]) + total(wk.dst[i]);
+        if (last_piece) {
+          // [3.11] the final state from R(h_in): E_in + u_R(|h_in| + E_in) + η_R in place of E_in.
+          hst.E_fin[i] = pass(hst.E[i] + tag.at(BS::final_incoming_state, r_fin.u * (h_ub + total(hst.E[i]))) +
+                                  tag.at(BS::underflow, r_fin.eta),
+                              h_ub, i);
         }
-        const bool y_mma = ch_y.has_mma_model();
-        for (size_t i0 = 0; i0 < rows.size(); i0 += size_t(kRowTile)) {
-          const int64_t R = std::min<int64_t>(kRowTile, int64_t(rows.size() - i0));
-          const int64_t K = rows[i0 + size_t(R) - 1] + 1;  // the intra terms k ≤ the tile's last row
-          wk.Ca.resize(R * N);
-          wk.Cp.resize(R * N);
-          wk.Cm.assign(R * N, 0);
-          // k beyond a row's m: zero weights, whose products (0·|x|, finite) add nothing
-          wk.Wd.assign(R * K, V{});
-          wk.Wp.assign(R * K, 0);
-          wk.Wm.assign(R * K, 0);
-          V dem[kRowTile];
-          double em[kRowTile];
-          for (int64_t r = 0; r < R; ++r) {
-            const int64_t m = rows[i0 + size_t(r)], t = t0 + m;
-            em[r] = piece_decay(m, dem[r]);
-            // weights w_mk = R(fl(fl(CB·decay)·δ_k)), their errors, and the chain terms
-            for (int64_t k = 0; k <= m; ++k) {
-              V dD;
-              const double D = seg_decay(m, k, dD);
-              const double cbm = cb.ub[m * Lc + k], dDt = total(dD), ddt = total(ddl[k]);
-              const V& dcb = cb.err[m * Lc + k];
-              const double mag = (cbm + total(dcb)) * (D + dDt) * (dl[k] + ddt);
-              const double w = cbm * D * dl[k];
-              // The underflow of the first of the products CB·decay·δ_k (up to η absolute when it
-              // is subnormal) is multiplied by the third factor before the next rounding — in
-              // any association: max(δ̂, |CB|, decay)·η — then η for the second product.
-              const double third = std::max({dl[k] + ddt, cbm + total(dcb), D + dDt});
-              const V dw = (D * dl[k]) * dcb + (cbm * dl[k]) * dD + (cbm * D) * ddl[k] +
-                           tag.at(BS::arithmetic, 2 * u * mag) + tag.at(BS::decayed_CB, r_CB.u * mag) +
-                           tag.at(BS::underflow, eta * third + eta + r_CB.eta);
-              const double term = w + total(dw);
-              wk.Wd[r * K + k] = dw;
-              wk.Wp[r * K + k] = term * ch_y.primary_weight(k, m + 1);
-              if (y_mma) wk.Wm[r * K + k] = term * ch_y.mma_weight(k, m + 1);
-            }
-            const float* Ct = pr.C.read(size_t(pr.bc_index(t, g, 0)), size_t(N), wk.row_in);
-            for (int64_t n = 0; n < N; ++n) {
-              const double Cn = std::fabs(double(Ct[n]));
-              wk.Ca[r * N + n] = Cn;
-              wk.Cp[r * N + n] = Cn * ch_y.primary_weight(n, N);
-              if (y_mma) wk.Cm[r * N + n] = Cn * ch_y.mma_weight(n, N);
-            }
-          }
-          // inter: q = Σ_n C_m[n]·R(h)[p,n] for every p (its error, |h| and the chain's sums)
-          wk.dq.resize(R * P);
-          wk.q_mag.resize(R * P);
-          wk.q_p.resize(R * P);
-          wk.q_m.assign(R * P, 0);
-          rows_product(Product<double, V, V>{R, N, P, wk.Ca.data(), N, wk.dR_t.data(), P, wk.dq.data(), P});
-          rows_product(Product<double, double, double>{R, N, P, wk.Ca.data(), N, wk.hub_t.data(), P, wk.q_mag.data(), P});
-          rows_product(Product<double, double, double>{R, N, P, wk.Cp.data(), N, wk.hR_t.data(), P, wk.q_p.data(), P});
-          if (y_mma) {
-            rows_product(Product<double, double, double>{R, N, P, wk.Cm.data(), N, wk.hR_t.data(), P, wk.q_m.data(), P});
-          }
-          // intra: Σ_k |x_k[p]|·Δw_k and the chain over k ≤ m, for every p
-          wk.dy.resize(R * P);
-          wk.y_p.resize(R * P);
-          wk.y_m.assign(R * P, 0);
-          rows_product(Product<V, double, V>{R, K, P, wk.Wd.data(), K, wk.ax.data(), P, wk.dy.data(), P});
-          rows_product(Product<double, double, double>{R, K, P, wk.Wp.data(), K, wk.ax.data(), P, wk.y_p.data(), P});
-          if (y_mma) {
-            rows_product(Product<double, double, double>{R, K, P, wk.Wm.data(), K, wk.ax.data(), P, wk.y_m.data(), P});
-          }
-          for (int64_t r = 0; r < R; ++r) {
-            const int64_t m = rows[i0 + size_t(r)], t = t0 + m;
-            const double demt = total(dem[r]);
-            for (int64_t p = 0; p < P; ++p) {
-              if (focus != nullptr && !focus->covers_dim(p)) continue;
-              const int64_t j = r * P + p;
-              const V dq = wk.dq[j] + ch_y.error(0.0, N, wk.q_p[j], wk.q_m[j], tag);
-              const double q_mag = wk.q_mag[j];
-              const double inter_mag = q_mag * em[r];
-              V err = q_mag * dem[r] + em[r] * dq + tag.at(BS::arithmetic, u * (q_mag + total(dq)) * (em[r] + demt)) +
-                      tag.at(BS::underflow, eta);
-              // intra, chained on the accumulator holding the inter term
-              const double acc0 = inter_mag + total(err);
-              err += wk.dy[j] + ch_y.error(acc0, m + 1, wk.y_p[j], wk.y_m[j], tag);
-              const int64_t yi = pr.x_index(t, h, p);
-              err = as_kept(err);  // the float y_before_dx keeps
-              if (!y_vectors && focus_y == nullptr) {  // streamed: finished by ChunkedYBound
-                out->y_before_dx[yi] = static_cast<float>(total(err));
-                continue;
-              }
-              const YElement y = focus_y != nullptr ? *focus_y
-                                                    : YElement{(*in.y_exact)[yi], (*in.y_certified_error)[yi],
-                                                               (*in.y_ungated)[yi]};
-              emit(BoundOf::y, &ChunkedBounds::y, yi, y_tail(tail, pr, yi, err, y, tag));
-            }
-          }
+        hst.E[i] = pass(hst.E[i], h_ub, i);
+        hst.hd[i] = a * hst.hd[i] + wk.st[i];
+        hst.habs[i] = a * hst.habs[i] + st_mag;
+        const double out_ub = h_upper(hst.hd[i], hst.habs[i]);
+        if (keep_boundary) {
+          emit(BoundOf::boundary_state, &ChunkedBounds::boundary_state, ((chunk_index + cj) * H + h) * P * N + i,
+               hst.E[i] + tag.at(BS::stored_state, stored(out_ub + total(hst.E[i]))));
         }
-        // [3.10] stage (c): h_out = fma(exp(cs_last), h_in, chunk_state), kept in fp32.
-        V da;
-        const double a = piece_decay(Lc - 1, da);
-        const double dat = total(da);
-        // The state-passing sum: one product term on an accumulator holding the chunk state
-        // (sequential fma: u·((a + Δa)(|h| + E) + |st|) + η, one rounding).
-        const auto pass = [&](const V& e_in, double h_ub, int64_t i) {
-          const double acc0 = std::fabs(wk.st[i]) + total(wk.dst[i]);
-          const double term = (a + dat) * (h_ub + total(e_in));
-          return (a + dat) * e_in + h_ub * da + wk.dst[i] +
-                 ch_sp.error(acc0, 1, ch_sp.primary_weight(0, 1) * term, ch_sp.mma_weight(0, 1) * term, tag);
-        };
-        for (int64_t i = 0; i < P * N; ++i) {
-          if (focus != nullptr && !focus->covers_dim(i / N)) continue;
-          const double h_ub = h_upper(hst.hd[i], hst.habs[i]);
-          const double st_mag = std::fabs(wk.st[i]) + total(wk.dst[i]);
-          if (last_piece) {
-            // [3.11] the final state from R(h_in): E_in + u_R(|h_in| + E_in) + η_R in place of E_in.
-            hst.E_fin[i] = pass(hst.E[i] + tag.at(BS::final_incoming_state, r_fin.u * (h_ub + total(hst.E[i]))) +
-                                    tag.at(BS::underflow, r_fin.eta),
-                                h_ub, i);
-          }
-          hst.E[i] = pass(hst.E[i], h_ub, i);
-          hst.hd[i] = a * hst.hd[i] + wk.st[i];
-          hst.habs[i] = a * hst.habs[i] + st_mag;
-          const double out_ub = h_upper(hst.hd[i], hst.habs[i]);
-          if (keep_boundary) {
-            emit(BoundOf::boundary_state, &ChunkedBounds::boundary_state, ((chunk_index + cj) * H + h) * P * N + i,
-                 hst.E[i] + tag.at(BS::stored_state, stored(out_ub + total(hst.E[i]))));
-          }
+      }
+      progress::advance(Lc * P * N);
+    };
+    // The pieces in batches: each piece's C·Bᵀ stage (once per group, for all its heads), then
+    // the batch's (piece, head) steps as one set of tasks, piece-major. Head h's step on a piece
+    // waits for its step on the piece before (its state), which was handed out earlier, so only
+    // a batch's first pieces' last steps are waited for, and the tasks meet at one barrier per
+    // batch instead of at two per piece: at 32 heads on 16 workers, each piece's second round
+    // of heads had left workers idle at its end. Each step computes what it computed alone, so
+    // the bounds are the same bits for any batch and thread count. The batch's C·Bᵀ stages are
+    // kept side by side (2·Lc² values per group and piece): at most 4 pieces, fewer with more
+    // groups.
+    const int64_t batch = focus != nullptr ? 1 : std::clamp<int64_t>(8 / s.G, 1, 4);
+    std::vector<std::vector<GroupCB<V>>> batch_cbs(static_cast<size_t>(batch),
+                                                   std::vector<GroupCB<V>>(static_cast<size_t>(s.G)));
+    std::vector<PieceView> views(static_cast<size_t>(batch));
+    for (int64_t cj0 = 0; cj0 < n_pieces && nh > 0; cj0 += batch) {
+      // An element's parts, once kept, are final: a y element's attribution ends with its
+      // token's piece (the pieces after it cannot change it).
+      if (focus != nullptr && focus->found) break;
+      const int64_t nb = std::min(batch, n_pieces - cj0);
+      double work = 0;
+      for (int64_t b = 0; b < nb; ++b) {
+        const PieceView& v = views[size_t(b)] = piece_at(cj0 + b);
+        cb_stage(v, batch_cbs[size_t(b)]);
+        work += double(nh) * double(v.Lc * (P * N + (v.any_row ? v.Lc * P + P * N : 0)));
+      }
+      std::vector<std::atomic<int64_t>> steps_done(static_cast<size_t>(nh));  // per head: the batch's pieces done
+      for (std::atomic<int64_t>& d : steps_done) d.store(0);
+      for_each_task(nb * nh, threads_for(work), [&](int64_t task, int64_t worker) {
+        const int64_t b = task / nh, hi = task % nh;
+        std::atomic<int64_t>& done = steps_done[size_t(hi)];
+        for (int64_t d = done.load(std::memory_order_acquire); d < b; d = done.load(std::memory_order_acquire)) {
+          done.wait(d, std::memory_order_acquire);
         }
-        progress::advance(Lc * P * N);
+        // Marked done however the step ends: a step that throws stops no other (for_each_task
+        // rethrows the lowest-numbered task's exception, the one an unbatched run would).
+        struct MarkDone {
+          std::atomic<int64_t>& done;
+          int64_t pieces;
+          ~MarkDone() {
+            done.store(pieces, std::memory_order_release);
+            done.notify_all();
+          }
+        } mark{done, b + 1};
+        head_step(views[size_t(b)], batch_cbs[size_t(b)], hs[hi], worker);
       });
     }
     for (int64_t h : hs) {
