@@ -577,8 +577,9 @@ SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, 
 // with.
 class ChunkedEmulation {
  public:
-  ChunkedEmulation(const Problem& p, const Contract& c, const Emulation& e, int64_t s, int64_t h, bool noisy)
-      : p_(p), e_(e), s_(s), h_(h), P_(p.shape.P), N_(p.shape.N), g_(p.shape.group_of(h)), L_(c.chunk_size),
+  ChunkedEmulation(const Problem& p, const Contract& c, const Emulation& e, int64_t s, int64_t h, bool noisy,
+                   SharedSums* shared)
+      : p_(p), e_(e), shared_(shared), s_(s), h_(h), P_(p.shape.P), N_(p.shape.N), g_(p.shape.group_of(h)), L_(c.chunk_size),
         begin_(p.shape.cu_seqlens[s]), end_(p.shape.cu_seqlens[s + 1]), A_(double(p.A[h])), noisy_(noisy),
         state_sum_(reduction_of(c, Sum::chunk_state).order), cb_sum_(reduction_of(c, Sum::cb).order),
         y_sum_(reduction_of(c, Sum::y).order) {
@@ -594,10 +595,6 @@ class ChunkedEmulation {
     w_.resize(L_);
     dk_.resize(L_);
     ep_.resize(2 * P_);
-    const size_t rows = size_t(L_ * (L_ + 1) / 2);
-    cb_acc_.resize(rows);
-    cb_bias_.resize(rows);
-    cb_sd_.resize(rows);
     state_bias_.resize(P_ * N_);
     state_sd_.resize(P_ * N_);
     for (std::vector<double>* v : {&inter_bias_, &inter_sd_, &intra_bias_, &intra_sd_, &inter_sums_, &xT_}) {
@@ -621,7 +618,7 @@ class ChunkedEmulation {
     }
     for (size_t pi = 0; pi < pieces_.size(); ++pi) {
       const ChunkPiece& pc = pieces_[pi];
-      load_piece(pc);
+      load_piece(pc, int64_t(pi));
       for (Run& u : runs) run_piece(u, pc, pi + 1 == pieces_.size());
     }
     for (Run& u : runs) {
@@ -641,7 +638,7 @@ class ChunkedEmulation {
   };
 
   // What the runs share of a piece: x, B, C as doubles and the C·Bᵀ sums of every row.
-  SSMV_VECTOR_CLONES void load_piece(const ChunkPiece& pc) {
+  SSMV_VECTOR_CLONES void load_piece(const ChunkPiece& pc, int64_t piece) {
     const int64_t t0 = pc.start, len = pc.len, P = P_, N = N_;
     for (int64_t k = 0; k < len; ++k) {
       p_.x.to_doubles(size_t(p_.x_index(t0 + k, h_, 0)), size_t(P), &xk_[k * P]);
@@ -653,17 +650,32 @@ class ChunkedEmulation {
         Cd_[k * N + n] = double(C[n]);
       }
     }
-    // (d) C_m·B_k for k ≤ m, row m at offset m(m + 1)/2: sums over n.
-    for (int64_t mi = 0; mi < len; ++mi) {
-      const size_t off = size_t(mi * (mi + 1) / 2);
-      cb_sum_.reset(mi + 1, noisy_);
-      cb_sum_.add_terms(&Cd_[mi * N], Bt_.data(), len, N);
-      cb_sum_.settle();
-      std::copy_n(cb_sum_.sums(), mi + 1, &cb_acc_[off]);
-      if (noisy_) {
-        std::copy_n(cb_sum_.bias(), mi + 1, &cb_bias_[off]);
-        std::copy_n(cb_sum_.sd(), mi + 1, &cb_sd_[off]);
+    // (d) C_m·B_k for k ≤ m, row m at offset m(m + 1)/2: sums over n, formed here or by
+    // another head of the group (the same inputs, the same bits).
+    const auto form = [&](SharedSums::Piece& out) {
+      const size_t rows = size_t(len * (len + 1) / 2);
+      out.acc.resize(rows);
+      out.bias.resize(noisy_ ? rows : 0);
+      out.sd.resize(noisy_ ? rows : 0);
+      for (int64_t mi = 0; mi < len; ++mi) {
+        const size_t off = size_t(mi * (mi + 1) / 2);
+        cb_sum_.reset(mi + 1, noisy_);
+        cb_sum_.add_terms(&Cd_[mi * N], Bt_.data(), len, N);
+        cb_sum_.settle();
+        std::copy_n(cb_sum_.sums(), mi + 1, &out.acc[off]);
+        if (noisy_) {
+          std::copy_n(cb_sum_.bias(), mi + 1, &out.bias[off]);
+          std::copy_n(cb_sum_.sd(), mi + 1, &out.sd[off]);
+        }
       }
+    };
+    cb_held_.reset();  // the piece before, let go first: no unit keeps more than the one in hand
+    if (shared_ != nullptr) {
+      cb_held_ = shared_->get(s_, g_, piece, noisy_, form);
+      cb_ = cb_held_.get();
+    } else {
+      form(cb_own_);
+      cb_ = &cb_own_;
     }
   }
   SSMV_VECTOR_CLONES void run_piece(Run& u, const ChunkPiece& pc, bool last_piece) {
@@ -738,10 +750,10 @@ class ChunkedEmulation {
     for (int64_t mi = 0; mi < len; ++mi) {
       const int64_t t = t0 + mi;
       const size_t off = size_t(mi * (mi + 1) / 2);
-      const double* cb = &cb_acc_[off];
+      const double* cb = cb_->acc.data() + off;
       if (m.on()) {  // this run's noise on the shared sums, as finish() would draw it
         cb_row_.resize(size_t(mi + 1));
-        ParallelSums::draw(cb, &cb_bias_[off], &cb_sd_[off], mi + 1, m.rng(), cb_row_.data());
+        ParallelSums::draw(cb, cb_->bias.data() + off, cb_->sd.data() + off, mi + 1, m.rng(), cb_row_.data());
         cb = cb_row_.data();
       }
       // w_k = R(rounded(rounded(cb_k·exp(rounded(cs_m − cs_k)))·δ_k)), each step over the row.
@@ -779,6 +791,7 @@ class ChunkedEmulation {
 
   const Problem& p_;
   const Emulation& e_;
+  SharedSums* shared_;  // the pass's C·Bᵀ sums, or null
   int64_t s_, h_, P_, N_, g_, L_, begin_, end_;
   double A_;
   bool noisy_;  // some run draws noise (models[0], noise-free, models it)
@@ -787,7 +800,12 @@ class ChunkedEmulation {
   // with noise their bias and sd [len(len + 1)/2]. Per run in turn: the dt-scaled B [len, N], a
   // row's weights and its decays' arguments [len], a row's C·Bᵀ with the run's noise [len],
   // y_epilogue's scratch [2P].
-  std::vector<double> xk_, Bt_, Bd_, Cd_, cb_acc_, cb_bias_, cb_sd_, bt_, w_, dk_, cb_row_, ep_;
+  std::vector<double> xk_, Bt_, Bd_, Cd_, bt_, w_, dk_, cb_row_, ep_;
+  // The piece's C·Bᵀ sums: the pass's shared ones (held while the piece is in hand), or this
+  // unit's own.
+  std::shared_ptr<const SharedSums::Piece> cb_held_;
+  SharedSums::Piece cb_own_;
+  const SharedSums::Piece* cb_ = nullptr;
   std::vector<float> row_b_, row_c_;  // a token's B and C held as bits, decoded [N]
   // Per piece, from the noise-free run: the bias and sd of the chunk state's sums [P, N] and of
   // each row's inter- and intra-chunk sums [len, P].
@@ -799,13 +817,31 @@ class ChunkedEmulation {
 
 }  // namespace
 
+std::shared_ptr<const SharedSums::Piece> SharedSums::get(int64_t s, int64_t g, int64_t piece, bool noisy,
+                                                        const std::function<void(Piece&)>& make) {
+  std::shared_ptr<Entry> entry;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::weak_ptr<Entry>& slot = entries_[{s, g, piece, noisy}];
+    entry = slot.lock();
+    if (!entry) {
+      entry = std::make_shared<Entry>();
+      slot = entry;
+    }
+  }
+  // Formed once, outside the lock: the units that reach it meanwhile wait here (a throw leaves
+  // it unformed for the next).
+  std::call_once(entry->formed, [&] { make(entry->piece); });
+  return std::shared_ptr<const Piece>(entry, &entry->piece);
+}
+
 void emulate_unit(const Problem& p, const Contract& c, const Emulation& e, const Noise& noise, int64_t sequence,
-                  int64_t head, UnitOutputs& out) {
-  emulate_runs(p, c, e, {noise}, sequence, head, {&out});
+                  int64_t head, UnitOutputs& out, SharedSums* shared) {
+  emulate_runs(p, c, e, {noise}, sequence, head, {&out}, shared);
 }
 
 void emulate_runs(const Problem& p, const Contract& c, const Emulation& e, const std::vector<Noise>& noises,
-                  int64_t sequence, int64_t head, const std::vector<UnitOutputs*>& outs) {
+                  int64_t sequence, int64_t head, const std::vector<UnitOutputs*>& outs, SharedSums* shared) {
   if (noises.size() != outs.size() || noises.empty()) {
     throw std::invalid_argument("emulate_runs: " + std::to_string(noises.size()) + " noises for " +
                                 std::to_string(outs.size()) + " outputs");
@@ -836,7 +872,7 @@ void emulate_runs(const Problem& p, const Contract& c, const Emulation& e, const
     for (size_t r = 0; r < models.size(); ++r) emulate_sequential(p, c, e, models[r], sequence, head, S0, *outs[r]);
     return;
   }
-  ChunkedEmulation(p, c, e, sequence, head, noises.back().on).run(models, all);
+  ChunkedEmulation(p, c, e, sequence, head, noises.back().on, shared).run(models, all);
 }
 
 }  // namespace ssmv::sharp

@@ -12,8 +12,12 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "spec/contract.h"
@@ -86,11 +90,38 @@ struct UnitOutputs {
   std::vector<uint32_t> work_lanes;
 };
 
+// The C·Bᵀ sums of a chunked contract's pieces with their noise model's figures, which every
+// head of a group forms alike (they depend on the inputs and the contract alone): the units
+// that run at the same time share them through one SharedSums. The first unit to reach a piece
+// forms it, the others that reach it meanwhile wait for it and read it; a piece no unit holds
+// any longer is dropped, so only the pieces in hand are kept (about L²/2·3 doubles each, 0.8 MB
+// at chunk 256). The sums are the same bits whichever unit forms them. One per pass over the
+// units of one contract.
+class SharedSums {
+ public:
+  struct Piece {
+    std::vector<double> acc, bias, sd;  // row m's sums at m(m + 1)/2; bias and sd with noise
+  };
+  // Piece `piece` of sequence s and group g (with the noise model when noisy), formed by
+  // make() if no unit holds it now.
+  std::shared_ptr<const Piece> get(int64_t s, int64_t g, int64_t piece, bool noisy,
+                                   const std::function<void(Piece&)>& make);
+
+ private:
+  struct Entry {
+    std::once_flag formed;
+    Piece piece;
+  };
+  std::mutex mutex_;
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool>, std::weak_ptr<Entry>> entries_;
+};
+
 // Runs one (sequence, head) of `p` under `e` (with `c`'s budgets and reductions for the
 // noise): sequential for Family::sequential, chunked (c.chunk_size, c.chunk_layout)
 // otherwise. `out` is resized; reusing it across calls keeps the inner loops allocation-free.
+// `shared` (optional, chunked family): the C·Bᵀ sums shared with the pass's other units.
 void emulate_unit(const Problem& p, const Contract& c, const Emulation& e, const Noise& noise, int64_t sequence,
-                  int64_t head, UnitOutputs& out);
+                  int64_t head, UnitOutputs& out, SharedSums* shared = nullptr);
 
 // emulate_unit for several noises at once, noises[r] into *outs[r] (the same outputs as one
 // call each): the chunked family forms C·Bᵀ once for all of them, since it depends on the
@@ -98,6 +129,6 @@ void emulate_unit(const Problem& p, const Contract& c, const Emulation& e, const
 // (docs/sharp-verdicts.md [N3]): noises[0] when its noise is off, else one more run. The noises
 // are all on, all off, or noises[0] off (the declared emulation) and the rest on.
 void emulate_runs(const Problem& p, const Contract& c, const Emulation& e, const std::vector<Noise>& noises,
-                  int64_t sequence, int64_t head, const std::vector<UnitOutputs*>& outs);
+                  int64_t sequence, int64_t head, const std::vector<UnitOutputs*>& outs, SharedSums* shared = nullptr);
 
 }  // namespace ssmv::sharp

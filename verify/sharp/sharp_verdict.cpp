@@ -147,7 +147,8 @@ struct Against {
 };
 
 // Runs `items` emulations on every unit, tasks (group of up to `group` items, unit) over the
-// workers: items [i, i + n) of a unit come from run(i, n, s, h, outs) into *outs[0..n); each
+// workers: items [i, i + n) of a unit come from run(i, n, s, h, outs, shared) into *outs[0..n)
+// (shared: the pass's C·Bᵀ sums, which the units running at once form once); each
 // item's residuals are as `against` says; `keep` (optional) gets item 0's outputs of every
 // unit. An item's outputs do not depend on its group, and the sums per head go in unit order,
 // so the figures are the same for any thread count and grouping.
@@ -165,6 +166,7 @@ HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, in
   }
   std::vector<std::vector<UnitOutputs>> bufs(size_t(ps.workers), std::vector<UnitOutputs>(size_t(group)));
   std::vector<UnitBase> task_bases(against.first_is_base ? size_t(ps.workers) : 0);
+  SharedSums shared;
   for_each_task(groups * units, ps.workers, [&](int64_t task, int64_t worker) {
     const int64_t first = task / units * group, u = task % units, s = u / H, h = u % H;
     const int64_t n = std::min(group, items - first);
@@ -196,7 +198,7 @@ HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, in
         }
       };
     }
-    run(first, n, s, h, outs);
+    run(first, n, s, h, outs, &shared);
     for (int64_t r = 0; r < n; ++r) {
       const int64_t item = first + r;
       const UnitOutputs& out = *outs[size_t(r)];
@@ -234,8 +236,9 @@ HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, in
 
 HeadEnergies run_configurations(const Pass& ps, const std::string& what, const std::vector<Configuration>& configs) {
   return run_pass(ps, what, int64_t(configs.size()), 1, Against{}, nullptr,
-                  [&](int64_t i, int64_t, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs) {
-                    emulate_unit(ps.p, ps.c, configs[size_t(i)].emulation, Noise{}, s, h, *outs[0]);
+                  [&](int64_t i, int64_t, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs,
+                      SharedSums* shared) {
+                    emulate_unit(ps.p, ps.c, configs[size_t(i)].emulation, Noise{}, s, h, *outs[0], shared);
                   });
 }
 
@@ -271,12 +274,12 @@ void declared_and_monte_carlo(const Pass& ps, const Emulation& declared, const S
     HeadEnergies all = run_pass(
         ps, "the contract's emulation and " + std::to_string(o.runs) + " Monte Carlo runs", 1 + o.runs, 1 + o.runs,
         Against{nullptr, true}, nullptr,
-        [&](int64_t, int64_t, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs) {
+        [&](int64_t, int64_t, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs, SharedSums* shared) {
           // The declared emulation first, noise-free: a chunked contract's runs take their sums'
           // noise model from it (emulate_runs).
           std::vector<Noise> noises{Noise{}};
           for (const Noise& n : run_noises(o, 0, o.runs)) noises.push_back(n);
-          emulate_runs(ps.p, ps.c, declared, noises, s, h, outs);
+          emulate_runs(ps.p, ps.c, declared, noises, s, h, outs, shared);
         });
     he.y = {all.y[0]};
     he.state = {all.state[0]};
@@ -288,13 +291,13 @@ void declared_and_monte_carlo(const Pass& ps, const Emulation& declared, const S
   }
   std::vector<UnitBase> base(size_t(ps.p.shape.num_sequences() * ps.p.shape.H));
   he = run_pass(ps, "the contract's emulation", 1, 1, Against{}, &base,
-                [&](int64_t, int64_t, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs) {
-                  emulate_unit(ps.p, ps.c, declared, Noise{}, s, h, *outs[0]);
-                });
+                [&](int64_t, int64_t, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs,
+                    SharedSums* shared) { emulate_unit(ps.p, ps.c, declared, Noise{}, s, h, *outs[0], shared); });
   null = run_pass(ps, std::to_string(o.runs) + " Monte Carlo runs", o.runs, monte_carlo_group(ps, o.runs),
                   Against{&base, false}, nullptr,
-                  [&](int64_t first, int64_t n, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs) {
-                    emulate_runs(ps.p, ps.c, declared, run_noises(o, first, n), s, h, outs);
+                  [&](int64_t first, int64_t n, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs,
+                      SharedSums* shared) {
+                    emulate_runs(ps.p, ps.c, declared, run_noises(o, first, n), s, h, outs, shared);
                   });
 }
 

@@ -7,7 +7,10 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fast/chunk_scan/chunk_scan.h"
@@ -213,6 +216,69 @@ TEST(SharpEmulation, RunsSideBySideEqualRunsAlone) {
       }
     }
   }
+}
+
+// The heads of a group form the same C·Bᵀ sums: units running at once share them through one
+// SharedSums (sharp_verdict.cpp, one per pass). Both heads of the dump's one group, on two
+// threads at once and then one after the other, give the outputs each gives alone, bit for bit,
+// with the declared emulation first and two runs beside it.
+TEST(SharpEmulation, HeadsSharingCBSumsEqualHeadsAlone) {
+  const Dump d = chunk_scan_dump(chunk_scan::ContractKind::production);
+  const Emulation e = declared_emulation(d.kernel.contract, d.problem.formats, 1);
+  const std::vector<Noise> noises{Noise{}, Noise{true, 8u}, Noise{true, 9u}};
+  const auto run = [&](int64_t h, SharedSums* shared) {
+    std::vector<UnitOutputs> outs(noises.size());
+    std::vector<UnitOutputs*> ptrs;
+    for (UnitOutputs& o : outs) ptrs.push_back(&o);
+    emulate_runs(d.problem, d.kernel.contract, e, noises, 0, h, ptrs, shared);
+    return outs;
+  };
+  const std::vector<UnitOutputs> alone0 = run(0, nullptr), alone1 = run(1, nullptr);
+  for (bool side_by_side : {true, false}) {
+    SharedSums shared;
+    std::vector<UnitOutputs> with0, with1;
+    if (side_by_side) {
+      std::thread other([&] { with1 = run(1, &shared); });
+      with0 = run(0, &shared);
+      other.join();
+    } else {
+      with0 = run(0, &shared);
+      with1 = run(1, &shared);
+    }
+    for (size_t r = 0; r < noises.size(); ++r) {
+      const std::string what = std::string(side_by_side ? "side by side" : "in turn") + ", run " + std::to_string(r);
+      EXPECT_EQ(with0[r].y, alone0[r].y) << what;
+      EXPECT_EQ(with0[r].state, alone0[r].state) << what;
+      EXPECT_EQ(with1[r].y, alone1[r].y) << what;
+      EXPECT_EQ(with1[r].state, alone1[r].state) << what;
+    }
+  }
+  EXPECT_NE(alone0[0].y, alone1[0].y);  // the heads differ: their x and A do
+}
+
+// A piece is formed once while a unit holds it, per (sequence, group, piece, noise); one that no
+// unit holds is formed again; a make() that throws leaves it to the next.
+TEST(SharpEmulation, SharedSumsFormAPieceOnceWhileHeld) {
+  SharedSums shared;
+  int formed = 0;
+  const auto make = [&](SharedSums::Piece& p) {
+    ++formed;
+    p.acc = {1.0, 2.0, 3.0};
+  };
+  std::shared_ptr<const SharedSums::Piece> a = shared.get(0, 0, 5, true, make), b = shared.get(0, 0, 5, true, make);
+  EXPECT_EQ(formed, 1);
+  EXPECT_EQ(a.get(), b.get());
+  const std::shared_ptr<const SharedSums::Piece> other = shared.get(0, 0, 5, false, make);  // without noise
+  EXPECT_EQ(formed, 2);
+  a.reset();
+  b.reset();
+  const std::shared_ptr<const SharedSums::Piece> again = shared.get(0, 0, 5, true, make);  // held by none
+  EXPECT_EQ(formed, 3);
+  EXPECT_EQ(again->acc, (std::vector<double>{1.0, 2.0, 3.0}));
+  EXPECT_THROW(shared.get(1, 0, 0, true, [](SharedSums::Piece&) { throw std::runtime_error("no memory"); }),
+               std::runtime_error);
+  EXPECT_EQ(shared.get(1, 0, 0, true, make)->acc.size(), 3u);
+  EXPECT_EQ(formed, 4);
 }
 
 // Only the first run of a unit may be noise-free (the declared emulation beside its runs).
