@@ -30,46 +30,51 @@ void check_size(const char* field, const Values& t, int64_t expected, const char
   }
 }
 
+// Whether no value of v[lo, hi) has its exponent field (`inf`: all ones) all ones, asked of each
+// value's bits without a branch, so that the loop vectorises (a 256-request decode's state is
+// 67 million floats).
+template <class Value, class Word>
+bool exponents_finite(const Value* v, Word inf, size_t lo, size_t hi) {
+  static_assert(sizeof(Word) == sizeof(Value));
+  bool finite = true;
+  for (size_t i = lo; i < hi; ++i) {
+    Word w;
+    std::memcpy(&w, v + i, sizeof w);
+    finite &= (w & inf) != inf;
+  }
+  return finite;
+}
+
 // Every value finite and exact in `f`, checked in blocks of 2^20 elements on the process's
 // worker threads (validate runs at every entry point a check goes through, and a 256-request
 // decode state is 67 million elements); the first bad block's error is rethrown, so the
-// element named is the first bad one. Values narrowed to f are exact in it: only finiteness
-// is asked of them (a 16-bit pattern's exponent field).
+// element named is the first bad one. Values exact in f by how they are held (narrowed to f,
+// or floats of fp32) are asked only to be finite, by their exponent fields; a block where one
+// is not is walked again to name it.
 template <class Values>
 void check_values(const char* field, const Values& t, Format f) {
   constexpr size_t kBlock = size_t(1) << 20;
   const int64_t blocks = int64_t((t.size() + kBlock - 1) / kBlock);
   // Every float is a value of fp32 (and int16_scaled's values are fp32 values).
   bool exact = f == Format::fp32 || f == Format::int16_scaled;
-  if constexpr (std::is_same_v<Values, FormatValues>) exact = exact || (t.narrowed() && t.format() == f);
-  const float* floats = nullptr;  // the values as floats, where they are held so
+  const float* floats = nullptr;   // the values as floats, where they are held so
+  const uint16_t* bits = nullptr;  // or as 16-bit patterns, whose exponent field is bits_inf
+  uint16_t bits_inf = 0;
   if constexpr (std::is_same_v<Values, FormatValues>) {
-    if (!t.holds_bits()) floats = t.floats();
+    exact = exact || (t.narrowed() && t.format() == f);
+    if (t.holds_bits()) {
+      bits = t.bits();
+      bits_inf = t.format() == Format::bf16 ? 0x7f80u : 0x7c00u;
+    } else {
+      floats = t.floats();
+    }
   } else {
     floats = t.data();
   }
   for_each_task(blocks, process_threads(), [&](int64_t b, int64_t) {
     const size_t lo = size_t(b) * kBlock, hi = std::min(t.size(), size_t(b + 1) * kBlock);
-    // Exact values need only be finite: asked of the exponent field, without a branch (it
-    // vectorises; a 256-request decode's state is 67 million floats).
-    if constexpr (std::is_same_v<Values, FormatValues>) {
-      if (exact && t.holds_bits()) {
-        const uint16_t* bits = t.bits();
-        const uint16_t inf = f == Format::bf16 ? 0x7f80u : 0x7c00u;  // exponent field all ones
-        bool finite = true;
-        for (size_t i = lo; i < hi; ++i) finite &= (bits[i] & inf) != inf;
-        if (finite) return;  // else the loop below names the first bad element
-      }
-    }
-    if (exact && floats) {
-      bool finite = true;
-      for (size_t i = lo; i < hi; ++i) {
-        uint32_t w;
-        std::memcpy(&w, floats + i, sizeof w);
-        finite &= (w & 0x7f800000u) != 0x7f800000u;
-      }
-      if (finite) return;  // else the loop below names the first bad element
-    }
+    if (exact && bits && exponents_finite(bits, bits_inf, lo, hi)) return;
+    if (exact && floats && exponents_finite(floats, uint32_t{0x7f800000u}, lo, hi)) return;
     for (size_t i = lo; i < hi; ++i) {
       const float v = t[i];
       if (!std::isfinite(v)) {
