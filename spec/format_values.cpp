@@ -146,9 +146,11 @@ void FormatValues::append(const FormatValues& src, size_t first, size_t count) {
            std::string(narrowed() ? format_name(format_) : "loose") + " values");
   }
   if (kind_ == Kind::bits) {
-    bits_.insert(bits_.end(), src.bits_.begin() + std::ptrdiff_t(first), src.bits_.begin() + std::ptrdiff_t(first + count));
+    bits_.insert(bits_.end(), src.bits_.begin() + std::ptrdiff_t(first),
+                 src.bits_.begin() + std::ptrdiff_t(first + count));
   } else {
-    wide_.insert(wide_.end(), src.wide_.begin() + std::ptrdiff_t(first), src.wide_.begin() + std::ptrdiff_t(first + count));
+    wide_.insert(wide_.end(), src.wide_.begin() + std::ptrdiff_t(first),
+                 src.wide_.begin() + std::ptrdiff_t(first + count));
   }
 }
 

@@ -14,7 +14,8 @@ struct Rows {
   const float* at;
   std::ptrdiff_t stride;
 };
-Rows rows(const FormatValues& v, int64_t first, int64_t stride, int64_t len, int64_t width, std::vector<float>& buffer) {
+Rows rows(const FormatValues& v, int64_t first, int64_t stride, int64_t len, int64_t width,
+          std::vector<float>& buffer) {
   if (!v.holds_bits()) return {v.floats() + first, stride};
   buffer.resize(size_t(len * width));
   for (int64_t k = 0; k < len; ++k) v.read(size_t(first + k * stride), size_t(width), &buffer[size_t(k * width)]);

@@ -312,8 +312,10 @@ std::vector<InputValue> element_inputs(const Problem& p, const TensorReport& r, 
     if (p.d_mode() == DMode::per_head_dim) out.push_back(scalar("D", {h, d}, Format::fp32, p.D[h * s.P + d]));
     if (p.has_z()) out.push_back(scalar("z", {t, h, d}, p.formats.input, p.z[p.x_index(t, h, d)]));
     std::vector<float> buffer(size_t(s.N));
-    out.push_back(row("B", {t, g}, p.formats.input, p.B.read(size_t(p.bc_index(t, g, 0)), size_t(s.N), buffer.data()), s.N));
-    out.push_back(row("C", {t, g}, p.formats.input, p.C.read(size_t(p.bc_index(t, g, 0)), size_t(s.N), buffer.data()), s.N));
+    out.push_back(row("B", {t, g}, p.formats.input,
+                      p.B.read(size_t(p.bc_index(t, g, 0)), size_t(s.N), buffer.data()), s.N));
+    out.push_back(row("C", {t, g}, p.formats.input,
+                      p.C.read(size_t(p.bc_index(t, g, 0)), size_t(s.N), buffer.data()), s.N));
   } else if (layout_is(r, {"sequence", "head", "dim", "state"})) {
     state_inputs(p, c[0], c[1], c[2], c[3], out);
   } else if (r.coord_names.size() == 4) {

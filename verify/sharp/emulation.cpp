@@ -579,7 +579,8 @@ class ChunkedEmulation {
  public:
   ChunkedEmulation(const Problem& p, const Contract& c, const Emulation& e, int64_t s, int64_t h, bool noisy,
                    SharedSums* shared)
-      : p_(p), e_(e), shared_(shared), s_(s), h_(h), P_(p.shape.P), N_(p.shape.N), g_(p.shape.group_of(h)), L_(c.chunk_size),
+      : p_(p), e_(e), shared_(shared), s_(s), h_(h), P_(p.shape.P), N_(p.shape.N), g_(p.shape.group_of(h)),
+        L_(c.chunk_size),
         begin_(p.shape.cu_seqlens[s]), end_(p.shape.cu_seqlens[s + 1]), A_(double(p.A[h])), noisy_(noisy),
         state_sum_(reduction_of(c, Sum::chunk_state).order), cb_sum_(reduction_of(c, Sum::cb).order),
         y_sum_(reduction_of(c, Sum::y).order) {
