@@ -306,8 +306,11 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
         hst.habs[i] = std::fabs(hst.hd[i]);
       }
     }
+    // Whether row m of the piece that starts at token t0 is evaluated: every row, or the
+    // focused token's.
+    const auto wanted = [&](int64_t t0, int64_t m) { return y_wanted && (focus_token < 0 || t0 + m == focus_token); };
     // A piece of the sequence: where it lies, whether it is the last, and whether any of its
-    // rows of y is wanted (all, or the focused token's).
+    // rows of y is wanted.
     const auto piece_at = [&](int64_t cj) {
       PieceView v;
       v.cj = cj;
@@ -315,15 +318,13 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
       v.Lc = seq_chunks[cj].len;
       v.c0 = seq_chunks[cj].chunk_start;  // < t0: global layout, mid-chunk start
       v.last_piece = cj == n_pieces - 1;
-      for (int64_t m = 0; m < v.Lc && !v.any_row; ++m) {
-        v.any_row = y_wanted && (focus_token < 0 || v.t0 + m == focus_token);
-      }
+      for (int64_t m = 0; m < v.Lc && !v.any_row; ++m) v.any_row = wanted(v.t0, m);
       return v;
     };
     const auto cb_stage = [&](const PieceView& pv, std::vector<GroupCB<V>>& cbs) {
       const int64_t t0 = pv.t0, Lc = pv.Lc;
       const bool any_row = pv.any_row;
-      const auto row_wanted = [&](int64_t m) { return y_wanted && (focus_token < 0 || t0 + m == focus_token); };
+      const auto row_wanted = [&](int64_t m) { return wanted(t0, m); };
       // [3.6] stage (d): C·Bᵀ over n per group, once for all its heads. The products are
       // exact in double (24 × 24 significant bits); their double sum errs by at most
       // γ_N(2^-53)·Σ|C·B| (Higham (3.4)), added to |Σ| to make ub an upper bound.
@@ -404,7 +405,7 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
     const auto head_step = [&](const PieceView& pv, const std::vector<GroupCB<V>>& cbs, int64_t h, int64_t worker) {
       const int64_t t0 = pv.t0, Lc = pv.Lc, c0 = pv.c0, cj = pv.cj;
       const bool last_piece = pv.last_piece, any_row = pv.any_row;
-      const auto row_wanted = [&](int64_t m) { return y_wanted && (focus_token < 0 || t0 + m == focus_token); };
+      const auto row_wanted = [&](int64_t m) { return wanted(t0, m); };
       const int64_t g = s.group_of(h);
       const double A = pr.A[h];
       HeadState<V>& hst = heads[h];
