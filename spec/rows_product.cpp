@@ -20,7 +20,13 @@ using V8 = double __attribute__((vector_size(64)));
 template <int R>
 [[gnu::always_inline]] inline void tile8(const Product<double, double, double>& p, int64_t r0, int64_t c) {
   V8 acc[R];
-  for (int r = 0; r < R; ++r) acc[r] = V8{0, 0, 0, 0, 0, 0, 0, 0};
+  for (int r = 0; r < R; ++r) {
+    if (p.onto) {
+      load8(acc[r], p.out + (r0 + r) * p.ldo + c);
+    } else {
+      acc[r] = V8{0, 0, 0, 0, 0, 0, 0, 0};
+    }
+  }
   const double* a = p.a + r0 * p.lda;
   for (int64_t k = 0; k < p.K; ++k) {
     V8 b;
@@ -37,7 +43,7 @@ template <int R>
   for (; c + 8 <= p.cols; c += 8) tile8<R>(p, r0, c);
   for (; c < p.cols; ++c) {
     for (int r = 0; r < R; ++r) {
-      double acc = 0;
+      double acc = p.onto ? p.out[(r0 + r) * p.ldo + c] : 0.0;
       for (int64_t k = 0; k < p.K; ++k) acc += p.a[(r0 + r) * p.lda + k] * p.b[k * p.ldb + c];
       p.out[(r0 + r) * p.ldo + c] = acc;
     }

@@ -4,7 +4,10 @@
 // inter-chunk sums) are products of a [rows, K] matrix and a [K, cols] matrix, each element's
 // terms added in k order onto a zero start:
 //
-//   out[r·ldo + c] = (((0 + a[r,0]·b[0,c]) + a[r,1]·b[1,c]) + …) + a[r,K−1]·b[K−1,c].
+//   out[r·ldo + c] = (((0 + a[r,0]·b[0,c]) + a[r,1]·b[1,c]) + …) + a[r,K−1]·b[K−1,c],
+//
+// or, with `onto`, the same terms added onto out's value instead of 0 (the sharp runs' y rows:
+// each row's intra-chunk terms go onto its inter-chunk term).
 //
 // Each product is rounded, then added (the build's -ffp-contract=off: no fused a·b + c), so
 // an element's bits are those of K calls of y += a·x in k order, however the elements are
@@ -29,6 +32,7 @@ struct Product {
   int64_t ldb = 0;
   O* out = nullptr;
   int64_t ldo = 0;
+  bool onto = false;  // start each element from out's value instead of 0
 };
 
 // The double product, tiled (rows_product.cpp).
@@ -39,7 +43,7 @@ template <class A, class B, class O>
 void rows_product(const Product<A, B, O>& p) {
   for (int64_t r = 0; r < p.rows; ++r) {
     for (int64_t c = 0; c < p.cols; ++c) {
-      O acc{};
+      O acc = p.onto ? p.out[r * p.ldo + c] : O{};
       for (int64_t k = 0; k < p.K; ++k) acc += p.a[r * p.lda + k] * p.b[k * p.ldb + c];
       p.out[r * p.ldo + c] = acc;
     }

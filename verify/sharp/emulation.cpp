@@ -67,6 +67,8 @@ class Rng {
  public:
   explicit Rng(uint64_t seed) : s_(seed) {}
   uint64_t next() { return splitmix64_next(s_); }
+  // Moves past n draws (the stream is counter-based: the state of draw k is s + k·γ).
+  void skip(uint64_t n) { s_ += n * kSplitMixGamma; }
   double uniform() { return double(next() >> 11) * 0x1p-53; }  // [0, 1)
   // A sum's noise ([N3]): the Irwin–Hall sum of four uniforms from the four 16-bit parts of
   // one draw, centred and scaled to variance 1 (each part's variance is (2^32 − 1)/12 in units
@@ -747,28 +749,16 @@ class ChunkedEmulation {
     if (!models_noise) {
       rows_product(Product<double, double, double>{len, N, P, Cd_.data(), N, hinT.data(), P, inter_sums_.data(), P});
     }
-    std::vector<double>& w = w_;
+    // A run whose y sums are formed without their noise model, and whose stores draw nothing,
+    // goes through the rows in blocks: their intra-chunk sums as one product.
+    if (!models_noise && !(e.stochastic_output && m.on())) {
+      y_rows_in_blocks(u, pc, cs_b);
+      return;
+    }
     for (int64_t mi = 0; mi < len; ++mi) {
       const int64_t t = t0 + mi;
-      const size_t off = size_t(mi * (mi + 1) / 2);
-      const double* cb = cb_->acc.data() + off;
-      if (m.on()) {  // this run's noise on the shared sums, as finish() would draw it
-        cb_row_.resize(size_t(mi + 1));
-        ParallelSums::draw(cb, cb_->bias.data() + off, cb_->sd.data() + off, mi + 1, m.rng(), cb_row_.data());
-        cb = cb_row_.data();
-      }
-      // w_k = R(rounded(rounded(cb_k·exp(rounded(cs_m − cs_k)))·δ_k)), each step over the row.
-      const int64_t nk = mi + 1;
-      double* dk = dk_.data();
-      for (int64_t k = 0; k < nk; ++k) dk[k] = cs[mi] - cs[k];
-      m.round_all(dk, nk);
-      m.exp_all(dk, w.data(), nk);
-      for (int64_t k = 0; k < nk; ++k) w[k] = cb[k] * w[k];
-      m.round_all(w.data(), nk);
-      for (int64_t k = 0; k < nk; ++k) w[k] = w[k] * dl[k];
-      m.round_all(w.data(), nk);
-      if (e.at(Site::decayed_CB)) round_values(*e.at(Site::decayed_CB), w.data(), nk);
-      const double decay_m = m.exp(m.rounded(cs[mi] - cs_b));
+      double* w = w_.data();
+      row_weights(m, m.rng(), mi, cs, dl, w);
       if (models_noise) {
         y_sum_.reset(P, true);
         y_sum_.add_terms(&Cd_[mi * N], hinT.data(), P, N);
@@ -776,17 +766,100 @@ class ChunkedEmulation {
         std::copy_n(&inter_sums_[mi * P], P, y_sum_.reset_formed(P));
       }
       double* inter = finished(y_sum_, &inter_bias_[mi * P], &inter_sd_[mi * P]);
-      // rounded(inter·decay_m) element by element, as loops over the row (the same bits).
-      for (int64_t pp = 0; pp < P; ++pp) inter[pp] = inter[pp] * decay_m;
-      m.round_all(inter, P);
-      if (e.at(Site::inter_term)) round_values(*e.at(Site::inter_term), inter, P);
+      scale_inter_term(m, mi, cs_b, cs, inter);
       y_sum_.restart();
-      y_sum_.add_terms(w.data(), xk_.data(), P, mi + 1);
+      y_sum_.add_terms(w, xk_.data(), P, mi + 1);
       const double* yv = finished(y_sum_, &intra_bias_[mi * P], &intra_sd_[mi * P]);
       double* yrow = y_row_at(*u.out, t - begin_, P);
       std::copy_n(yv, P, yrow);
       y_epilogue(p_, e, m, t, h_, yrow, ep_.data());
       y_row_done(*u.out, t - begin_);
+    }
+  }
+
+  // Row mi's intra-chunk weights w_k = R(rounded(rounded(cb_k·exp(rounded(cs_m − cs_k)))·δ_k))
+  // for k ≤ mi into w, each step over the row; a noisy run draws its noise on the shared C·Bᵀ
+  // sums from rng (mi + 1 draws), as finish() would draw it.
+  SSMV_VECTOR_CLONES void row_weights(Model& m, Rng& rng, int64_t mi, const std::vector<double>& cs,
+                                      const std::vector<double>& dl, double* w) {
+    const size_t off = size_t(mi * (mi + 1) / 2);
+    const int64_t nk = mi + 1;
+    const double* cb = cb_->acc.data() + off;
+    if (m.on()) {
+      cb_row_.resize(size_t(nk));
+      ParallelSums::draw(cb, cb_->bias.data() + off, cb_->sd.data() + off, nk, rng, cb_row_.data());
+      cb = cb_row_.data();
+    }
+    double* dk = dk_.data();
+    for (int64_t k = 0; k < nk; ++k) dk[k] = cs[mi] - cs[k];
+    m.round_all(dk, nk);
+    m.exp_all(dk, w, nk);
+    for (int64_t k = 0; k < nk; ++k) w[k] = cb[k] * w[k];
+    m.round_all(w, nk);
+    for (int64_t k = 0; k < nk; ++k) w[k] = w[k] * dl[k];
+    m.round_all(w, nk);
+    if (e_.at(Site::decayed_CB)) round_values(*e_.at(Site::decayed_CB), w, nk);
+  }
+
+  // Row mi's inter-chunk term, its sums (with their noise) given in `inter`: rounded(inter·decay_m)
+  // element by element, as a loop over the row (the same bits), decay_m = exp(rounded(cs_m − cs_b)).
+  SSMV_VECTOR_CLONES void scale_inter_term(Model& m, int64_t mi, double cs_b, const std::vector<double>& cs,
+                                           double* inter) {
+    const double decay_m = m.exp(m.rounded(cs[mi] - cs_b));
+    for (int64_t pp = 0; pp < P_; ++pp) inter[pp] = inter[pp] * decay_m;
+    m.round_all(inter, P_);
+    if (e_.at(Site::inter_term)) round_values(*e_.at(Site::inter_term), inter, P_);
+  }
+
+  // y of the piece for a run that forms its sums without their noise model and stores without
+  // draws, kBlockRows rows at a time: each row's weights and inter-chunk term (its noise drawn from
+  // the run's stream at the row's own place: a row draws mi + 1 numbers for C·Bᵀ, then P for the
+  // inter- and P for the intra-chunk sums, and nothing else), then the block's intra-chunk terms
+  // onto the inter-chunk ones — k ≤ first row as one product (spec/rows_product.h, onto), then
+  // each later row's last terms — then the rows' noise, epilogue and hand-over in order. Every
+  // sum's terms go in k order onto the same start and every draw is the one the row-by-row loop
+  // makes, so the bits are those of the loop above; the product reads each x row once per block
+  // instead of once per row (the loop over rows one by one was a tenth of a chunk_scan check's CPU).
+  SSMV_VECTOR_CLONES void y_rows_in_blocks(Run& u, const ChunkPiece& pc, double cs_b) {
+    Model& m = *u.m;
+    const int64_t t0 = pc.start, len = pc.len, P = P_, L = L_;
+    block_w_.resize(size_t(kBlockRows * L));
+    block_y_.resize(size_t(kBlockRows * P));
+    for (int64_t m0 = 0; m0 < len; m0 += kBlockRows) {
+      const int64_t nb = std::min(kBlockRows, len - m0);
+      uint64_t drawn = 0;  // draws of the block's rows before row j
+      for (int64_t j = 0; j < nb; ++j) {
+        const int64_t mi = m0 + j;
+        Rng& rng = block_rng_[size_t(j)];
+        rng = m.rng();
+        rng.skip(drawn);
+        row_weights(m, rng, mi, u.cs, u.dl, &block_w_[j * L]);
+        double* inter = &block_y_[j * P];
+        std::copy_n(&inter_sums_[mi * P], P, inter);
+        if (m.on()) rng.add_gauss(inter, &inter_bias_[mi * P], &inter_sd_[mi * P], P, inter);
+        scale_inter_term(m, mi, cs_b, u.cs, inter);
+        if (m.on()) drawn += uint64_t(mi + 1 + 2 * P);
+      }
+      rows_product(Product<double, double, double>{nb, m0 + 1, P, block_w_.data(), L, xk_.data(), P, block_y_.data(),
+                                                    P, /*onto=*/true});
+      for (int64_t j = 1; j < nb; ++j) {
+        double* y = &block_y_[j * P];
+        for (int64_t k = m0 + 1; k <= m0 + j; ++k) {
+          const double wk = block_w_[j * L + k];
+          const double* x = &xk_[k * P];
+          for (int64_t pp = 0; pp < P; ++pp) y[pp] = y[pp] + wk * x[pp];
+        }
+      }
+      for (int64_t j = 0; j < nb; ++j) {
+        const int64_t mi = m0 + j, t = t0 + mi;
+        double* y = &block_y_[j * P];
+        if (m.on()) block_rng_[size_t(j)].add_gauss(y, &intra_bias_[mi * P], &intra_sd_[mi * P], P, y);
+        double* yrow = y_row_at(*u.out, t - begin_, P);
+        std::copy_n(y, P, yrow);
+        y_epilogue(p_, e_, m, t, h_, yrow, ep_.data());
+        y_row_done(*u.out, t - begin_);
+      }
+      m.rng().skip(drawn);
     }
   }
 
@@ -802,6 +875,11 @@ class ChunkedEmulation {
   // row's weights and its decays' arguments [len], a row's C·Bᵀ with the run's noise [len],
   // y_epilogue's scratch [2P].
   std::vector<double> xk_, Bt_, Bd_, Cd_, bt_, w_, dk_, cb_row_, ep_;
+  // y_rows_in_blocks': a block's rows of weights [kBlockRows, L] and y sums [kBlockRows, P], and each row's
+  // place in the run's stream.
+  std::vector<double> block_w_, block_y_;
+  static constexpr int64_t kBlockRows = 4;
+  std::vector<Rng> block_rng_ = std::vector<Rng>(kBlockRows, Rng(0));
   // The piece's C·Bᵀ sums: the pass's shared ones (held while the piece is in hand), or this
   // unit's own.
   std::shared_ptr<const SharedSums::Piece> cb_held_;
