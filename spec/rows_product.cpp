@@ -1,46 +1,80 @@
 #include "spec/rows_product.h"
 
 #include <cstring>
-
-#include "spec/vector_clones.h"
+#include <stdexcept>
+#include <string>
 
 namespace ssmv {
 namespace {
 
-// Eight doubles: one AVX-512 register, two AVX2 registers, four SSE2 registers (GCC splits a
-// generic vector to what the clone's target has).
-using V8 = double __attribute__((vector_size(64)));
+// The tile's columns go as W-double vectors, W the widest register of the CPU: 8 (AVX-512),
+// 4 (AVX2), 2 (SSE2). GCC splits a wider generic vector into what the target has, but not
+// well: 8-double vectors on AVX2 went through the stack, 0.78–0.95 ns per term against 0.12
+// for 4-double ones, and 4-double ones on SSE2 took 3.3 ns (this dev box, L = 256, N = 128,
+// P = 64; bench/NOTES.md session 21). So each target gets its own width (rows_product
+// below picks by the CPU, as target_clones would).
+// (Spelled out per width: GCC drops a vector_size that depends on a template parameter.)
+template <int W>
+struct Lanes;
+template <>
+struct Lanes<8> {
+  using V = double __attribute__((vector_size(64)));
+};
+template <>
+struct Lanes<4> {
+  using V = double __attribute__((vector_size(32)));
+};
+template <>
+struct Lanes<2> {
+  using V = double __attribute__((vector_size(16)));
+};
 
 // (By reference: a vector returned by value from a function compiled without AVX changes the ABI.)
-[[gnu::always_inline]] inline void load8(V8& v, const double* p) { std::memcpy(&v, p, sizeof v); }
-[[gnu::always_inline]] inline void store8(double* p, const V8& v) { std::memcpy(p, &v, sizeof v); }
+template <class V>
+[[gnu::always_inline]] inline void load(V& v, const double* p) {
+  std::memcpy(&v, p, sizeof v);
+}
+template <class V>
+[[gnu::always_inline]] inline void store(double* p, const V& v) {
+  std::memcpy(p, &v, sizeof v);
+}
 
-// R rows × 8 columns starting at column c: R accumulators of 8 columns in registers over the K
-// terms.
-template <int R>
+// R rows × 8 columns starting at column c, as 8 / W vectors of W lanes: R·8/W accumulators in
+// registers over the K terms, starting from 0 or (onto) from out.
+template <int W, int R>
 [[gnu::always_inline]] inline void tile8(const Product<double, double, double>& p, int64_t r0, int64_t c) {
-  V8 acc[R];
+  using V = typename Lanes<W>::V;
+  static_assert(sizeof(V) == 8 * W);
+  constexpr int kParts = 8 / W;
+  V acc[R][kParts];
   for (int r = 0; r < R; ++r) {
-    if (p.onto) {
-      load8(acc[r], p.out + (r0 + r) * p.ldo + c);
-    } else {
-      acc[r] = V8{0, 0, 0, 0, 0, 0, 0, 0};
+    for (int j = 0; j < kParts; ++j) {
+      if (p.onto) {
+        load(acc[r][j], p.out + (r0 + r) * p.ldo + c + j * W);
+      } else {
+        acc[r][j] = V{} + 0.0;
+      }
     }
   }
   const double* a = p.a + r0 * p.lda;
   for (int64_t k = 0; k < p.K; ++k) {
-    V8 b;
-    load8(b, p.b + k * p.ldb + c);
-    for (int r = 0; r < R; ++r) acc[r] += a[r * p.lda + k] * b;
+    V b[kParts];
+    for (int j = 0; j < kParts; ++j) load(b[j], p.b + k * p.ldb + c + j * W);
+    for (int r = 0; r < R; ++r) {
+      const double ar = a[r * p.lda + k];
+      for (int j = 0; j < kParts; ++j) acc[r][j] += ar * b[j];
+    }
   }
-  for (int r = 0; r < R; ++r) store8(p.out + (r0 + r) * p.ldo + c, acc[r]);
+  for (int r = 0; r < R; ++r) {
+    for (int j = 0; j < kParts; ++j) store(p.out + (r0 + r) * p.ldo + c + j * W, acc[r][j]);
+  }
 }
 
 // R rows, every column: tiles of 8, then the last cols mod 8 one by one.
-template <int R>
+template <int W, int R>
 [[gnu::always_inline]] inline void row_block(const Product<double, double, double>& p, int64_t r0) {
   int64_t c = 0;
-  for (; c + 8 <= p.cols; c += 8) tile8<R>(p, r0, c);
+  for (; c + 8 <= p.cols; c += 8) tile8<W, R>(p, r0, c);
   for (; c < p.cols; ++c) {
     for (int r = 0; r < R; ++r) {
       double acc = p.onto ? p.out[(r0 + r) * p.ldo + c] : 0.0;
@@ -50,12 +84,49 @@ template <int R>
   }
 }
 
+template <int W>
+[[gnu::always_inline]] inline void product(const Product<double, double, double>& p) {
+  int64_t r = 0;
+  for (; r + 4 <= p.rows; r += 4) row_block<W, 4>(p, r);
+  for (; r < p.rows; ++r) row_block<W, 1>(p, r);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
+__attribute__((target("arch=x86-64-v4"))) void product_avx512(const Product<double, double, double>& p) {
+  product<8>(p);
+}
+__attribute__((target("avx2"))) void product_avx2(const Product<double, double, double>& p) { product<4>(p); }
+void product_sse2(const Product<double, double, double>& p) { product<2>(p); }
+
+using ProductFn = void (*)(const Product<double, double, double>&);
+ProductFn product_for_this_cpu() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("x86-64-v4")) return product_avx512;
+  if (__builtin_cpu_supports("avx2")) return product_avx2;
+  return product_sse2;
+}
+#endif
+
 }  // namespace
 
-SSMV_VECTOR_CLONES void rows_product(const Product<double, double, double>& p) {
-  int64_t r = 0;
-  for (; r + 4 <= p.rows; r += 4) row_block<4>(p, r);
-  for (; r < p.rows; ++r) row_block<1>(p, r);
+void rows_product_in_lanes(int lanes, const Product<double, double, double>& p) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
+  if (lanes == 8) return product_avx512(p);
+  if (lanes == 4) return product_avx2(p);
+  if (lanes == 2) return product_sse2(p);
+#else
+  if (lanes == 2) return product<2>(p);
+#endif
+  throw std::invalid_argument("rows_product_in_lanes: lanes = " + std::to_string(lanes) + ": not built here");
+}
+
+void rows_product(const Product<double, double, double>& p) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
+  static const ProductFn chosen = product_for_this_cpu();
+  chosen(p);
+#else
+  product<2>(p);
+#endif
 }
 
 }  // namespace ssmv

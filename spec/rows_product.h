@@ -35,8 +35,12 @@ struct Product {
   bool onto = false;  // start each element from out's value instead of 0
 };
 
-// The double product, tiled (rows_product.cpp).
+// The double product, tiled (rows_product.cpp), its vectors as wide as the CPU's registers.
 void rows_product(const Product<double, double, double>& p);
+// The same with vectors of `lanes` doubles (8: AVX-512, 4: AVX2, 2: SSE2; the CPU must have
+// them): the same bits for every width (its test). Throws std::invalid_argument for a width
+// not built here.
+void rows_product_in_lanes(int lanes, const Product<double, double, double>& p);
 
 // Any value types (Tagged terms): element by element, the same order.
 template <class A, class B, class O>
