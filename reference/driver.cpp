@@ -379,11 +379,12 @@ TierCounts run_with(const Problem& pr, const InitialStates& init, const Options&
           mine.fast_elements += f.elements;
           if (f.settled) {
             ++mine.fast_pairs;
-            continue;
+          } else {
+            if (!mpfr) mpfr = std::make_unique<PairRunner<Arith>>(pr, init, o, check_bits, positions, sink);
+            mine.mpfr_elements += mpfr->run(s, h, f.tokens_done, f.positions_done);
+            ++mine.mpfr_pairs;
           }
-          if (!mpfr) mpfr = std::make_unique<PairRunner<Arith>>(pr, init, o, check_bits, positions, sink);
-          mine.mpfr_elements += mpfr->run(s, h, f.tokens_done, f.positions_done);
-          ++mine.mpfr_pairs;
+          if (o.pair_done) o.pair_done(s, h);
         } catch (...) {
           std::lock_guard<std::mutex> lock(failure_mutex);
           if (i < failure_item) {
@@ -484,7 +485,8 @@ class CountingSink : public Sink {
 
 TierCounts run(const Problem& pr, const InitialStates& init, const Options& o, Sink& sink) {
   const Shape& s = pr.shape;
-  const progress::Phase phase("reference", s.num_tokens() * s.H * s.P * s.N, "state updates");
+  const progress::Phase phase(o.phase_name, s.num_tokens() * s.H * s.P * s.N + o.phase_extra_work,
+                              o.phase_extra_work > 0 ? "updates" : "state updates");
   CountingSink counting(sink, s.P * s.N);
   switch (o.arithmetic) {
     case Arithmetic::raw_mpfr: return run_with<RawMpfr>(pr, init, o, counting);
