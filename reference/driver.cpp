@@ -379,12 +379,11 @@ TierCounts run_with(const Problem& pr, const InitialStates& init, const Options&
           mine.fast_elements += f.elements;
           if (f.settled) {
             ++mine.fast_pairs;
-          } else {
-            if (!mpfr) mpfr = std::make_unique<PairRunner<Arith>>(pr, init, o, check_bits, positions, sink);
-            mine.mpfr_elements += mpfr->run(s, h, f.tokens_done, f.positions_done);
-            ++mine.mpfr_pairs;
+            continue;
           }
-          if (o.pair_done) o.pair_done(s, h);
+          if (!mpfr) mpfr = std::make_unique<PairRunner<Arith>>(pr, init, o, check_bits, positions, sink);
+          mine.mpfr_elements += mpfr->run(s, h, f.tokens_done, f.positions_done);
+          ++mine.mpfr_pairs;
         } catch (...) {
           std::lock_guard<std::mutex> lock(failure_mutex);
           if (i < failure_item) {
@@ -485,8 +484,7 @@ class CountingSink : public Sink {
 
 TierCounts run(const Problem& pr, const InitialStates& init, const Options& o, Sink& sink) {
   const Shape& s = pr.shape;
-  const progress::Phase phase(o.phase_name, s.num_tokens() * s.H * s.P * s.N + o.phase_extra_work,
-                              o.phase_extra_work > 0 ? "updates" : "state updates");
+  const progress::Phase phase("reference", s.num_tokens() * s.H * s.P * s.N, "state updates");
   CountingSink counting(sink, s.P * s.N);
   switch (o.arithmetic) {
     case Arithmetic::raw_mpfr: return run_with<RawMpfr>(pr, init, o, counting);

@@ -31,9 +31,7 @@
 
 #include <boost/multiprecision/mpfr.hpp>
 #include <cstdint>
-#include <functional>
 #include <span>
-#include <string>
 #include <stdexcept>
 #include <vector>
 
@@ -109,16 +107,6 @@ struct Options {
   // a check validates a dump once, not once per step (each pass reads every input element;
   // 546 MB of states in a 256-request decode dump).
   bool validated = false;
-  // Called on the worker thread once pair (s, h) has handed its last output (its final state)
-  // to the sink, before the worker takes the next pair; what it throws fails the pair. Null:
-  // nothing. (A check starts the pair's sharp-verdict runs here, verify/sharp/sharp_verdict.h
-  // EarlyRuns: the reference's last pairs then share the cores with those runs instead of
-  // leaving them idle.)
-  std::function<void(int64_t sequence, int64_t head)> pair_done;
-  // The progress phase of the run (spec/progress.h): its name, and the work pair_done does,
-  // counted beside the reference's state updates.
-  std::string phase_name = "reference";
-  int64_t phase_extra_work = 0;
 
   int resolved_check_precision_bits() const {
     return check_precision_bits ? check_precision_bits : precision_bits + kDefaultCheckExtraBits;

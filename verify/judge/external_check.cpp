@@ -82,15 +82,6 @@ struct StreamJudges {
     state->add_run(int64_t(base), std::span<const float>(final_states.read(base, n, decoded.data()), n), o.value,
                    o.nearest.data(), o.certified_error.data(), o.magnitude.data(), bound);
   }
-  // Has the reference call units_judged (if any) as each pair's last output is judged.
-  void report_units(const UnitsJudged* units_judged, ref::Options& options) const {
-    if (units_judged == nullptr || !units_judged->done) return;
-    const uint16_t* yw = y->weights();
-    const uint16_t* sw = state ? state->weights() : nullptr;
-    options.pair_done = [units_judged, yw, sw](int64_t s, int64_t h) { units_judged->done(s, h, yw, sw); };
-    options.phase_extra_work = units_judged->work;
-    if (!units_judged->phase_name.empty()) options.phase_name = units_judged->phase_name;
-  }
   // The reports, the worst y element's kept y with them (attribution reads it).
   std::vector<TensorReport> finish(bound::YElement& worst_y) {
     std::vector<TensorReport> r;
@@ -247,7 +238,7 @@ class HandoffJudgingSink : public ref::Sink {
 KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                                      const FormatValues& y, const FormatValues& final_states,
                                      ElementDetail detail, int64_t tokens_per_launch,
-                                     const bound::SourceWeights* weights, const UnitsJudged* units_judged) {
+                                     const bound::SourceWeights* weights) {
   ref::Options options;
   options.validated = true;  // check_outputs validated p
   const ref::ExactScalars scalars = ref::compute_scalars(p, options);
@@ -261,7 +252,6 @@ KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract,
   in.weights = weights;
   const bound::SequentialPairBound budgets_checked(in);  // throws before the reference runs, as the batch bound would
   StreamJudges judges(p, !final_states.empty(), detail);
-  judges.report_units(units_judged, options);
   JudgingSink sink(p, in, y, judges, final_states);
   ref::compute_streaming(p, sink, options);
   bound::YElement worst_y;
@@ -308,7 +298,7 @@ class ChunkedJudgingSink : public ref::Sink {
 // of bounding and judging compute()'s whole result (check_outputs_test).
 KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                                   const FormatValues& y, const FormatValues& final_states,
-                                  ElementDetail detail, const UnitsJudged* units_judged) {
+                                  ElementDetail detail) {
   ref::Options options;
   options.validated = true;  // check_outputs validated p
   const ref::ExactScalars scalars = ref::compute_scalars(p, options);
@@ -321,7 +311,6 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
   in.boundary_states = false;  // a dump's chunk-end states are not judged
   bound::ChunkedBounds b = bound::chunked_bounds(in);
   StreamJudges judges(p, !final_states.empty(), detail);
-  judges.report_units(units_judged, options);
   {
     ChunkedJudgingSink sink(p, in, b, y, judges, final_states);
     ref::compute_streaming(p, sink, options);
@@ -346,16 +335,14 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
 
 KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                           const FormatValues& y, const FormatValues& final_states, ElementDetail detail,
-                          int64_t tokens_per_launch, const bound::SourceWeights* weights,
-                          const UnitsJudged* units_judged) {
+                          int64_t tokens_per_launch, const bound::SourceWeights* weights) {
   validate(p);
   check_output_sizes(p, y, final_states);
   if (contract.family == Family::sequential) {
-    return check_sequential_outputs(p, contract, kernel, y, final_states, detail, tokens_per_launch, weights,
-                                    units_judged);
+    return check_sequential_outputs(p, contract, kernel, y, final_states, detail, tokens_per_launch, weights);
   }
   if (weights != nullptr) throw std::invalid_argument("check_outputs: source weights apply to the sequential family");
-  return check_chunked_outputs(p, contract, kernel, y, final_states, detail, units_judged);
+  return check_chunked_outputs(p, contract, kernel, y, final_states, detail);
 }
 
 KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
@@ -450,14 +437,14 @@ void validate_external(const Problem& p, const ExternalKernel& k) {
 
 KernelCheck check_external(const Problem& p, const ExternalKernel& k, const FormatValues& y,
                            const FormatValues& final_states, ElementDetail detail,
-                           const bound::SourceWeights* weights, const UnitsJudged* units_judged) {
+                           const bound::SourceWeights* weights) {
   validate_external(p, k);
   const std::string name = k.name.empty() ? k.family : k.name;
   if (k.family == "handoff") {
     if (weights != nullptr) throw std::invalid_argument("check_external: source weights apply to one kernel, not a hand-off");
     return check_handoff_outputs(p, k.prefill_tokens, k.contract, k.decode_contract, name, y, final_states, detail);
   }
-  return check_outputs(p, k.contract, name, y, final_states, detail, k.tokens_per_launch, weights, units_judged);
+  return check_outputs(p, k.contract, name, y, final_states, detail, k.tokens_per_launch, weights);
 }
 
 }  // namespace ssmv::verify

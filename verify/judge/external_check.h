@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,18 +15,6 @@
 #include "verify/judge/tensor_judge.h"
 
 namespace ssmv::verify {
-
-// What a check calls as it goes: on the reference's worker thread, once every element of unit
-// (sequence, head) is judged (its y rows and its final state), `done` with the whole tensors'
-// sharp weights (null where not kept; the unit's own are final). The sharp verdict's first runs
-// go there (verify/sharp/sharp_verdict.h EarlyRuns), filling the cores the reference's last
-// pairs leave idle. `work` is what the calls do in all, shown in the reference's progress phase
-// under `phase_name`.
-struct UnitsJudged {
-  std::function<void(int64_t sequence, int64_t head, const uint16_t* y_weights, const uint16_t* state_weights)> done;
-  int64_t work = 0;
-  std::string phase_name;
-};
 
 // An external kernel's outputs (values of the problem's output and state formats; NaN and
 // Inf allowed, judged INVALID), judged under `contract`: the sequential family as a decode
@@ -41,7 +28,7 @@ struct UnitsJudged {
 KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                           const FormatValues& y, const FormatValues& final_states,
                           ElementDetail detail = ElementDetail::elements, int64_t tokens_per_launch = 1,
-                          const bound::SourceWeights* weights = nullptr, const UnitsJudged* units_judged = nullptr);
+                          const bound::SourceWeights* weights = nullptr);
 
 // An external prefill/decode hand-off's outputs: the first prefill[s] tokens of sequence s
 // through a chunked kernel under `chunked`, the rest through a decode kernel launched once
@@ -81,12 +68,11 @@ void validate_external(const Problem& p, const ExternalKernel& k);
 
 // y [T, H, P] (output format) and final_states [S, H, P, N] (state format, may be empty);
 // NaN and Inf are judged INVALID.
-// `units_judged` (ssu and chunk_scan; a hand-off calls nothing): see UnitsJudged.
 // `weights` (sequential family only; null: the rigorous bound) scales the bound's sources
 // (verify/bound/source.h): a what-if whose verdicts are no longer rigorous, e.g. the bound
 // without its stochastic stores for the bias test (stochastic_bias.h).
 KernelCheck check_external(const Problem& p, const ExternalKernel& k, const FormatValues& y,
                            const FormatValues& final_states, ElementDetail detail = ElementDetail::elements,
-                           const bound::SourceWeights* weights = nullptr, const UnitsJudged* units_judged = nullptr);
+                           const bound::SourceWeights* weights = nullptr);
 
 }  // namespace ssmv::verify

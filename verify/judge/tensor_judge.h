@@ -58,10 +58,6 @@ class TensorJudge {
   // The report (call once, after every add).
   TensorReport finish();
 
-  // Before finish(): the sharp weights of every element (ElementDetail::sharp_weights or
-  // ::elements; else null), an element's final once add() has judged it.
-  const uint16_t* weights() const { return keep_weights_ ? report_.sharp_weights.data() : nullptr; }
-
   // After finish(): the worst element's certified error and `extra` (0 without a worst).
   struct WorstInputs {
     double certified_error = 0, extra = 0;

@@ -1,13 +1,9 @@
 #include "verify/sharp/sharp_verdict.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <limits>
-#include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -46,13 +42,11 @@ bool any_suspicious(const KernelCheck& kc) {
 
 namespace {
 
-// The tensors the sharp verdict judges, with what it reads of them: the kernel's values and
-// each element's weight (the report's, or while the check still runs its judge's).
+// The tensors the sharp verdict judges, with what it reads of them.
 struct Target {
   TensorReport* report = nullptr;
   const FormatValues* computed = nullptr;
   bool is_y = true;
-  const uint16_t* weights = nullptr;
 };
 
 // The declared emulation's outputs of one (sequence, head), kept for the Monte Carlo runs'
@@ -114,7 +108,7 @@ double residual(const Target& t, int64_t flat0, int64_t n, const double* emu, co
   float computed[kBlock], based[kBlock];  // buffers for values held as bits (FormatValues::read)
   double sums[4] = {0, 0, 0, 0};
   int64_t counted = 0;
-  const uint16_t* weights = t.weights + flat0;
+  const uint16_t* weights = t.report->sharp_weights.data() + flat0;
   for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
     const int64_t m = std::min(kBlock, n - i0);
     const float* c = t.computed->read(size_t(flat0 + i0), size_t(m), computed);
@@ -152,55 +146,51 @@ struct Against {
   bool first_is_base = false;
 };
 
-// One pass: `items` emulations of every unit, in tasks (group of up to `group` items, unit):
-// items [i, i + n) of a unit come from run(i, n, s, h, outs, shared) into *outs[0..n) (shared:
-// the pass's C·Bᵀ sums, which the units running at once form once); each item's residuals are
-// as `against` says; `keep` (optional) gets item 0's outputs of every unit. An item's outputs do
-// not depend on its group, and the sums per head go in unit order (energies()), so the figures
-// are the same for any thread count, grouping and order of the tasks.
+// Runs `items` emulations on every unit, tasks (group of up to `group` items, unit) over the
+// workers: items [i, i + n) of a unit come from run(i, n, s, h, outs, shared) into *outs[0..n)
+// (shared: the pass's C·Bᵀ sums, which the units running at once form once); each
+// item's residuals are as `against` says; `keep` (optional) gets item 0's outputs of every
+// unit. An item's outputs do not depend on its group, and the sums per head go in unit order,
+// so the figures are the same for any thread count and grouping.
 template <class Run>
-class PassTasks {
- public:
-  PassTasks(const Pass& ps, int64_t items, int64_t group, const Against& against, std::vector<UnitBase>* keep,
-            Run run)
-      : ps_(ps), items_(items), group_(group), units_(ps.p.shape.num_sequences() * ps.p.shape.H),
-        against_(against), keep_(keep), run_(std::move(run)), ey_(items * units_, 0.0), es_(items * units_, 0.0),
-        ny_(units_, 0), ns_(units_, 0) {
-    if (against.first_is_base && group < items) {
-      throw std::logic_error("run_pass: the first item is the base only when a task holds every item");
-    }
+HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, int64_t group, const Against& against,
+                      std::vector<UnitBase>* keep, Run run) {
+  const Shape& sh = ps.p.shape;
+  const int64_t H = sh.H, units = sh.num_sequences() * H, groups = (items + group - 1) / group;
+  const progress::Phase phase("sharp verdict: " + what, items * sh.num_tokens() * H * sh.P * sh.N,
+                              "emulated updates");
+  std::vector<double> ey(items * units, 0.0), es(items * units, 0.0);
+  std::vector<int64_t> ny(units, 0), ns(units, 0);
+  if (against.first_is_base && group < items) {
+    throw std::logic_error("run_pass: the first item is the base only when a task holds every item");
   }
-
-  int64_t tasks() const { return (items_ + group_ - 1) / group_ * units_; }
-  // What the pass does in all, in emulated state updates (progress).
-  int64_t work() const { return items_ * ps_.p.shape.num_tokens() * ps_.p.shape.H * ps_.p.shape.P * ps_.p.shape.N; }
-
-  // Task `task` (items from task / units × group, of unit task mod units) with the caller's
-  // buffers: `group` outputs, and the unit's kept outputs where the first item is the base.
-  void task(int64_t task, std::vector<UnitOutputs>& bufs, UnitBase& task_base) {
-    const Shape& sh = ps_.p.shape;
-    const int64_t H = sh.H, first = task / units_ * group_, u = task % units_, s = u / H, h = u % H;
-    const int64_t n = std::min(group_, items_ - first);
-    bufs.resize(size_t(group_));
-    UnitBase* kept = keep_ && first == 0 ? &(*keep_)[size_t(u)] : against_.first_is_base ? &task_base : nullptr;
+  std::vector<std::vector<UnitOutputs>> bufs(size_t(ps.workers), std::vector<UnitOutputs>(size_t(group)));
+  std::vector<UnitBase> task_bases(against.first_is_base ? size_t(ps.workers) : 0);
+  SharedSums shared;
+  for_each_task(groups * units, ps.workers, [&](int64_t task, int64_t worker) {
+    const int64_t first = task / units * group, u = task % units, s = u / H, h = u % H;
+    const int64_t n = std::min(group, items - first);
+    UnitBase* kept = keep && first == 0 ? &(*keep)[size_t(u)]
+                     : against.first_is_base ? &task_bases[size_t(worker)]
+                                             : nullptr;
     // Item first + r's residuals are against base_of(r) (null: the kernel's values).
     const auto base_of = [&](int64_t r) -> const UnitBase* {
-      if (against_.base) return &(*against_.base)[size_t(u)];
-      return against_.first_is_base && first + r > 0 ? kept : nullptr;
+      if (against.base) return &(*against.base)[size_t(u)];
+      return against.first_is_base && first + r > 0 ? kept : nullptr;
     };
-    if (kept) kept->y = FormatValues::zeros(ps_.p.formats.output, size_t(sh.seq_len(s) * sh.P));
+    if (kept) kept->y = FormatValues::zeros(ps.p.formats.output, size_t(sh.seq_len(s) * sh.P));
     // y's rows are judged as the emulation makes them: no y of the sequence is held.
     std::vector<double> y_energy(size_t(n), 0.0);
     int64_t y_terms = 0;
     std::vector<UnitOutputs*> outs;
     for (int64_t r = 0; r < n; ++r) {
-      UnitOutputs& out = bufs[size_t(r)];
+      UnitOutputs& out = bufs[size_t(worker)][size_t(r)];
       outs.push_back(&out);
       const bool first_item = first + r == 0;
       const UnitBase* b = base_of(r);
       out.y_row = [&, r, b, first_item](int64_t j, const double* row) {
-        if (ps_.ty) {
-          y_energy[size_t(r)] += residual(*ps_.ty, ((sh.cu_seqlens[s] + j) * H + h) * sh.P, sh.P, row,
+        if (ps.ty) {
+          y_energy[size_t(r)] += residual(*ps.ty, ((sh.cu_seqlens[s] + j) * H + h) * sh.P, sh.P, row,
                                           b ? &b->y : nullptr, size_t(j * sh.P), first_item ? &y_terms : nullptr);
         }
         if (kept && first_item) {
@@ -208,68 +198,40 @@ class PassTasks {
         }
       };
     }
-    run_(first, n, s, h, outs, &shared_);
+    run(first, n, s, h, outs, &shared);
     for (int64_t r = 0; r < n; ++r) {
       const int64_t item = first + r;
       const UnitOutputs& out = *outs[size_t(r)];
-      ey_[item * units_ + u] = y_energy[size_t(r)];
+      ey[item * units + u] = y_energy[size_t(r)];
       const UnitBase* b = base_of(r);
-      if (ps_.ts) {
-        es_[item * units_ + u] = residual(*ps_.ts, u * sh.P * sh.N, sh.P * sh.N, out.state.data(),
-                                          b ? &b->state : nullptr, 0, item == 0 ? &ns_[u] : nullptr);
+      if (ps.ts) {
+        es[item * units + u] = residual(*ps.ts, u * sh.P * sh.N, sh.P * sh.N, out.state.data(), b ? &b->state : nullptr,
+                                        0, item == 0 ? &ns[u] : nullptr);
       }
       if (kept && item == 0) {
-        kept->state = FormatValues::zeros(ps_.p.formats.state, out.state.size());
+        kept->state = FormatValues::zeros(ps.p.formats.state, out.state.size());
         kept->state.store_nearest(0, out.state.data(), out.state.size());
       }
     }
-    if (first == 0) ny_[u] = y_terms;
+    if (first == 0) ny[u] = y_terms;
     progress::advance(n * sh.seq_len(s) * sh.P * sh.N);
-  }
-
-  // The energies per item and head, summed over the units in unit order.
-  HeadEnergies energies() const {
-    const int64_t H = ps_.p.shape.H;
-    HeadEnergies he;
-    he.y.assign(items_, std::vector<double>(H, 0.0));
-    he.state = he.y;
-    he.y_elements.assign(H, 0);
-    he.state_elements.assign(H, 0);
-    for (int64_t item = 0; item < items_; ++item) {
-      for (int64_t u = 0; u < units_; ++u) {
-        he.y[item][u % H] += ey_[item * units_ + u];
-        he.state[item][u % H] += es_[item * units_ + u];
-      }
+  });
+  HeadEnergies he;
+  he.y.assign(items, std::vector<double>(H, 0.0));
+  he.state = he.y;
+  he.y_elements.assign(H, 0);
+  he.state_elements.assign(H, 0);
+  for (int64_t item = 0; item < items; ++item) {
+    for (int64_t u = 0; u < units; ++u) {
+      he.y[item][u % H] += ey[item * units + u];
+      he.state[item][u % H] += es[item * units + u];
     }
-    for (int64_t u = 0; u < units_; ++u) {
-      he.y_elements[u % H] += ny_[u];
-      he.state_elements[u % H] += ns_[u];
-    }
-    return he;
   }
-
- private:
-  const Pass& ps_;
-  int64_t items_, group_, units_;
-  Against against_;
-  std::vector<UnitBase>* keep_;
-  Run run_;
-  std::vector<double> ey_, es_;  // [item, unit]
-  std::vector<int64_t> ny_, ns_;  // [unit]
-  SharedSums shared_;
-};
-
-// A pass as a phase of its own, its tasks over the workers.
-template <class Run>
-HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, int64_t group, const Against& against,
-                      std::vector<UnitBase>* keep, Run run) {
-  PassTasks<Run> pass(ps, items, group, against, keep, std::move(run));
-  const progress::Phase phase("sharp verdict: " + what, pass.work(), "emulated updates");
-  std::vector<std::vector<UnitOutputs>> bufs(size_t(ps.workers));
-  std::vector<UnitBase> task_bases(size_t(ps.workers));
-  for_each_task(pass.tasks(), ps.workers,
-                [&](int64_t task, int64_t worker) { pass.task(task, bufs[size_t(worker)], task_bases[size_t(worker)]); });
-  return pass.energies();
+  for (int64_t u = 0; u < units; ++u) {
+    he.y_elements[u % H] += ny[u];
+    he.state_elements[u % H] += ns[u];
+  }
+  return he;
 }
 
 HeadEnergies run_configurations(const Pass& ps, const std::string& what, const std::vector<Configuration>& configs) {
@@ -302,33 +264,6 @@ std::vector<Noise> run_noises(const SharpOptions& o, int64_t first, int64_t n) {
   return noises;
 }
 
-// The declared emulation first, noise-free (a chunked contract's runs take their sums' noise
-// model from it, emulate_runs), then the Monte Carlo runs: every item of a unit in one task.
-using UnitRun = std::function<void(int64_t, int64_t, int64_t, int64_t, const std::vector<UnitOutputs*>&, SharedSums*)>;
-UnitRun declared_then_runs(const Pass& ps, const Emulation& declared, const SharpOptions& o) {
-  return [&ps, &declared, o](int64_t, int64_t, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs,
-                             SharedSums* shared) {
-    std::vector<Noise> noises{Noise{}};
-    for (const Noise& n : run_noises(o, 0, o.runs)) noises.push_back(n);
-    emulate_runs(ps.p, ps.c, declared, noises, s, h, outs, shared);
-  };
-}
-
-// The items of declared_then_runs' pass: the declared emulation's energies against the kernel
-// (he) and the Monte Carlo runs' around it (null).
-void split_declared(const HeadEnergies& all, HeadEnergies& he, HeadEnergies& null) {
-  he.y = {all.y[0]};
-  he.state = {all.state[0]};
-  he.y_elements = all.y_elements;
-  he.state_elements = all.state_elements;
-  null.y.assign(all.y.begin() + 1, all.y.end());
-  null.state.assign(all.state.begin() + 1, all.state.end());
-}
-
-std::string first_pass_name(const SharpOptions& o) {
-  return "the contract's emulation and " + std::to_string(o.runs) + " Monte Carlo runs";
-}
-
 // The declared emulation's energies against the kernel (he) and the Monte Carlo runs' around
 // it (null). Where one task per unit keeps every worker busy, a task runs the declared
 // emulation and then the runs against it; otherwise the declared pass keeps every unit's
@@ -336,9 +271,22 @@ std::string first_pass_name(const SharpOptions& o) {
 void declared_and_monte_carlo(const Pass& ps, const Emulation& declared, const SharpOptions& o, HeadEnergies& he,
                               HeadEnergies& null) {
   if (one_task_per_unit(ps)) {
-    split_declared(run_pass(ps, first_pass_name(o), 1 + o.runs, 1 + o.runs, Against{nullptr, true}, nullptr,
-                            declared_then_runs(ps, declared, o)),
-                   he, null);
+    HeadEnergies all = run_pass(
+        ps, "the contract's emulation and " + std::to_string(o.runs) + " Monte Carlo runs", 1 + o.runs, 1 + o.runs,
+        Against{nullptr, true}, nullptr,
+        [&](int64_t, int64_t, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs, SharedSums* shared) {
+          // The declared emulation first, noise-free: a chunked contract's runs take their sums'
+          // noise model from it (emulate_runs).
+          std::vector<Noise> noises{Noise{}};
+          for (const Noise& n : run_noises(o, 0, o.runs)) noises.push_back(n);
+          emulate_runs(ps.p, ps.c, declared, noises, s, h, outs, shared);
+        });
+    he.y = {all.y[0]};
+    he.state = {all.state[0]};
+    he.y_elements = all.y_elements;
+    he.state_elements = all.state_elements;
+    null.y.assign(all.y.begin() + 1, all.y.end());
+    null.state.assign(all.state.begin() + 1, all.state.end());
     return;
   }
   std::vector<UnitBase> base(size_t(ps.p.shape.num_sequences() * ps.p.shape.H));
@@ -353,78 +301,17 @@ void declared_and_monte_carlo(const Pass& ps, const Emulation& declared, const S
                   });
 }
 
-// Why the sharp verdict does not judge this kernel's dump at all (empty: it does).
-std::string not_judged(const Problem& p, const verify::ExternalKernel& k) {
-  if (k.family == "handoff") return "a hand-off: the sharp tier judges one kernel per dump (ssu or chunk_scan)";
-  if (block_scaled(p.formats.state)) return "a block-scaled state format: its rounding model is not emulated";
-  return "";
-}
-
-// The workers of the sharp verdict's passes: its threads, fewer for a small problem.
-int pass_workers(const Problem& p, const SharpOptions& o) {
-  const Shape& sh = p.shape;
-  const int64_t work = sh.num_tokens() * sh.H * sh.P * sh.N;
-  return int(std::min<int64_t>(resolve_threads(o.threads), std::max<int64_t>(1, work >> 14)));
-}
-
 }  // namespace
 
-struct EarlyRuns::Impl {
-  Impl(const Problem& p, const verify::ExternalKernel& k, const FormatValues& y, const FormatValues& final_states,
-       const SharpOptions& o)
-      : declared(allowed_configurations(k.contract, p, k.tokens_per_launch)[0].emulation), options(o),
-        ps{p, k.contract, nullptr, nullptr, pass_workers(p, o)},
-        pass(ps, 1 + o.runs, 1 + o.runs, Against{nullptr, true}, nullptr, declared_then_runs(ps, declared, options)) {
-    ty.computed = &y;
-    ty.is_y = true;
-    ts.computed = &final_states;
-    ts.is_y = false;
-    hook.work = pass.work();
-    hook.phase_name = "reference, with " + first_pass_name(o) + " of the sharp verdict";
-    hook.done = [this](int64_t s, int64_t h, const uint16_t* y_weights, const uint16_t* state_weights) {
-      // The weights' arrays are the whole tensors' and the same at every call.
-      std::call_once(targets_set, [&] {
-        ty.weights = y_weights;
-        ts.weights = state_weights;
-        ps.ty = y_weights ? &ty : nullptr;
-        ps.ts = state_weights && !ts.computed->empty() ? &ts : nullptr;
-      });
-      std::vector<UnitOutputs> bufs;
-      UnitBase base;
-      pass.task(s * ps.p.shape.H + h, bufs, base);
-      units_done.fetch_add(1);
-    };
-  }
-
-  Emulation declared;
-  SharpOptions options;
-  Target ty, ts;
-  Pass ps;
-  PassTasks<UnitRun> pass;
-  std::once_flag targets_set;
-  std::atomic<int64_t> units_done{0};
-  verify::UnitsJudged hook;
-};
-
-EarlyRuns::EarlyRuns(const Problem& p, const verify::ExternalKernel& k, const FormatValues& y,
-                     const FormatValues& final_states, const SharpOptions& o) {
-  validate(o);
-  if (!not_judged(p, k).empty()) return;
-  const Pass ps{p, k.contract, nullptr, nullptr, pass_workers(p, o)};
-  if (!one_task_per_unit(ps)) return;
-  impl_ = std::make_unique<Impl>(p, k, y, final_states, o);
-}
-
-EarlyRuns::~EarlyRuns() = default;
-
-const verify::UnitsJudged* EarlyRuns::units_judged() const { return impl_ ? &impl_->hook : nullptr; }
-
-int64_t EarlyRuns::units_run() const { return impl_ ? impl_->units_done.load() : 0; }
-
 void sharp_verdicts(const Problem& p, const verify::ExternalKernel& k, KernelCheck& kc, const FormatValues& y,
-                    const FormatValues& final_states, const SharpOptions& o, const EarlyRuns* early) {
+                    const FormatValues& final_states, const SharpOptions& o) {
   validate(o);
-  const std::string why_not = not_judged(p, k);
+  std::string why_not;
+  if (k.family == "handoff") {
+    why_not = "a hand-off: the sharp tier judges one kernel per dump (ssu or chunk_scan)";
+  } else if (block_scaled(p.formats.state)) {
+    why_not = "a block-scaled state format: its rounding model is not emulated";
+  }
   Target ty, ts;
   for (TensorReport& t : kc.tensors) {
     const bool is_y = t.name == "y";
@@ -438,23 +325,18 @@ void sharp_verdicts(const Problem& p, const verify::ExternalKernel& k, KernelChe
       t.sharp.why_not = why_not;
       continue;
     }
-    (is_y ? ty : ts) = Target{&t, &values, is_y, t.sharp_weights.data()};
+    (is_y ? ty : ts) = Target{&t, &values, is_y};
   }
   if (!ty.report && !ts.report) return;
   const Contract& c = k.contract;
-  const Pass ps{p, c, ty.report ? &ty : nullptr, ts.report ? &ts : nullptr, pass_workers(p, o)};
+  const Shape& sh = p.shape;
+  const int64_t work = sh.num_tokens() * sh.H * sh.P * sh.N;
+  const Pass ps{p, c, ty.report ? &ty : nullptr, ts.report ? &ts : nullptr,
+                int(std::min<int64_t>(resolve_threads(o.threads), std::max<int64_t>(1, work >> 14)))};
   const std::vector<Configuration> allowed = allowed_configurations(c, p, k.tokens_per_launch);
-  // The declared emulation and the Monte Carlo runs around it: run during the check where
-  // EarlyRuns took every unit with the same tensors, else here.
+  // The declared emulation and the Monte Carlo runs around it.
   HeadEnergies he, null;
-  const EarlyRuns::Impl* e = early ? early->impl_.get() : nullptr;
-  const int64_t units = p.shape.num_sequences() * p.shape.H;
-  if (e && e->units_done.load() == units && (e->ps.ty != nullptr) == (ps.ty != nullptr) &&
-      (e->ps.ts != nullptr) == (ps.ts != nullptr)) {
-    split_declared(e->pass.energies(), he, null);
-  } else {
-    declared_and_monte_carlo(ps, allowed[0].emulation, o, he, null);
-  }
+  declared_and_monte_carlo(ps, allowed[0].emulation, o, he, null);
   auto decide_all = [&](const std::vector<Configuration>& configs) {
     std::vector<std::string> names;
     for (const Configuration& c : configs) names.push_back(c.name);

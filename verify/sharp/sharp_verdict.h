@@ -16,7 +16,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "spec/problem.h"
@@ -38,42 +37,12 @@ struct SharpOptions {
 // Throws std::invalid_argument naming the option: runs < 3, margin <= 1, false_alarm outside (0, 1).
 void validate(const SharpOptions& o);
 
-// The sharp verdict's first pass (the declared emulation and its Monte Carlo runs) unit by unit
-// while the check's reference still runs: a unit's runs go on the reference's worker thread as
-// soon as its elements are judged (verify::UnitsJudged), so the two phases share the cores —
-// each phase's last units had left about 3 of 16 idle on its own. Taken where the pass would
-// run one task per unit anyway (units >= 2 × its workers) and the sharp verdict judges the
-// dump; the figures are those of the pass on its own, for any thread count.
-class EarlyRuns {
- public:
-  // For the check of dump (p, k) with outputs y and final_states, all outliving this object.
-  // Throws as validate(o).
-  EarlyRuns(const Problem& p, const verify::ExternalKernel& k, const FormatValues& y,
-            const FormatValues& final_states, const SharpOptions& o);
-  ~EarlyRuns();
-  EarlyRuns(const EarlyRuns&) = delete;
-  EarlyRuns& operator=(const EarlyRuns&) = delete;
-  // What the check is to call as units are judged (verify::check_external); null where the
-  // pass does not go early (sharp_verdicts then runs it as a phase of its own).
-  const verify::UnitsJudged* units_judged() const;
-  // The units whose runs went so far.
-  int64_t units_run() const;
-
- private:
-  struct Impl;
-  friend void sharp_verdicts(const Problem&, const verify::ExternalKernel&, verify::KernelCheck&, const FormatValues&,
-                             const FormatValues&, const SharpOptions&, const EarlyRuns*);
-  std::unique_ptr<Impl> impl_;
-};
-
 // Fills kc.tensors[i].sharp for y and final_state of an external kernel's check `kc` (made
 // with ElementDetail::sharp_weights or ::elements: a weight per element). A hand-off, a
 // block-scaled state or a tensor without per-element weights is marked not evaluated, with the
-// reason. `early`: the EarlyRuns whose units_judged() the check called, if any: the first
-// pass's figures are then taken from it (when it ran every unit with the same tensors).
+// reason.
 void sharp_verdicts(const Problem& p, const verify::ExternalKernel& k, verify::KernelCheck& kc,
-                    const FormatValues& y, const FormatValues& final_states, const SharpOptions& o,
-                    const EarlyRuns* early = nullptr);
+                    const FormatValues& y, const FormatValues& final_states, const SharpOptions& o);
 
 // True when some tensor of kc is SUSPICIOUS.
 bool any_suspicious(const verify::KernelCheck& kc);

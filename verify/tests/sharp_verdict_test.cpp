@@ -185,49 +185,6 @@ TEST(SharpVerdict, SameFiguresForAnyThreadCountAndRun) {
   }
 }
 
-// The first pass run during the check (EarlyRuns: each unit's runs as the reference hands over
-// its last output) gives every figure the pass run after the check gives: a chunk_scan twin, the
-// same outputs with an extra rounding (SUSPICIOUS, so the later passes and the attribution run
-// after the early one), and SSU's twin on 32 units over two threads. Where the pass would not
-// run one task per unit (two units on two workers) or the dump is a hand-off, nothing goes early.
-TEST(SharpVerdict, EarlyRunsGiveTheFiguresOfThePassAlone) {
-  const auto early_and_alone = [](const Dump& d, const SharpOptions& o, const std::string& what) {
-    const EarlyRuns early(d.problem, d.kernel, d.y, d.final_states, o);
-    ASSERT_NE(early.units_judged(), nullptr) << what;
-    KernelCheck with = verify::check_external(d.problem, d.kernel, d.y, d.final_states,
-                                              verify::ElementDetail::sharp_weights, nullptr, early.units_judged());
-    EXPECT_EQ(early.units_run(), d.problem.shape.num_sequences() * d.problem.shape.H) << what;
-    sharp_verdicts(d.problem, d.kernel, with, d.y, d.final_states, o, &early);
-    const KernelCheck alone = judged(d, o);
-    for (const std::string tensor : {"y", "final_state"}) {
-      const verify::SharpResult &a = sharp_of(with, tensor), &b = sharp_of(alone, tensor);
-      ASSERT_TRUE(a.evaluated) << what << " " << tensor << ": " << a.why_not;
-      EXPECT_EQ(a.text(), b.text()) << what << " " << tensor;
-      EXPECT_EQ(a.whole.observed, b.whole.observed) << what << " " << tensor;
-      EXPECT_EQ(a.whole.null_mean, b.whole.null_mean) << what << " " << tensor;
-      EXPECT_EQ(a.whole.null_sd, b.whole.null_sd) << what << " " << tensor;
-      EXPECT_EQ(a.attribution.size(), b.attribution.size()) << what << " " << tensor;
-    }
-  };
-  SharpOptions one;
-  one.threads = 1;
-  Dump cs = chunk_scan_dump(chunk_scan::ContractKind::production);
-  early_and_alone(cs, one, "chunk_scan twin");
-  Emulation e = declared_emulation(cs.kernel.contract, cs.problem.formats, 1);
-  e.at(Site::running_state) = Format::bf16;
-  emulate_into(cs, e);
-  early_and_alone(cs, one, "running state in bf16");
-  EXPECT_TRUE(sharp_of(judged(cs, one), "final_state").suspicious);
-  SharpOptions two;
-  two.threads = 2;
-  early_and_alone(ssu_dump(Format::fp32), two, "SSU twin");
-
-  EXPECT_EQ(EarlyRuns(cs.problem, cs.kernel, cs.y, cs.final_states, two).units_judged(), nullptr);
-  Dump handoff = cs;
-  handoff.kernel.family = "handoff";
-  EXPECT_EQ(EarlyRuns(handoff.problem, handoff.kernel, handoff.y, handoff.final_states, one).units_judged(), nullptr);
-}
-
 // emulate_runs (the Monte Carlo runs of a unit side by side, sharing C·Bᵀ) gives each run the
 // outputs emulate_unit gives it alone, bit for bit, under both contracts (tensor-core and
 // sequential sums), for the declared emulation without noise, and for the declared emulation

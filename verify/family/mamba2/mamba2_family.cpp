@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <memory>
 
 #include "verify/family/hints.h"
 #include "verify/family/mamba2/dump_reading.h"
@@ -24,20 +23,12 @@ class Mamba2Dump : public Dump {
     // every element's weight (it judges one kernel per dump, not a hand-off); the table
     // prints no per-element vectors.
     const bool sharp_reads_weights = o.sharp && kernel_.family != "handoff";
-    // The sharp verdict's first runs go while the reference runs, where they can (EarlyRuns).
-    std::unique_ptr<sharp::EarlyRuns> early;
-    if (sharp_reads_weights) {
-      early = std::make_unique<sharp::EarlyRuns>(problem_, kernel_, outputs_.y, outputs_.final_states, o.sharp_options);
-    }
     verify::KernelCheck kc = verify::check_external(
         problem_, kernel_, outputs_.y, outputs_.final_states,
         stochastic || o.keep_elements
             ? verify::ElementDetail::elements
-            : (sharp_reads_weights ? verify::ElementDetail::sharp_weights : verify::ElementDetail::summary),
-        nullptr, early ? early->units_judged() : nullptr);
-    if (o.sharp) {
-      sharp::sharp_verdicts(problem_, kernel_, kc, outputs_.y, outputs_.final_states, o.sharp_options, early.get());
-    }
+            : (sharp_reads_weights ? verify::ElementDetail::sharp_weights : verify::ElementDetail::summary));
+    if (o.sharp) sharp::sharp_verdicts(problem_, kernel_, kc, outputs_.y, outputs_.final_states, o.sharp_options);
     // The sharp verdict has read its per-element weights (2 bytes per element: 134 MB for a
     // 256-request decode step's final state); give them back before the report keeps the check.
     for (verify::TensorReport& t : kc.tensors) std::vector<uint16_t>().swap(t.sharp_weights);
