@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "spec/vector_clones.h"
+
 namespace ssmv {
 namespace {
 
@@ -91,7 +93,7 @@ template <int W>
   for (; r < p.rows; ++r) row_block<W, 1>(p, r);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
+#if SSMV_X86_TARGETS
 __attribute__((target("arch=x86-64-v4"))) void product_avx512(const Product<double, double, double>& p) {
   product<8>(p);
 }
@@ -110,7 +112,7 @@ ProductFn product_for_this_cpu() {
 }  // namespace
 
 void rows_product_in_lanes(int lanes, const Product<double, double, double>& p) {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
+#if SSMV_X86_TARGETS
   if (lanes == 8) return product_avx512(p);
   if (lanes == 4) return product_avx2(p);
   if (lanes == 2) return product_sse2(p);
@@ -121,7 +123,7 @@ void rows_product_in_lanes(int lanes, const Product<double, double, double>& p) 
 }
 
 void rows_product(const Product<double, double, double>& p) {
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
+#if SSMV_X86_TARGETS
   static const ProductFn chosen = product_for_this_cpu();
   chosen(p);
 #else

@@ -16,10 +16,14 @@
 // double-double rows (reference/tiered.cpp).
 #pragma once
 
+// SSMV_X86_TARGETS: 1 where the two macros above compile clones (GCC or Clang on x86-64, not
+// nvcc), for code that picks its own target per function (spec/rows_product.cpp); else 0.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__CUDACC__)
+#define SSMV_X86_TARGETS 1
 #define SSMV_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #define SSMV_VECTOR_FMA_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
+#define SSMV_X86_TARGETS 0
 #define SSMV_VECTOR_CLONES
 #define SSMV_VECTOR_FMA_CLONES
 #endif

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "spec/vector_clones.h"
+
 namespace ssmv {
 namespace {
 
@@ -28,7 +30,7 @@ bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; 
 // The vector widths this CPU runs (x86-64: SSE2 always; AVX2, AVX-512 where present).
 std::vector<int> widths_here() {
   std::vector<int> w{0};  // 0: rows_product's own choice
-#if defined(__x86_64__) && defined(__GNUC__)
+#if SSMV_X86_TARGETS
   __builtin_cpu_init();
   w.push_back(2);
   if (__builtin_cpu_supports("avx2")) w.push_back(4);

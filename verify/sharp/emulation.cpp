@@ -836,24 +836,20 @@ class ChunkedEmulation {
         row_weights(m, rng, mi, u.cs, u.dl, &block_w_[j * L]);
         double* inter = &block_y_[j * P];
         std::copy_n(&inter_sums_[mi * P], P, inter);
-        if (m.on()) rng.add_gauss(inter, &inter_bias_[mi * P], &inter_sd_[mi * P], P, inter);
+        if (m.on()) ParallelSums::draw(inter, &inter_bias_[mi * P], &inter_sd_[mi * P], P, rng, inter);
         scale_inter_term(m, mi, cs_b, u.cs, inter);
         if (m.on()) drawn += uint64_t(mi + 1 + 2 * P);
       }
       rows_product(Product<double, double, double>{nb, m0 + 1, P, block_w_.data(), L, xk_.data(), P, block_y_.data(),
                                                     P, /*onto=*/true});
-      for (int64_t j = 1; j < nb; ++j) {
-        double* y = &block_y_[j * P];
-        for (int64_t k = m0 + 1; k <= m0 + j; ++k) {
-          const double wk = block_w_[j * L + k];
-          const double* x = &xk_[k * P];
-          for (int64_t pp = 0; pp < P; ++pp) y[pp] = y[pp] + wk * x[pp];
-        }
+      for (int64_t j = 1; j < nb; ++j) {  // row m0 + j's terms m0 < k <= m0 + j, onto the rest
+        rows_product(Product<double, double, double>{1, j, P, &block_w_[j * L + m0 + 1], L, &xk_[(m0 + 1) * P], P,
+                                                      &block_y_[j * P], P, /*onto=*/true});
       }
       for (int64_t j = 0; j < nb; ++j) {
         const int64_t mi = m0 + j, t = t0 + mi;
         double* y = &block_y_[j * P];
-        if (m.on()) block_rng_[size_t(j)].add_gauss(y, &intra_bias_[mi * P], &intra_sd_[mi * P], P, y);
+        if (m.on()) ParallelSums::draw(y, &intra_bias_[mi * P], &intra_sd_[mi * P], P, block_rng_[size_t(j)], y);
         double* yrow = y_row_at(*u.out, t - begin_, P);
         std::copy_n(y, P, yrow);
         y_epilogue(p_, e_, m, t, h_, yrow, ep_.data());
