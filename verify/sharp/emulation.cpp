@@ -1,6 +1,7 @@
 // The recurrence in double with a configuration's roundings (emulation.h); the noise model
 // is derived in docs/sharp-verdicts.md ("the noise model"), numbered [N1]–[N4] below.
 #include "verify/sharp/emulation.h"
+#include "verify/sharp/model_exp.h"
 
 #include <algorithm>
 #include <bit>
@@ -176,27 +177,31 @@ class Model {
   // kernel feeds it (FlashInfer's __logf(1 + __expf(v)) on realistic v), so the model takes
   // the largest mean square any error within the budget can have, not a uniform draw's third.
   // The sign is a function of the argument within a run, as [N1].
-  double exp(double arg) { return budgeted(exp_, arg, std::exp(arg), kExpSalt); }
-  // exp(arg[i]) into out[i] for i < n: std::exp one by one, then the budget's noise in a loop
-  // that vectorises (the same bits as exp()).
+  // The exact value is model_exp's (model_exp.h: within 1 ulp of double, the same bits on every
+  // machine, and it vectorises).
+  double exp(double arg) { return budgeted(exp_, arg, model_exp(arg), kExpSalt); }
+  // exp(arg[i]) into out[i] for i < n, then the budget's noise, in loops that vectorise (the
+  // same bits as exp()).
   SSMV_VECTOR_CLONES void exp_all(const double* __restrict arg, double* __restrict out, int64_t n) const {
-    for (int64_t i = 0; i < n; ++i) out[i] = std::exp(arg[i]);
+    for (int64_t i = 0; i < n; ++i) out[i] = model_exp(arg[i]);
     budgeted_all(exp_, arg, out, n, kExpSalt);
   }
   // sigmoid(v[i]) into out[i] for i < n, as exp_all.
   SSMV_VECTOR_CLONES void sigmoid_all(const double* __restrict v, double* __restrict out, int64_t n) const {
-    for (int64_t i = 0; i < n; ++i) out[i] = 1.0 / (1.0 + std::exp(-v[i]));
+    for (int64_t i = 0; i < n; ++i) out[i] = 1.0 / (1.0 + model_exp(-v[i]));
     budgeted_all(sigmoid_, v, out, n, kSigmoidSalt);
   }
-  double softplus(double v) { return budgeted(softplus_, v, v > 40 ? v : std::log1p(std::exp(v)), 0x165667b1u); }
-  double sigmoid(double v) { return budgeted(sigmoid_, v, 1.0 / (1.0 + std::exp(-v)), kSigmoidSalt); }
+  double softplus(double v) { return budgeted(softplus_, v, v > 40 ? v : std::log1p(model_exp(v)), 0x165667b1u); }
+  double sigmoid(double v) { return budgeted(sigmoid_, v, 1.0 / (1.0 + model_exp(-v)), kSigmoidSalt); }
 
  private:
   static constexpr uint64_t kRoundSalt = 0x5bd1e995u, kExpSalt = 0x27d4eb2du, kSigmoidSalt = 0x9e3779b1u;
   // A number in (−1, 1) determined by (run seed, salt, the bits of v): sym_of_key of
-  // run seed ^ salt·c ^ bits(v)·φ.
+  // run seed ^ salt·c ^ bits(v). splitmix64's finalizer carries every key bit into every bit
+  // of the draw, so v's bits go in as they are (multiplying them by φ first had been a third
+  // of each draw's 64-bit multiplies, which AVX-512 issues at several cycles each).
   uint64_t key_base(uint64_t salt) const { return run_seed_ ^ (salt * 0xc2b2ae3d27d4eb4full); }
-  static uint64_t key_bits(double v) { return std::bit_cast<uint64_t>(v) * 0x9e3779b97f4a7c15ull; }
+  static uint64_t key_bits(double v) { return std::bit_cast<uint64_t>(v); }
   double keyed_sym(double v, uint64_t salt) const { return sym_of_key(key_base(salt) ^ key_bits(v)); }
   // The budget's noise on one exact value: budgeted_all of one element.
   double budgeted(const TranscendentalBudget* b, double arg, double exact, uint64_t salt) const {
