@@ -238,16 +238,17 @@ class HandoffJudgingSink : public ref::Sink {
 KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                                      const FormatValues& y, const FormatValues& final_states,
                                      ElementDetail detail, int64_t tokens_per_launch,
-                                     const bound::SourceWeights* weights) {
+                                     const bound::SourceWeights* weights, DeferredAttribution* deferred) {
   ref::Options options;
   options.validated = true;  // check_outputs validated p
-  const ref::ExactScalars scalars = ref::compute_scalars(p, options);
-  options.scalars = &scalars;  // δ and decay once: the fast tier reads them
+  // Shared with a deferred attribution, which reads δ and the decay after the check returns.
+  const auto scalars = std::make_shared<const ref::ExactScalars>(ref::compute_scalars(p, options));
+  options.scalars = scalars.get();  // δ and decay once: the fast tier reads them
   bound::SequentialInput in;  // no y vectors: each token's y comes with the stream
   in.problem = &p;
   in.contract = &contract;
-  in.delta = &scalars.delta;
-  in.decay = &scalars.decay;
+  in.delta = &scalars->delta;
+  in.decay = &scalars->decay;
   in.tokens_per_launch = tokens_per_launch;
   in.weights = weights;
   const bound::SequentialPairBound budgets_checked(in);  // throws before the reference runs, as the batch bound would
@@ -257,9 +258,16 @@ KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract,
   bound::YElement worst_y;
   KernelCheck kc{kernel, contract.name, "external", judges.finish(worst_y)};
   // The worst y element's bound split over its sources from its own y (the stream kept no other).
-  const progress::Phase phase("attribution", 0, "");  // --timings shows what it costs
-  attribute_worst(kc.tensors[0], in, bound::BoundOf::y, kc.tensors[0].worst.index, &worst_y);
-  if (kc.tensors.size() > 1) attribute_worst(kc.tensors[1], in, bound::BoundOf::stored_state, kc.tensors[1].worst.index);
+  DeferredAttribution attribute = [scalars, in, worst_y](KernelCheck& k) {
+    attribute_worst(k.tensors[0], in, bound::BoundOf::y, k.tensors[0].worst.index, &worst_y);
+    if (k.tensors.size() > 1) attribute_worst(k.tensors[1], in, bound::BoundOf::stored_state, k.tensors[1].worst.index);
+  };
+  if (deferred != nullptr) {
+    *deferred = std::move(attribute);
+  } else {
+    const progress::Phase phase("attribution", 0, "");  // --timings shows what it costs
+    attribute(kc);
+  }
   return kc;
 }
 
@@ -298,15 +306,16 @@ class ChunkedJudgingSink : public ref::Sink {
 // of bounding and judging compute()'s whole result (check_outputs_test).
 KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                                   const FormatValues& y, const FormatValues& final_states,
-                                  ElementDetail detail) {
+                                  ElementDetail detail, DeferredAttribution* deferred) {
   ref::Options options;
   options.validated = true;  // check_outputs validated p
-  const ref::ExactScalars scalars = ref::compute_scalars(p, options);
-  options.scalars = &scalars;  // δ and decay once: the fast tier reads them
+  // Shared with a deferred attribution, which reads δ after the check returns.
+  const auto scalars = std::make_shared<const ref::ExactScalars>(ref::compute_scalars(p, options));
+  options.scalars = scalars.get();  // δ and decay once: the fast tier reads them
   bound::ChunkedInput in;  // no y vectors: each element's y comes with the stream
   in.problem = &p;
   in.contract = &contract;
-  in.delta = &scalars.delta;
+  in.delta = &scalars->delta;
   in.threads = ref::default_threads();
   in.boundary_states = false;  // a dump's chunk-end states are not judged
   bound::ChunkedBounds b = bound::chunked_bounds(in);
@@ -323,11 +332,18 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
   // The worst y element's and the worst final-state element's bounds split over their sources:
   // two tagged runs of the bound over one (head, dim) each, single-threaded and independent,
   // so side by side (a tenth of a second each at chunk_scan 1 × 8192 × 32 heads).
-  const progress::Phase phase("attribution", 0, "");
-  for_each_task(int64_t(kc.tensors.size()), 2, [&](int64_t i, int64_t) {
-    if (i == 0) attribute_worst(kc.tensors[0], in, bound::BoundOf::y, &worst_y);
-    if (i == 1) attribute_worst(kc.tensors[1], in, bound::BoundOf::final_state);
-  });
+  DeferredAttribution attribute = [scalars, in, worst_y](KernelCheck& k) {
+    for_each_task(int64_t(k.tensors.size()), 2, [&](int64_t i, int64_t) {
+      if (i == 0) attribute_worst(k.tensors[0], in, bound::BoundOf::y, &worst_y);
+      if (i == 1) attribute_worst(k.tensors[1], in, bound::BoundOf::final_state);
+    });
+  };
+  if (deferred != nullptr) {
+    *deferred = std::move(attribute);
+  } else {
+    const progress::Phase phase("attribution", 0, "");
+    attribute(kc);
+  }
   return kc;
 }
 
@@ -335,14 +351,16 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
 
 KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                           const FormatValues& y, const FormatValues& final_states, ElementDetail detail,
-                          int64_t tokens_per_launch, const bound::SourceWeights* weights) {
+                          int64_t tokens_per_launch, const bound::SourceWeights* weights,
+                          DeferredAttribution* deferred) {
   validate(p);
   check_output_sizes(p, y, final_states);
   if (contract.family == Family::sequential) {
-    return check_sequential_outputs(p, contract, kernel, y, final_states, detail, tokens_per_launch, weights);
+    return check_sequential_outputs(p, contract, kernel, y, final_states, detail, tokens_per_launch, weights,
+                                    deferred);
   }
   if (weights != nullptr) throw std::invalid_argument("check_outputs: source weights apply to the sequential family");
-  return check_chunked_outputs(p, contract, kernel, y, final_states, detail);
+  return check_chunked_outputs(p, contract, kernel, y, final_states, detail, deferred);
 }
 
 KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
@@ -437,14 +455,14 @@ void validate_external(const Problem& p, const ExternalKernel& k) {
 
 KernelCheck check_external(const Problem& p, const ExternalKernel& k, const FormatValues& y,
                            const FormatValues& final_states, ElementDetail detail,
-                           const bound::SourceWeights* weights) {
+                           const bound::SourceWeights* weights, DeferredAttribution* deferred) {
   validate_external(p, k);
   const std::string name = k.name.empty() ? k.family : k.name;
   if (k.family == "handoff") {
     if (weights != nullptr) throw std::invalid_argument("check_external: source weights apply to one kernel, not a hand-off");
     return check_handoff_outputs(p, k.prefill_tokens, k.contract, k.decode_contract, name, y, final_states, detail);
   }
-  return check_outputs(p, k.contract, name, y, final_states, detail, k.tokens_per_launch, weights);
+  return check_outputs(p, k.contract, name, y, final_states, detail, k.tokens_per_launch, weights, deferred);
 }
 
 }  // namespace ssmv::verify

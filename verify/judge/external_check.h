@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,16 @@
 
 namespace ssmv::verify {
 
+// The worst elements' bound attribution of a check (each tensor's worst_bound_sources,
+// worst_sources.h), handed back by a check asked to defer it instead of run at its end: it
+// reads only the problem, the contract and what the check kept for it (δ per token and head,
+// the worst y element), so it can run beside the sharp verdict, whose fields of the report it
+// does not touch (ssmv check: a tenth of a second on chunk_scan 1 × 8192 H 32, half a second on
+// 1 × 65,536 H 8, on one core while the others idled). Call it once, with the KernelCheck the
+// check returned; the problem and the contract must still be alive. It declares no progress
+// phase (one phase runs at a time: its time counts in the phase it runs beside).
+using DeferredAttribution = std::function<void(KernelCheck&)>;
+
 // An external kernel's outputs (values of the problem's output and state formats; NaN and
 // Inf allowed, judged INVALID), judged under `contract`: the sequential family as a decode
 // kernel launched on `tokens_per_launch` tokens of every sequence at a time (the state
@@ -24,11 +35,13 @@ namespace ssmv::verify {
 // the chunked family with the contract's chunk size. `final_states` may be empty. The
 // sequential family is judged as the reference streams its outputs, without keeping an
 // exact value per element; `detail` says whether the reports keep their per-element vectors
-// (side-by-side comparisons need them; a summary does not).
+// (side-by-side comparisons need them; a summary does not). `deferred` (optional) receives the
+// attribution instead of the check running it (left empty for a hand-off, whose attribution
+// runs in the check).
 KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                           const FormatValues& y, const FormatValues& final_states,
                           ElementDetail detail = ElementDetail::elements, int64_t tokens_per_launch = 1,
-                          const bound::SourceWeights* weights = nullptr);
+                          const bound::SourceWeights* weights = nullptr, DeferredAttribution* deferred = nullptr);
 
 // An external prefill/decode hand-off's outputs: the first prefill[s] tokens of sequence s
 // through a chunked kernel under `chunked`, the rest through a decode kernel launched once
@@ -73,6 +86,6 @@ void validate_external(const Problem& p, const ExternalKernel& k);
 // without its stochastic stores for the bias test (stochastic_bias.h).
 KernelCheck check_external(const Problem& p, const ExternalKernel& k, const FormatValues& y,
                            const FormatValues& final_states, ElementDetail detail = ElementDetail::elements,
-                           const bound::SourceWeights* weights = nullptr);
+                           const bound::SourceWeights* weights = nullptr, DeferredAttribution* deferred = nullptr);
 
 }  // namespace ssmv::verify

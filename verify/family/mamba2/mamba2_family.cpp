@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
+#include <thread>
 
 #include "verify/family/hints.h"
 #include "verify/family/mamba2/dump_reading.h"
@@ -23,12 +25,33 @@ class Mamba2Dump : public Dump {
     // every element's weight (it judges one kernel per dump, not a hand-off); the table
     // prints no per-element vectors.
     const bool sharp_reads_weights = o.sharp && kernel_.family != "handoff";
+    // With the sharp verdict, the worst elements' bound attribution (single-threaded) runs on
+    // its own thread beside it instead of before it on one core (verify::DeferredAttribution).
+    verify::DeferredAttribution attribution;
     verify::KernelCheck kc = verify::check_external(
         problem_, kernel_, outputs_.y, outputs_.final_states,
         stochastic || o.keep_elements
             ? verify::ElementDetail::elements
-            : (sharp_reads_weights ? verify::ElementDetail::sharp_weights : verify::ElementDetail::summary));
-    if (o.sharp) sharp::sharp_verdicts(problem_, kernel_, kc, outputs_.y, outputs_.final_states, o.sharp_options);
+            : (sharp_reads_weights ? verify::ElementDetail::sharp_weights : verify::ElementDetail::summary),
+        nullptr, o.sharp ? &attribution : nullptr);
+    if (o.sharp) {
+      std::exception_ptr attribution_failure;
+      std::thread beside([&] {
+        try {
+          if (attribution) attribution(kc);
+        } catch (...) {
+          attribution_failure = std::current_exception();
+        }
+      });
+      try {
+        sharp::sharp_verdicts(problem_, kernel_, kc, outputs_.y, outputs_.final_states, o.sharp_options);
+      } catch (...) {
+        beside.join();
+        throw;
+      }
+      beside.join();
+      if (attribution_failure) std::rethrow_exception(attribution_failure);
+    }
     // The sharp verdict has read its per-element weights (2 bytes per element: 134 MB for a
     // 256-request decode step's final state); give them back before the report keeps the check.
     for (verify::TensorReport& t : kc.tensors) std::vector<uint16_t>().swap(t.sharp_weights);
