@@ -908,10 +908,6 @@ std::shared_ptr<const SharedSums::Piece> SharedSums::get(int64_t s, int64_t g, i
       entry = std::make_shared<Entry>();
       slot = entry;
     }
-    if (recent_limit_ > 0 && std::find(recent_.begin(), recent_.end(), entry) == recent_.end()) {
-      recent_.push_back(entry);
-      if (recent_.size() > recent_limit_) recent_.pop_front();
-    }
   }
   // Formed once, outside the lock: the units that reach it meanwhile wait here (a throw leaves
   // it unformed for the next).

@@ -11,7 +11,6 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -94,19 +93,12 @@ struct UnitOutputs {
 // The C·Bᵀ sums of a chunked contract's pieces with their noise model's figures, which every
 // head of a group forms alike (they depend on the inputs and the contract alone): the units
 // that run at the same time share them through one SharedSums. The first unit to reach a piece
-// forms it, the others that reach it meanwhile wait for it and read it. A piece is kept while a
-// unit holds it and while it is among the `recent` pieces asked for last (about L²/2·3 doubles
-// each, 0.8 MB at chunk 256): units in flight drift a few pieces apart, and with only the
-// pieces in hand kept, a unit one piece behind the others formed each piece again — measured
-// on a 16-core host, 8 to 9 formings per piece and pass of a chunk_scan 1 × 8192 H 32 check,
-// 2237 formings of 256 pieces (3.4 s of CPU, and 3.3 s of waiting for them) on 1 × 65,536 H 8
-// (bench/NOTES.md, session 22). The sums are the same bits whichever unit forms them. One per
-// pass over the units of one contract.
+// forms it, the others that reach it meanwhile wait for it and read it; a piece no unit holds
+// any longer is dropped, so only the pieces in hand are kept (about L²/2·3 doubles each, 0.8 MB
+// at chunk 256). The sums are the same bits whichever unit forms them. One per pass over the
+// units of one contract.
 class SharedSums {
  public:
-  // recent: how many of the pieces asked for last stay formed beyond those in hand (a pass
-  // passes twice its workers).
-  explicit SharedSums(int64_t recent = 0) : recent_limit_(size_t(recent > 0 ? recent : 0)) {}
   struct Piece {
     std::vector<double> acc, bias, sd;  // row m's sums at m(m + 1)/2; bias and sd with noise
   };
@@ -122,8 +114,6 @@ class SharedSums {
   };
   std::mutex mutex_;
   std::map<std::tuple<int64_t, int64_t, int64_t, bool>, std::weak_ptr<Entry>> entries_;
-  size_t recent_limit_;
-  std::deque<std::shared_ptr<Entry>> recent_;  // the pieces asked for last, oldest first
 };
 
 // Runs one (sequence, head) of `p` under `e` (with `c`'s budgets and reductions for the

@@ -166,7 +166,7 @@ HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, in
   }
   std::vector<std::vector<UnitOutputs>> bufs(size_t(ps.workers), std::vector<UnitOutputs>(size_t(group)));
   std::vector<UnitBase> task_bases(against.first_is_base ? size_t(ps.workers) : 0);
-  SharedSums shared(2 * int64_t(ps.workers));
+  SharedSums shared;
   for_each_task(groups * units, ps.workers, [&](int64_t task, int64_t worker) {
     const int64_t first = task / units * group, u = task % units, s = u / H, h = u % H;
     const int64_t n = std::min(group, items - first);
