@@ -354,15 +354,11 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
           // Rows in tiles of kCbRows: each tile's sums over n are products of its rows of C, |C| and
           // |C| × the chain's weights with the columns k < the tile's last row + 1 of Bᵀ or |Bᵀ|
           // (a row's sums for k beyond it are formed and not read). Work: four products of about
-          // Lc²/2 sums of N terms, and one error per element (a few dozen operations). A tile's
-          // work grows with its rows (K = m0 + R columns), so the tiles are handed out last rows
-          // first: handed out in row order, the largest came last and the stage ended on a few of
-          // the 16 workers of a host (the tiles write disjoint rows: the same bits in any order).
+          // Lc²/2 sums of N terms, and one error per element (a few dozen operations).
           constexpr int64_t kCbRows = 4;
           const int64_t tiles = (Lc + kCbRows - 1) / kCbRows;
           const double cb_work = double(Lc) * double(Lc) * (2.0 * double(N) + 32.0);
-          for_each_task(tiles, threads_for(cb_work), [&](int64_t task, int64_t worker) {
-            const int64_t ti = tiles - 1 - task;
+          for_each_task(tiles, threads_for(cb_work), [&](int64_t ti, int64_t worker) {
             const int64_t m0 = ti * kCbRows, R = std::min(kCbRows, Lc - m0), K = m0 + R;
             bool any = false;
             for (int64_t r = 0; r < R; ++r) any |= row_wanted(m0 + r);
