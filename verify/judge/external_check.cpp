@@ -241,14 +241,13 @@ KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract,
                                      const bound::SourceWeights* weights, DeferredAttribution* deferred) {
   ref::Options options;
   options.validated = true;  // check_outputs validated p
-  // Shared with a deferred attribution, which reads δ and the decay after the check returns.
-  const auto scalars = std::make_shared<const ref::ExactScalars>(ref::compute_scalars(p, options));
-  options.scalars = scalars.get();  // δ and decay once: the fast tier reads them
+  const ref::ExactScalars scalars = ref::compute_scalars(p, options);
+  options.scalars = &scalars;  // δ and decay once: the fast tier reads them
   bound::SequentialInput in;  // no y vectors: each token's y comes with the stream
   in.problem = &p;
   in.contract = &contract;
-  in.delta = &scalars->delta;
-  in.decay = &scalars->decay;
+  in.delta = &scalars.delta;
+  in.decay = &scalars.decay;
   in.tokens_per_launch = tokens_per_launch;
   in.weights = weights;
   const bound::SequentialPairBound budgets_checked(in);  // throws before the reference runs, as the batch bound would
@@ -258,9 +257,18 @@ KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract,
   bound::YElement worst_y;
   KernelCheck kc{kernel, contract.name, "external", judges.finish(worst_y)};
   // The worst y element's bound split over its sources from its own y (the stream kept no other).
-  DeferredAttribution attribute = [scalars, in, worst_y](KernelCheck& k) {
-    attribute_worst(k.tensors[0], in, bound::BoundOf::y, k.tensors[0].worst.index, &worst_y);
-    if (k.tensors.size() > 1) attribute_worst(k.tensors[1], in, bound::BoundOf::stored_state, k.tensors[1].worst.index);
+  // It keeps its own δ and decay (16 of compute_scalars' 48 bytes per token and head), so that
+  // the rest goes with the check even when the attribution is deferred.
+  const auto delta = std::make_shared<const std::vector<double>>(scalars.delta);
+  const auto decay = std::make_shared<const std::vector<double>>(scalars.decay);
+  bound::SequentialInput kept = in;
+  kept.delta = delta.get();
+  kept.decay = decay.get();
+  DeferredAttribution attribute = [delta, decay, kept, worst_y](KernelCheck& k) {
+    attribute_worst(k.tensors[0], kept, bound::BoundOf::y, k.tensors[0].worst.index, &worst_y);
+    if (k.tensors.size() > 1) {
+      attribute_worst(k.tensors[1], kept, bound::BoundOf::stored_state, k.tensors[1].worst.index);
+    }
   };
   if (deferred != nullptr) {
     *deferred = std::move(attribute);
@@ -309,13 +317,12 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
                                   ElementDetail detail, DeferredAttribution* deferred) {
   ref::Options options;
   options.validated = true;  // check_outputs validated p
-  // Shared with a deferred attribution, which reads δ after the check returns.
-  const auto scalars = std::make_shared<const ref::ExactScalars>(ref::compute_scalars(p, options));
-  options.scalars = scalars.get();  // δ and decay once: the fast tier reads them
+  const ref::ExactScalars scalars = ref::compute_scalars(p, options);
+  options.scalars = &scalars;  // δ and decay once: the fast tier reads them
   bound::ChunkedInput in;  // no y vectors: each element's y comes with the stream
   in.problem = &p;
   in.contract = &contract;
-  in.delta = &scalars->delta;
+  in.delta = &scalars.delta;
   in.threads = ref::default_threads();
   in.boundary_states = false;  // a dump's chunk-end states are not judged
   bound::ChunkedBounds b = bound::chunked_bounds(in);
@@ -332,10 +339,18 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
   // The worst y element's and the worst final-state element's bounds split over their sources:
   // two tagged runs of the bound over one (head, dim) each, single-threaded and independent,
   // so side by side (a tenth of a second each at chunk_scan 1 × 8192 × 32 heads).
-  DeferredAttribution attribute = [scalars, in, worst_y](KernelCheck& k) {
-    for_each_task(int64_t(k.tensors.size()), 2, [&](int64_t i, int64_t) {
-      if (i == 0) attribute_worst(k.tensors[0], in, bound::BoundOf::y, &worst_y);
-      if (i == 1) attribute_worst(k.tensors[1], in, bound::BoundOf::final_state);
+  // Deferred, the two run one after the other on the thread beside the sharp verdict, so that
+  // their tagged working sets (about 15 MB each at chunk 256) do not coincide with each other
+  // on top of the sharp verdict's.
+  // It keeps its own δ (8 of compute_scalars' 48 bytes per token and head).
+  const int workers = deferred != nullptr ? 1 : 2;
+  const auto delta = std::make_shared<const std::vector<double>>(scalars.delta);
+  bound::ChunkedInput kept = in;
+  kept.delta = delta.get();
+  DeferredAttribution attribute = [delta, kept, worst_y, workers](KernelCheck& k) {
+    for_each_task(int64_t(k.tensors.size()), workers, [&](int64_t i, int64_t) {
+      if (i == 0) attribute_worst(k.tensors[0], kept, bound::BoundOf::y, &worst_y);
+      if (i == 1) attribute_worst(k.tensors[1], kept, bound::BoundOf::final_state);
     });
   };
   if (deferred != nullptr) {
