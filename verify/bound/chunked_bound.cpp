@@ -683,7 +683,9 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
                hst.E[i] + tag.at(BS::stored_state, stored(out_ub + total(hst.E[i]))));
         }
       }
-      progress::advance(Lc * P * N);
+      // A focused run (an attribution) counts nowhere: it may run beside another phase, whose
+      // count it must not swell (verify::DeferredAttribution).
+      if (focus == nullptr) progress::advance(Lc * P * N);
     };
     // The pieces in batches: each piece's C·Bᵀ stage (once per group, for all its heads), then
     // the batch's (piece, head) steps as one set of tasks, piece-major. Head h's step on a piece

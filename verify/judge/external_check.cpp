@@ -338,11 +338,11 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
   KernelCheck kc{kernel, contract.name, "external", judges.finish(worst_y)};
   // The worst y element's and the worst final-state element's bounds split over their sources:
   // two tagged runs of the bound over one (head, dim) each, single-threaded and independent,
-  // so side by side (a tenth of a second each at chunk_scan 1 × 8192 × 32 heads).
-  // Deferred, the two run one after the other on the thread beside the sharp verdict, so that
-  // their tagged working sets (about 15 MB each at chunk 256) do not coincide with each other
-  // on top of the sharp verdict's.
-  // It keeps its own δ (8 of compute_scalars' 48 bytes per token and head).
+  // so side by side (a tenth of a second each at chunk_scan 1 × 8192 × 32 heads) — or, deferred,
+  // one after the other on the thread beside the sharp verdict, so that their tagged working
+  // sets (about 15 MB each at chunk 256) do not add up on top of the sharp verdict's. It keeps
+  // its own δ (8 of compute_scalars' 48 bytes per token and head), so that the rest goes with
+  // the check.
   const int workers = deferred != nullptr ? 1 : 2;
   const auto delta = std::make_shared<const std::vector<double>>(scalars.delta);
   bound::ChunkedInput kept = in;

@@ -23,8 +23,9 @@ namespace ssmv::verify {
 // the worst y element), so it can run beside the sharp verdict, whose fields of the report it
 // does not touch (ssmv check: a tenth of a second on chunk_scan 1 × 8192 H 32, half a second on
 // 1 × 65,536 H 8, on one core while the others idled). Call it once, with the KernelCheck the
-// check returned; the problem and the contract must still be alive. It declares no progress
-// phase (one phase runs at a time: its time counts in the phase it runs beside).
+// check returned; the problem, the contract and the source weights, if any, must still be
+// alive. It declares no progress phase and counts no progress (one phase runs at a time: its
+// time counts in the phase it runs beside).
 using DeferredAttribution = std::function<void(KernelCheck&)>;
 
 // An external kernel's outputs (values of the problem's output and state formats; NaN and
