@@ -229,6 +229,22 @@ class HandoffJudgingSink : public ref::Sink {
   const FormatValues& final_states_;
 };
 
+// A check's attribution, run now in a progress phase of its own (--timings shows what it
+// costs), or handed to `deferred` to run later.
+void attribute_or_defer(DeferredAttribution attribute, DeferredAttribution* deferred, KernelCheck& kc) {
+  if (deferred != nullptr) {
+    *deferred = std::move(attribute);
+    return;
+  }
+  const progress::Phase phase("attribution", 0, "");
+  attribute(kc);
+}
+
+// A copy of `v` for an attribution that outlives the check (deferred), or null.
+std::shared_ptr<const std::vector<double>> copy_if(bool deferred, const std::vector<double>& v) {
+  return deferred ? std::make_shared<const std::vector<double>>(v) : nullptr;
+}
+
 // The sequential family, streamed over the tokens: δ and the decay first
 // (ref::compute_scalars, bit for bit compute()'s), then every output judged as the
 // reference hands it over (ref::compute_streaming), its bound computed in the stream from
@@ -257,25 +273,23 @@ KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract,
   bound::YElement worst_y;
   KernelCheck kc{kernel, contract.name, "external", judges.finish(worst_y)};
   // The worst y element's bound split over its sources from its own y (the stream kept no other).
-  // It keeps its own δ and decay (16 of compute_scalars' 48 bytes per token and head), so that
-  // the rest goes with the check even when the attribution is deferred.
-  const auto delta = std::make_shared<const std::vector<double>>(scalars.delta);
-  const auto decay = std::make_shared<const std::vector<double>>(scalars.decay);
+  // Deferred, it keeps its own δ and decay (16 of compute_scalars' 48 bytes per token and head),
+  // so that the rest goes with the check.
+  const auto delta = copy_if(deferred != nullptr, scalars.delta);
+  const auto decay = copy_if(deferred != nullptr, scalars.decay);
   bound::SequentialInput kept = in;
-  kept.delta = delta.get();
-  kept.decay = decay.get();
-  DeferredAttribution attribute = [delta, decay, kept, worst_y](KernelCheck& k) {
-    attribute_worst(k.tensors[0], kept, bound::BoundOf::y, k.tensors[0].worst.index, &worst_y);
-    if (k.tensors.size() > 1) {
-      attribute_worst(k.tensors[1], kept, bound::BoundOf::stored_state, k.tensors[1].worst.index);
-    }
-  };
   if (deferred != nullptr) {
-    *deferred = std::move(attribute);
-  } else {
-    const progress::Phase phase("attribution", 0, "");  // --timings shows what it costs
-    attribute(kc);
+    kept.delta = delta.get();
+    kept.decay = decay.get();
   }
+  attribute_or_defer(
+      [delta, decay, kept, worst_y](KernelCheck& k) {
+        attribute_worst(k.tensors[0], kept, bound::BoundOf::y, k.tensors[0].worst.index, &worst_y);
+        if (k.tensors.size() > 1) {
+          attribute_worst(k.tensors[1], kept, bound::BoundOf::stored_state, k.tensors[1].worst.index);
+        }
+      },
+      deferred, kc);
   return kc;
 }
 
@@ -340,25 +354,21 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
   // two tagged runs of the bound over one (head, dim) each, single-threaded and independent,
   // so side by side (a tenth of a second each at chunk_scan 1 × 8192 × 32 heads) — or, deferred,
   // one after the other on the thread beside the sharp verdict, so that their tagged working
-  // sets (about 15 MB each at chunk 256) do not add up on top of the sharp verdict's. It keeps
-  // its own δ (8 of compute_scalars' 48 bytes per token and head), so that the rest goes with
-  // the check.
+  // sets (about 15 MB each at chunk 256) do not add up on top of the sharp verdict's; then it
+  // keeps its own δ (8 of compute_scalars' 48 bytes per token and head), so that the rest goes
+  // with the check.
   const int workers = deferred != nullptr ? 1 : 2;
-  const auto delta = std::make_shared<const std::vector<double>>(scalars.delta);
+  const auto delta = copy_if(deferred != nullptr, scalars.delta);
   bound::ChunkedInput kept = in;
-  kept.delta = delta.get();
-  DeferredAttribution attribute = [delta, kept, worst_y, workers](KernelCheck& k) {
-    for_each_task(int64_t(k.tensors.size()), workers, [&](int64_t i, int64_t) {
-      if (i == 0) attribute_worst(k.tensors[0], kept, bound::BoundOf::y, &worst_y);
-      if (i == 1) attribute_worst(k.tensors[1], kept, bound::BoundOf::final_state);
-    });
-  };
-  if (deferred != nullptr) {
-    *deferred = std::move(attribute);
-  } else {
-    const progress::Phase phase("attribution", 0, "");
-    attribute(kc);
-  }
+  if (deferred != nullptr) kept.delta = delta.get();
+  attribute_or_defer(
+      [delta, kept, worst_y, workers](KernelCheck& k) {
+        for_each_task(int64_t(k.tensors.size()), workers, [&](int64_t i, int64_t) {
+          if (i == 0) attribute_worst(k.tensors[0], kept, bound::BoundOf::y, &worst_y);
+          if (i == 1) attribute_worst(k.tensors[1], kept, bound::BoundOf::final_state);
+        });
+      },
+      deferred, kc);
   return kc;
 }
 

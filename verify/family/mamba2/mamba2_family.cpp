@@ -2,8 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <exception>
-#include <thread>
+#include <future>
 
 #include "verify/family/hints.h"
 #include "verify/family/mamba2/dump_reading.h"
@@ -35,22 +34,13 @@ class Mamba2Dump : public Dump {
             : (sharp_reads_weights ? verify::ElementDetail::sharp_weights : verify::ElementDetail::summary),
         nullptr, o.sharp ? &attribution : nullptr);
     if (o.sharp) {
-      std::exception_ptr attribution_failure;
-      std::thread beside([&] {
-        try {
-          if (attribution) attribution(kc);
-        } catch (...) {
-          attribution_failure = std::current_exception();
-        }
+      // If the sharp verdict throws, the future's destructor waits for the attribution; get()
+      // rethrows the attribution's own exception.
+      std::future<void> beside = std::async(std::launch::async, [&] {
+        if (attribution) attribution(kc);
       });
-      try {
-        sharp::sharp_verdicts(problem_, kernel_, kc, outputs_.y, outputs_.final_states, o.sharp_options);
-      } catch (...) {
-        beside.join();
-        throw;
-      }
-      beside.join();
-      if (attribution_failure) std::rethrow_exception(attribution_failure);
+      sharp::sharp_verdicts(problem_, kernel_, kc, outputs_.y, outputs_.final_states, o.sharp_options);
+      beside.get();
     }
     // The sharp verdict has read its per-element weights (2 bytes per element: 134 MB for a
     // 256-request decode step's final state); give them back before the report keeps the check.
