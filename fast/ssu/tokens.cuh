@@ -43,7 +43,11 @@
 
 namespace ssmv::ssu::warp {
 
-inline constexpr int kWindowTokens = 8;
+// Tokens per staged window (SSMV_SSU_TOKENS_WINDOW exists for the benchmark's variants).
+#ifndef SSMV_SSU_TOKENS_WINDOW
+#define SSMV_SSU_TOKENS_WINDOW 8
+#endif
+inline constexpr int kWindowTokens = SSMV_SSU_TOKENS_WINDOW;
 #ifndef SSMV_SSU_TOKENS_HEADS
 #define SSMV_SSU_TOKENS_HEADS 4
 #endif
