@@ -266,7 +266,7 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
     if (y_vectors) {
       out->y.assign(s.num_tokens() * H * P, 0.0);
     } else {
-      out->y_before_dx.assign(s.num_tokens() * H * P, 0.0f);
+      out->y_before_dx.assign(s.num_tokens(), H, P);
     }
     out->final_state.assign(S * H * P * N, 0.0);
     out->final_state_fp32.assign(S * H * P * N, 0.0);
@@ -642,7 +642,7 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
             const int64_t yi = pr.x_index(t, h, p);
             err = as_kept(err);  // the float y_before_dx keeps
             if (!y_vectors && focus_y == nullptr) {  // streamed: finished by ChunkedYBound
-              out->y_before_dx[yi] = static_cast<float>(total(err));
+              out->y_before_dx.row(t, h)[p] = static_cast<float>(total(err));
               continue;
             }
             const YElement y = focus_y != nullptr ? *focus_y

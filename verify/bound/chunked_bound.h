@@ -8,6 +8,7 @@
 #include "spec/contract.h"
 #include "spec/problem.h"
 #include "verify/bound/source.h"
+#include "verify/bound/y_before_dx.h"
 
 namespace ssmv::bound {
 
@@ -47,7 +48,8 @@ struct ChunkedBounds {
   // D·x, the gate and the output rounding (the terms that read the reference's y; ChunkedYBound),
   // as a float rounded up (before_dx_kept): 4 bytes per element where a double is 8, 134 MB
   // less at 65,536 tokens of 8 heads. The kept y bound starts from the same rounded value.
-  std::vector<float> y_before_dx;
+  // Released row by row as the judging reads it (y_before_dx.h).
+  YBeforeDx y_before_dx;
   // [pieces, H, P, N] on the state after each piece (a sequence's share of a chunk; with
   // chunk_layout sequence the chunks themselves), stored; sequences in order. Empty when the
   // input's boundary_states is off.

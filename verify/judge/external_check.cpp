@@ -298,14 +298,18 @@ KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract,
 // (bound::ChunkedYBound), each final-state element with its precomputed bound.
 class ChunkedJudgingSink : public ref::Sink {
  public:
-  ChunkedJudgingSink(const Problem& p, const bound::ChunkedInput& in, const bound::ChunkedBounds& b,
+  ChunkedJudgingSink(const Problem& p, const bound::ChunkedInput& in, bound::ChunkedBounds& b,
                      const FormatValues& y, StreamJudges& judges, const FormatValues& final_states)
       : p_(p), finish_(in), b_(b), y_(y), judges_(judges), final_states_(final_states) {}
 
+  // The reference hands each (token, head) over once: its floats are read here for the last
+  // time and released (bound::YBeforeDx), as the y report's weights fill.
   void token(const ref::TokenOutputs& o) override {
+    const float* before_dx = b_.y_before_dx.row(o.token, o.head);
     judges_.add_y(p_, o, y_, [&](size_t k, size_t i) {
-      return finish_(int64_t(i), b_.y_before_dx[i], {o.y_nearest[k], o.y_certified_error[k], o.y_ungated[k]});
+      return finish_(int64_t(i), before_dx[k], {o.y_nearest[k], o.y_certified_error[k], o.y_ungated[k]});
     });
+    b_.y_before_dx.release(o.token, o.head);
   }
 
   void state(const ref::StateOutputs& o) override {
@@ -315,7 +319,7 @@ class ChunkedJudgingSink : public ref::Sink {
  private:
   const Problem& p_;
   const bound::ChunkedYBound finish_;
-  const bound::ChunkedBounds& b_;
+  bound::ChunkedBounds& b_;
   const FormatValues& y_;
   StreamJudges& judges_;
   const FormatValues& final_states_;
@@ -345,9 +349,9 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
     ChunkedJudgingSink sink(p, in, b, y, judges, final_states);
     ref::compute_streaming(p, sink, options);
   }
-  // Every y bound is finished: the per-element floats go before the attribution's state-sized
-  // tagged bounds are built, so that the two never add up in the peak.
-  std::vector<float>().swap(b.y_before_dx);
+  // Every y bound is finished (and every row released): what is left of the per-element floats
+  // goes before the attribution's state-sized tagged bounds are built.
+  b.y_before_dx.clear();
   bound::YElement worst_y;
   KernelCheck kc{kernel, contract.name, "external", judges.finish(worst_y)};
   // The worst y element's and the worst final-state element's bounds split over their sources:

@@ -73,7 +73,7 @@ class HandoffStream {
   int64_t split(int64_t q) const { return p_.shape.cu_seqlens[q] + prefill_[q]; }
 
   // The prefix's y bound of element `yi` of the prefix problem's y, from its own y.
-  double prefix_y(int64_t yi, const bound::YElement& y) const { return (*finish_)(yi, pre_bounds_.y_before_dx[yi], y); }
+  double prefix_y(int64_t yi, const bound::YElement& y) const { return (*finish_)(yi, pre_bounds_.y_before_dx.at(yi), y); }
   // The bound on the stored state of a sequence without decoded tokens: the chunked one's,
   // head h of sequence q ([P, N]).
   const double* handed_error(int64_t q, int64_t h) const {

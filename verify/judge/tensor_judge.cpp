@@ -233,7 +233,7 @@ TensorJudge::TensorJudge(std::string name, Format format, int64_t elements, Tens
     report_.scales.assign(size_t(elements), 0.0);
     report_.bounds.assign(size_t(elements), 0.0);
   }
-  if (keep_weights_) report_.sharp_weights.assign(size_t(elements), 0);
+  if (keep_weights_) report_.sharp_weights = SharpWeights(size_t(elements));
 }
 
 TensorJudge::~TensorJudge() = default;

@@ -9,6 +9,7 @@
 
 #include "reference/reference.h"
 #include "verify/judge/sharp_result.h"
+#include "verify/judge/sharp_weight.h"
 #include "verify/judge/tensor_layout.h"
 #include "verify/judge/verdict.h"
 
@@ -74,7 +75,7 @@ struct TensorReport {
   std::vector<double> exact_nearest;   // the exact value's nearest double
   std::vector<double> bounds;          // the contract's bound on |computed − exact|
   // The sharp verdict's weights: each bound rounded to bf16 (verify/judge/sharp_weight.h).
-  std::vector<uint16_t> sharp_weights;
+  SharpWeights sharp_weights;
   std::vector<double> scales;          // the reference's magnitude (the element's scale)
   // How the worst element's bound splits over its sources, largest first (empty: not
   // attributed, e.g. a bound of 0 or a report made without the bound's inputs).

@@ -3,9 +3,11 @@
 // its sources (attribution.h, docs/bounds.md §5).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <span>
+#include <stdexcept>
 #include <string>
 
 #include "fast/chunk_scan/contract.h"
@@ -600,6 +602,34 @@ TEST(BoundMemory, BeforeDxKeptRoundsUpToAFloat) {
     const double kept = bound::before_dx_kept(e);
     ASSERT_GE(kept, e) << e;
     ASSERT_LE(kept - e, 0x1p-23 * e) << e;
+  }
+}
+
+// The streamed check's per-element floats: row (t, h) holds element (t·H + h)·P + p for every
+// shape (blocks of whole pages, a last block shorter than the others), and a block's floats read
+// as zeros once each of its rows is released — not before, and no other block's.
+TEST(BoundMemory, YBeforeDxRowsDrainBlockByBlock) {
+  for (const auto& [T, H, P] : {std::array<int64_t, 3>{5, 3, 7}, {9000, 2, 64}, {70000, 1, 5}, {1, 1, 1}}) {
+    bound::YBeforeDx y;
+    y.assign(T, H, P);
+    ASSERT_FALSE(y.empty());
+    for (int64_t t = 0; t < T; ++t) {
+      for (int64_t h = 0; h < H; ++h) {
+        float* row = y.row(t, h);
+        for (int64_t p = 0; p < P; ++p) row[p] = float((t * H + h) * P + p + 1);
+      }
+    }
+    for (int64_t yi = 0; yi < T * H * P; yi += 1 + yi / 3) ASSERT_EQ(y.at(yi), float(yi + 1)) << T << " " << yi;
+    // Head 0's rows released, all but its last token: head 0's last block keeps every value;
+    // then its last token: head 0 reads zeros everywhere, the other heads keep theirs.
+    for (int64_t t = 0; t + 1 < T; ++t) y.release(t, 0);
+    EXPECT_EQ(y.row(T - 1, 0)[P - 1], float(((T - 1) * H) * P + P)) << T;
+    y.release(T - 1, 0);
+    for (int64_t t = 0; t < T; ++t) ASSERT_EQ(y.row(t, 0)[0], 0.0f) << T << " " << t;
+    if (H > 1) EXPECT_EQ(y.row(T - 1, 1)[0], float(((T - 1) * H + 1) * P + 1));
+    EXPECT_THROW(y.release(0, 0), std::logic_error);  // a row released twice
+    y.clear();
+    EXPECT_TRUE(y.empty());
   }
 }
 

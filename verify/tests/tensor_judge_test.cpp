@@ -171,5 +171,23 @@ INSTANTIATE_TEST_SUITE_P(Formats, AddRun,
                                   (info.param.specials ? "_specials" : "_ordinary");
                          });
 
+// The weights start as zeros (a zero weight leaves an element out), copy and compare by value,
+// and clear() frees them.
+TEST(SharpWeights, ZerosCopiesAndClear) {
+  SharpWeights w(100003);
+  ASSERT_EQ(w.size(), 100003u);
+  for (size_t i = 0; i < w.size(); ++i) ASSERT_EQ(w[i], 0) << i;
+  w[7] = sharp_weight_bits(0.5);
+  w[100002] = sharp_weight_bits(3.0);
+  SharpWeights copy = w;
+  EXPECT_TRUE(copy == w);
+  EXPECT_EQ(sharp_weight(copy[7]), 0.5);
+  copy[0] = 1;
+  EXPECT_FALSE(copy == w);
+  w.clear();
+  EXPECT_TRUE(w.empty());
+  EXPECT_TRUE(w == SharpWeights());
+}
+
 }  // namespace
 }  // namespace ssmv::verify

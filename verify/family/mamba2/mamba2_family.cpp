@@ -44,7 +44,7 @@ class Mamba2Dump : public Dump {
     }
     // The sharp verdict has read its per-element weights (2 bytes per element: 134 MB for a
     // 256-request decode step's final state); give them back before the report keeps the check.
-    for (verify::TensorReport& t : kc.tensors) std::vector<uint16_t>().swap(t.sharp_weights);
+    for (verify::TensorReport& t : kc.tensors) t.sharp_weights.clear();
     CheckedDump r;
     r.biases = verify::stochastic_biases(problem_, kernel_, kc, outputs_.y, outputs_.final_states, o.false_alarm);
     if (o.keep_elements) {
