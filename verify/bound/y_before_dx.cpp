@@ -7,8 +7,8 @@
 namespace ssmv::bound {
 namespace {
 
-// About 1 MiB of floats per block: 256 blocks at 65,536 tokens of 8 heads, P = 64 (134 MB), so
-// that the blocks drain in small steps; each block is rounded up to whole pages.
+// About 1 MiB of floats per block: 128 blocks of 4096 tokens at 65,536 tokens of 8 heads, P = 64
+// (134 MB), so that the blocks drain in small steps; each block is rounded up to whole pages.
 constexpr int64_t kBlockFloats = int64_t(1) << 18;
 
 }  // namespace
