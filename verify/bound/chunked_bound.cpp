@@ -628,6 +628,8 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
         for (int64_t r = 0; r < R; ++r) {
           const int64_t m = rows[i0 + size_t(r)], t = t0 + m;
           const double demt = total(dem[r]);
+          // Streamed: the row's floats, finished by ChunkedYBound (its address once per row).
+          float* const before_dx = !y_vectors && focus_y == nullptr ? out->y_before_dx.row(t, h) : nullptr;
           for (int64_t p = 0; p < P; ++p) {
             if (focus != nullptr && !focus->covers_dim(p)) continue;
             const int64_t j = r * P + p;
@@ -639,12 +641,12 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
             // intra, chained on the accumulator holding the inter term
             const double acc0 = inter_mag + total(err);
             err += wk.dy[j] + ch_y.error(acc0, m + 1, wk.y_p[j], wk.y_m[j], tag);
-            const int64_t yi = pr.x_index(t, h, p);
             err = as_kept(err);  // the float y_before_dx keeps
-            if (!y_vectors && focus_y == nullptr) {  // streamed: finished by ChunkedYBound
-              out->y_before_dx.row(t, h)[p] = static_cast<float>(total(err));
+            if (before_dx != nullptr) {
+              before_dx[p] = static_cast<float>(total(err));
               continue;
             }
+            const int64_t yi = pr.x_index(t, h, p);
             const YElement y = focus_y != nullptr ? *focus_y
                                                   : YElement{(*in.y_exact)[yi], (*in.y_certified_error)[yi],
                                                              (*in.y_ungated)[yi]};
