@@ -43,11 +43,6 @@ void YBeforeDx::clear() {
   blocks_per_head_ = block_floats_ = 0;
 }
 
-float YBeforeDx::at(int64_t yi) const {
-  const int64_t p = yi % P_, th = yi / P_;
-  return row(th / H_, th % H_)[p];
-}
-
 void YBeforeDx::release(int64_t t, int64_t h) {
   if (released_[size_t(t * H_ + h)].exchange(true, std::memory_order_relaxed)) {
     throw std::logic_error("y_before_dx: row of token " + std::to_string(t) + ", head " + std::to_string(h) +

@@ -28,8 +28,6 @@ class YBeforeDx {
   // The P floats of token t, head h (writable while the bound runs).
   float* row(int64_t t, int64_t h) { return base() + offset(t, h); }
   const float* row(int64_t t, int64_t h) const { return base() + offset(t, h); }
-  // Element yi = (t·H + h)·P + p.
-  float at(int64_t yi) const;
   // Row (t, h) will not be read again; releasing each row once, from any thread, hands a
   // block's pages back once all of its rows are released. A row released twice throws
   // std::logic_error: its block would otherwise go back while other rows are still unread

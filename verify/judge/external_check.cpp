@@ -193,9 +193,10 @@ class HandoffJudgingSink : public ref::Sink {
     const Problem& pre = parts_.prefix_problem();
     const int64_t tp = parts_.prefix_token(o.sequence, o.token);
     if (tp >= 0) {
+      const float* before_dx = parts_.prefix_before_dx(tp, o.head);
       judges_.add_y(p_, o, y_, [&](size_t k, size_t) {
         const int64_t yi = pre.x_index(tp, o.head, int64_t(k));
-        return parts_.prefix_y(yi, {o.y_nearest[k], o.y_certified_error[k], o.y_ungated[k]});
+        return parts_.prefix_y(yi, before_dx[k], {o.y_nearest[k], o.y_certified_error[k], o.y_ungated[k]});
       });
       return;
     }

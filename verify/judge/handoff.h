@@ -72,8 +72,11 @@ class HandoffStream {
   bool has_prefix(int64_t q) const { return prefill_[q] > 0; }
   int64_t split(int64_t q) const { return p_.shape.cu_seqlens[q] + prefill_[q]; }
 
-  // The prefix's y bound of element `yi` of the prefix problem's y, from its own y.
-  double prefix_y(int64_t yi, const bound::YElement& y) const { return (*finish_)(yi, pre_bounds_.y_before_dx.at(yi), y); }
+  // The prefix's floats of token tp (a prefix token), head h: [P] (bound::ChunkedBounds::y_before_dx).
+  const float* prefix_before_dx(int64_t tp, int64_t h) const { return pre_bounds_.y_before_dx.row(tp, h); }
+  // The prefix's y bound of element `yi` of the prefix problem's y, from its float before D·x
+  // (prefix_before_dx) and its own y.
+  double prefix_y(int64_t yi, float before_dx, const bound::YElement& y) const { return (*finish_)(yi, before_dx, y); }
   // The bound on the stored state of a sequence without decoded tokens: the chunked one's,
   // head h of sequence q ([P, N]).
   const double* handed_error(int64_t q, int64_t h) const {

@@ -605,8 +605,8 @@ TEST(BoundMemory, BeforeDxKeptRoundsUpToAFloat) {
   }
 }
 
-// The streamed check's per-element floats: row (t, h) holds element (t·H + h)·P + p for every
-// shape (blocks of whole pages, a last block shorter than the others), and a block's floats read
+// The streamed check's per-element floats: every (token, head) row has floats of its own for
+// every shape (blocks of whole pages, a last block shorter than the others), and a block's floats read
 // as zeros once each of its rows is released — not before, and no other block's.
 TEST(BoundMemory, YBeforeDxRowsDrainBlockByBlock) {
   for (const auto& [T, H, P] : {std::array<int64_t, 3>{5, 3, 7}, {9000, 2, 64}, {70000, 1, 5}, {1, 1, 1}}) {
@@ -619,14 +619,25 @@ TEST(BoundMemory, YBeforeDxRowsDrainBlockByBlock) {
         for (int64_t p = 0; p < P; ++p) row[p] = float((t * H + h) * P + p + 1);
       }
     }
-    for (int64_t yi = 0; yi < T * H * P; yi += 1 + yi / 3) ASSERT_EQ(y.at(yi), float(yi + 1)) << T << " " << yi;
+    // Read back after every row is written, heads last to first: no two rows share a float.
+    for (int64_t h = H - 1; h >= 0; --h) {
+      for (int64_t t = 0; t < T; ++t) {
+        for (int64_t p = 0; p < P; ++p) {
+          ASSERT_EQ(y.row(t, h)[p], float((t * H + h) * P + p + 1)) << T << " " << t;
+        }
+      }
+    }
     // Head 0's rows released, all but its last token: head 0's last block keeps every value;
     // then its last token: head 0 reads zeros everywhere, the other heads keep theirs.
     for (int64_t t = 0; t + 1 < T; ++t) y.release(t, 0);
     EXPECT_EQ(y.row(T - 1, 0)[P - 1], float(((T - 1) * H) * P + P)) << T;
     y.release(T - 1, 0);
-    for (int64_t t = 0; t < T; ++t) ASSERT_EQ(y.row(t, 0)[0], 0.0f) << T << " " << t;
-    if (H > 1) EXPECT_EQ(y.row(T - 1, 1)[0], float(((T - 1) * H + 1) * P + 1));
+    for (int64_t t = 0; t < T; ++t) {
+      ASSERT_EQ(y.row(t, 0)[0], 0.0f) << T << " " << t;
+    }
+    if (H > 1) {
+      EXPECT_EQ(y.row(T - 1, 1)[0], float(((T - 1) * H + 1) * P + 1));
+    }
     EXPECT_THROW(y.release(0, 0), std::logic_error);  // a row released twice
     y.clear();
     EXPECT_TRUE(y.empty());
