@@ -493,81 +493,135 @@ void initial_state_transposed(const Problem& p, int64_t s, int64_t h, std::vecto
 // The sequential family (SSU), token by token: the update S = a·S + (δB)·x is two
 // roundings ([N1]) at |a·S| and |S_new| (unfused: the deeper of the two forms a contract allows).
 // The state is held transposed, [N, P], so that y's P sums over n run side by side.
-// S0 is the unit's initial state transposed (initial_state_transposed), read by every run.
-SSMV_VECTOR_CLONES void emulate_sequential(const Problem& p, const Contract& c, const Emulation& e, Model& m, int64_t s,
-                                           int64_t h, const std::vector<double>& S0, UnitOutputs& out) {
-  const Shape& sh = p.shape;
-  const int64_t P = sh.P, N = sh.N, g = sh.group_of(h), t0 = sh.cu_seqlens[s], len = sh.seq_len(s);
-  const int64_t K = std::max<int64_t>(1, e.tokens_per_launch);
-  std::vector<double> dB(N), x(P), cd(N), ep(2 * P);  // ep: y_epilogue's scratch
-  std::vector<float> row_b(N), row_c(N);                // a token's B and C held as bits, decoded
-  std::vector<double>& S = out.work_state;  // [N, P]
-  std::vector<double>& Sy = out.work_stored;
-  S = S0;
-  start_y(out, len, P);
-  ParallelSums ysum(reduction_of(c, Sum::y).order);
-  std::vector<uint32_t>& lanes = out.work_lanes;  // [N, P] the update's noise streams (nonzero seeds)
-  if (m.on()) {
-    lanes.resize(size_t(N * P));
-    m.rng().odd_high_words(lanes.data(), int64_t(lanes.size()));
+// Several runs of one unit go in lockstep, kSlab tokens at a time each in turn (lockstep_rows):
+// a caller that compares every run's rows with the first's keeps a slab of the first's rows, not
+// the sequence's. Each run keeps its own state, noise streams and Model (whose Rng is the run's
+// stream) between slabs, and a slab only continues where the last one stopped, so every run's
+// draws come in the order of a run alone: its outputs are the same bits
+// (SharpEmulation.SequentialRunsInLockstepEqualRunsAlone).
+class SequentialEmulation {
+ public:
+  // Tokens per run and turn: a slab's rows of P outputs (16 KB of y in bf16 at P = 64, where the
+  // state a run carries from slab to slab is N·P doubles and as many 32-bit streams: 96 KB at
+  // N = 128), and 1024 turns per run over 65,536 tokens.
+  static constexpr int64_t kSlab = 64;
+
+  SequentialEmulation(const Problem& p, const Contract& c, const Emulation& e, int64_t s, int64_t h)
+      : p_(p), e_(e), h_(h), P_(p.shape.P), N_(p.shape.N), g_(p.shape.group_of(h)), t0_(p.shape.cu_seqlens[s]),
+        len_(p.shape.seq_len(s)), K_(std::max<int64_t>(1, e.tokens_per_launch)), A_(double(p.A[h])),
+        ysum_(reduction_of(c, Sum::y).order) {
+    // S0: the unit's initial state transposed, once for every run (a strided pass over P·N).
+    initial_state_transposed(p, s, h, S0_);
+    dB_.resize(N_);
+    x_.resize(P_);
+    cd_.resize(N_);
+    ep_.resize(2 * P_);  // y_epilogue's scratch
+    row_b_.resize(N_);
+    row_c_.resize(N_);
   }
-  const double A = double(p.A[h]);
-  for (int64_t j = 0; j < len; ++j) {
-    const int64_t t = t0 + j;
-    const double d = delta_of(p, e, m, t, h);
-    const double a = m.exp(m.rounded(d * A));
-    const float* B = p.B.read(size_t(p.bc_index(t, g, 0)), size_t(N), row_b.data());
-    const float* C = p.C.read(size_t(p.bc_index(t, g, 0)), size_t(N), row_c.data());
-    for (int64_t n = 0; n < N; ++n) dB[n] = round_opt(e.at(Site::dB), m.rounded(d * double(B[n])));
-    p.x.to_doubles(size_t(p.x_index(t, h, 0)), size_t(P), x.data());
-    for (int64_t n = 0; n < N; ++n) {
-      double* __restrict row = &S[n * P];
-      const double b = dB[n];
-      if (m.on()) {
-        // [N1] for the update's two roundings, drawn from each element's own xorshift32
-        // stream (two 16-bit uniforms per step): a loop of independent 32-bit lanes, so it
-        // vectorises, where one 64-bit generator per draw made the runs 3x slower than the
-        // reference. The streams are seeded from the unit's counter-based stream below, so
-        // they are the same for any thread count.
-        uint32_t* __restrict st = &lanes[size_t(n * P)];
-        for (int64_t pp = 0; pp < P; ++pp) {
-          uint32_t v = st[pp];
-          v ^= v << 13;
-          v ^= v >> 17;
-          v ^= v << 5;
-          st[pp] = v;
-          const double e1 = (double(int32_t(v & 0xffffu)) + 0.5) * 0x1p-15 - 1.0;
-          const double e2 = (double(int32_t(v >> 16)) + 0.5) * 0x1p-15 - 1.0;
-          const double as = a * row[pp], next = as + b * x[pp];
-          row[pp] = next + kU * (std::fabs(as) * e1 + std::fabs(next) * e2);
+
+  // Runs models[r] into *outs[r] for every r, the runs in turn slab by slab.
+  void run(std::vector<Model>& models, const std::vector<UnitOutputs*>& outs) {
+    for (size_t r = 0; r < models.size(); ++r) start(models[r], *outs[r]);
+    for (int64_t j0 = 0; j0 < len_; j0 += kSlab) {
+      for (size_t r = 0; r < models.size(); ++r) tokens(models[r], *outs[r], j0, std::min(len_, j0 + kSlab));
+    }
+    for (UnitOutputs* out : outs) finish(*out);
+  }
+
+ private:
+  // A run's state before its first token: S0, and with noise the update's streams, seeded from
+  // the run's stream before any other draw.
+  void start(Model& m, UnitOutputs& out) {
+    out.work_state = S0_;  // [N, P]
+    start_y(out, len_, P_);
+    if (m.on()) {
+      std::vector<uint32_t>& lanes = out.work_lanes;  // [N, P] the update's noise streams (nonzero seeds)
+      lanes.resize(size_t(N_ * P_));
+      m.rng().odd_high_words(lanes.data(), int64_t(lanes.size()));
+    }
+  }
+
+  // Tokens [j0, j1) of the sequence (places in it) for one run, from where its last slab stopped.
+  SSMV_VECTOR_CLONES void tokens(Model& m, UnitOutputs& out, int64_t j0, int64_t j1) {
+    const Emulation& e = e_;
+    const int64_t P = P_, N = N_, h = h_;
+    std::vector<double>& S = out.work_state;  // [N, P]
+    std::vector<double>& Sy = out.work_stored;
+    std::vector<uint32_t>& lanes = out.work_lanes;
+    double *dB = dB_.data(), *x = x_.data(), *cd = cd_.data();
+    for (int64_t j = j0; j < j1; ++j) {
+      const int64_t t = t0_ + j;
+      const double d = delta_of(p_, e, m, t, h);
+      const double a = m.exp(m.rounded(d * A_));
+      const float* B = p_.B.read(size_t(p_.bc_index(t, g_, 0)), size_t(N), row_b_.data());
+      const float* C = p_.C.read(size_t(p_.bc_index(t, g_, 0)), size_t(N), row_c_.data());
+      for (int64_t n = 0; n < N; ++n) dB[n] = round_opt(e.at(Site::dB), m.rounded(d * double(B[n])));
+      p_.x.to_doubles(size_t(p_.x_index(t, h, 0)), size_t(P), x);
+      for (int64_t n = 0; n < N; ++n) {
+        double* __restrict row = &S[n * P];
+        const double b = dB[n];
+        if (m.on()) {
+          // [N1] for the update's two roundings, drawn from each element's own xorshift32
+          // stream (two 16-bit uniforms per step): a loop of independent 32-bit lanes, so it
+          // vectorises, where one 64-bit generator per draw made the runs 3x slower than the
+          // reference. The streams are seeded from the unit's counter-based stream (start),
+          // so they are the same for any thread count.
+          uint32_t* __restrict st = &lanes[size_t(n * P)];
+          for (int64_t pp = 0; pp < P; ++pp) {
+            uint32_t v = st[pp];
+            v ^= v << 13;
+            v ^= v >> 17;
+            v ^= v << 5;
+            st[pp] = v;
+            const double e1 = (double(int32_t(v & 0xffffu)) + 0.5) * 0x1p-15 - 1.0;
+            const double e2 = (double(int32_t(v >> 16)) + 0.5) * 0x1p-15 - 1.0;
+            const double as = a * row[pp], next = as + b * x[pp];
+            row[pp] = next + kU * (std::fabs(as) * e1 + std::fabs(next) * e2);
+          }
+        } else {
+          for (int64_t pp = 0; pp < P; ++pp) row[pp] = a * row[pp] + b * x[pp];
         }
-      } else {
-        for (int64_t pp = 0; pp < P; ++pp) row[pp] = a * row[pp] + b * x[pp];
       }
+      if (e.at(Site::running_state)) round_values(*e.at(Site::running_state), S.data(), int64_t(S.size()));
+      const double* src = S.data();
+      if (e.y_from_stored_state) {
+        Sy = S;
+        store_all(e, m, Sy);
+        src = Sy.data();
+      }
+      ysum_.reset(P, m.on());
+      for (int64_t n = 0; n < N; ++n) cd[n] = double(C[n]);
+      ysum_.add_terms(cd, src, P, N);
+      const double* yv = ysum_.finish(m.rng());
+      double* yrow = y_row_at(out, j, P);
+      std::copy_n(yv, P, yrow);
+      y_epilogue(p_, e, m, t, h, yrow, ep_.data());
+      y_row_done(out, j);
+      // The store at each launch's end: the next launch reads the stored state.
+      if ((j + 1) % K_ == 0 || j + 1 == len_) store_all(e, m, S);
     }
-    if (e.at(Site::running_state)) round_values(*e.at(Site::running_state), S.data(), int64_t(S.size()));
-    const double* src = S.data();
-    if (e.y_from_stored_state) {
-      Sy = S;
-      store_all(e, m, Sy);
-      src = Sy.data();
+  }
+
+  // The final state, [P, N], from the run's working state [N, P].
+  void finish(UnitOutputs& out) const {
+    const std::vector<double>& S = out.work_state;
+    out.state.resize(P_ * N_);
+    for (int64_t pp = 0; pp < P_; ++pp) {
+      for (int64_t n = 0; n < N_; ++n) out.state[pp * N_ + n] = S[n * P_ + pp];
     }
-    ysum.reset(P, m.on());
-    for (int64_t n = 0; n < N; ++n) cd[n] = double(C[n]);
-    ysum.add_terms(cd.data(), src, P, N);
-    const double* yv = ysum.finish(m.rng());
-    double* yrow = y_row_at(out, j, P);
-    std::copy_n(yv, P, yrow);
-    y_epilogue(p, e, m, t, h, yrow, ep.data());
-    y_row_done(out, j);
-    // The store at each launch's end: the next launch reads the stored state.
-    if ((j + 1) % K == 0 || j + 1 == len) store_all(e, m, S);
   }
-  out.state.resize(P * N);
-  for (int64_t pp = 0; pp < P; ++pp) {
-    for (int64_t n = 0; n < N; ++n) out.state[pp * N + n] = S[n * P + pp];
-  }
-}
+
+  const Problem& p_;
+  const Emulation& e_;
+  int64_t h_, P_, N_, g_, t0_, len_, K_;
+  double A_;
+  // y's sums of a token, reset for every token and run (a run's draws go to its own Rng).
+  ParallelSums ysum_;
+  // S0_ [N, P]; a token's δ·B [N], x [P], C [N] and y_epilogue's scratch [2P], filled per token.
+  std::vector<double> S0_, dB_, x_, cd_, ep_;
+  std::vector<float> row_b_, row_c_;  // a token's B and C held as bits, decoded [N]
+};
 
 // The chunked family (chunk_scan) piece by piece, in the stages of the chunked SSD
 // algorithm; every value is formed as the kernel forms it (docs/bounds.md §3) so that the
@@ -915,6 +969,11 @@ std::shared_ptr<const SharedSums::Piece> SharedSums::get(int64_t s, int64_t g, i
   return std::shared_ptr<const Piece>(entry, &entry->piece);
 }
 
+int64_t lockstep_rows(const Contract& c) {
+  // Chunked: a piece's rows, at most a chunk's (chunk_pieces); sequential: a slab's.
+  return c.family == Family::sequential ? SequentialEmulation::kSlab : std::max<int64_t>(1, c.chunk_size);
+}
+
 void emulate_unit(const Problem& p, const Contract& c, const Emulation& e, const Noise& noise, int64_t sequence,
                   int64_t head, UnitOutputs& out, SharedSums* shared) {
   emulate_runs(p, c, e, {noise}, sequence, head, {&out}, shared);
@@ -947,9 +1006,7 @@ void emulate_runs(const Problem& p, const Contract& c, const Emulation& e, const
     all.push_back(outs[r]);
   }
   if (c.family == Family::sequential) {
-    std::vector<double> S0;  // transposed once for the unit's runs: a strided pass over P·N
-    initial_state_transposed(p, sequence, head, S0);
-    for (size_t r = 0; r < models.size(); ++r) emulate_sequential(p, c, e, models[r], sequence, head, S0, *outs[r]);
+    SequentialEmulation(p, c, e, sequence, head).run(models, all);
     return;
   }
   ChunkedEmulation(p, c, e, sequence, head, noises.back().on, shared).run(models, all);

@@ -84,8 +84,9 @@ struct UnitOutputs {
   std::function<void(int64_t j, const double* row)> y_row;
   std::vector<double> row;    // [P] scratch for y_row
   // The sequential emulation's working state [N, P], its stored copy and its noise streams,
-  // kept between calls: a decode dump's units are a few tokens each, and allocating and
-  // zeroing these per unit had been a fifth of a 64-request check's time.
+  // carried from slab to slab of a run and kept between calls: a decode dump's units are a few
+  // tokens each, and allocating and zeroing these per unit had been a fifth of a 64-request
+  // check's time.
   std::vector<double> work_state, work_stored;
   std::vector<uint32_t> work_lanes;
 };
@@ -128,7 +129,16 @@ void emulate_unit(const Problem& p, const Contract& c, const Emulation& e, const
 // inputs alone, and models the noise of its sums once, on a noise-free run's partial sums
 // (docs/sharp-verdicts.md [N3]): noises[0] when its noise is off, else one more run. The noises
 // are all on, all off, or noises[0] off (the declared emulation) and the rest on.
+// The runs go in lockstep: outs[0] hands row j of y (UnitOutputs::y_row) before any other run
+// does, and before it hands row j + lockstep_rows(c), so a caller that judges every run's rows
+// against the first's (the sharp verdict's Monte Carlo runs against the declared emulation) keeps
+// lockstep_rows(c) of the first's rows, not the sequence's (SharpEmulation.RunsGoInLockstep).
 void emulate_runs(const Problem& p, const Contract& c, const Emulation& e, const std::vector<Noise>& noises,
                   int64_t sequence, int64_t head, const std::vector<UnitOutputs*>& outs, SharedSums* shared = nullptr);
+
+// How many rows of y the other runs of emulate_runs may trail the first by: a chunk's (the
+// chunked family goes piece by piece, every run through a piece before the next) or a slab's of
+// 64 tokens (the sequential family: every run through a slab before the next).
+int64_t lockstep_rows(const Contract& c);
 
 }  // namespace ssmv::sharp

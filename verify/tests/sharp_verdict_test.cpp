@@ -5,12 +5,14 @@
 // the header says.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "fast/chunk_scan/chunk_scan.h"
@@ -95,6 +97,23 @@ void emulate_into(Dump& d, const Emulation& e) {
       for (int64_t i = 0; i < sh.P * sh.N; ++i) d.final_states[d.problem.state_index(s, h, 0, 0) + i] = float(out.state[i]);
     }
   }
+}
+
+// SSU on two sequences of 144 and 72 tokens, launches of 24 (so both sequences and some
+// launches end mid-slab: slabs of 64, lockstep_rows), H = 2, P = 32, N = 64, fp32 state; its
+// outputs those of the declared emulation (emulate_into sets them where a test needs a kernel).
+Dump ssu_long_dump(uint64_t seed = 13) {
+  Dump d;
+  d.problem = realistic_problem(Shape{{0, 144, 216}, 2, 32, 64, 1}, Formats{Format::bf16, Format::fp32, Format::bf16},
+                                seed);
+  d.kernel.family = "ssu";
+  d.kernel.contract = ssu::contract();
+  d.kernel.tokens_per_launch = 24;
+  const Shape& sh = d.problem.shape;
+  d.y.assign(size_t(sh.num_tokens() * sh.H * sh.P), 0.0f);
+  d.final_states.assign(size_t(sh.num_sequences() * sh.H * sh.P * sh.N), 0.0f);
+  emulate_into(d, declared_emulation(d.kernel.contract, d.problem.formats, d.kernel.tokens_per_launch));
+  return d;
 }
 
 const verify::SharpResult& sharp_of(const KernelCheck& kc, const std::string& tensor) {
@@ -213,6 +232,87 @@ TEST(SharpEmulation, RunsSideBySideEqualRunsAlone) {
         if (noisy && r > 0) {
           EXPECT_NE(together[r].y, together[0].y) << what << ": the runs drew the same noise or none";
         }
+      }
+    }
+  }
+}
+
+// The sequential family's runs go slab by slab in turn (emulate_runs): each gives the outputs
+// emulate_unit gives it alone, bit for bit — its state, streams and draws carried from slab to
+// slab — for sequences and launches that end mid-slab, and with a stochastically rounded state
+// store, whose draws come between the tokens' own.
+TEST(SharpEmulation, SequentialRunsInLockstepEqualRunsAlone) {
+  const Dump d = ssu_long_dump();
+  ASSERT_EQ(lockstep_rows(d.kernel.contract), 64);
+  for (bool stochastic : {false, true}) {
+    Emulation e = declared_emulation(d.kernel.contract, d.problem.formats, d.kernel.tokens_per_launch);
+    e.stochastic_state = stochastic;
+    for (int mode : {0, 1, 2}) {  // all noisy, all noise-free, the declared one first
+      std::vector<Noise> noises;
+      for (uint64_t seed : {7u, 8u, 9u}) noises.push_back(Noise{mode == 2 ? seed != 7u : mode != 1, seed});
+      for (int64_t s : {0, 1}) {
+        std::vector<UnitOutputs> together(noises.size());
+        std::vector<UnitOutputs*> outs;
+        for (UnitOutputs& o : together) outs.push_back(&o);
+        emulate_runs(d.problem, d.kernel.contract, e, noises, s, 1, outs);
+        for (size_t r = 0; r < noises.size(); ++r) {
+          UnitOutputs alone;
+          emulate_unit(d.problem, d.kernel.contract, e, noises[r], s, 1, alone);
+          const std::string what = std::string(stochastic ? "stochastic" : "nearest") + " mode " +
+                                   std::to_string(mode) + " sequence " + std::to_string(s) + " run " +
+                                   std::to_string(r);
+          ASSERT_EQ(alone.y.size(), size_t(d.problem.shape.seq_len(s) * 32)) << what;
+          EXPECT_EQ(together[r].y, alone.y) << what;
+          EXPECT_EQ(together[r].state, alone.state) << what;
+          if (mode != 1 && r > 0) {  // (the fp32 state: its noise seldom moves a bf16 y)
+            EXPECT_NE(together[r].state, together[0].state) << what << ": the runs drew the same noise or none";
+          }
+        }
+      }
+    }
+  }
+}
+
+// The lockstep that the sharp verdict's Monte Carlo runs rely on to read the declared rows from
+// a ring of lockstep_rows (sharp_verdict.cpp DeclaredRows): every run hands row j of y after the
+// first has handed it and before the first hands row j + lockstep_rows; every run hands each row
+// once, in order, and holds no y. In both families, with the declared emulation first and with
+// noisy runs only (the chunked family's own noise-free run then goes before the first); a run
+// trails the first by exactly lockstep_rows at the start of a whole chunk or slab.
+TEST(SharpEmulation, RunsGoInLockstep) {
+  std::vector<std::pair<std::string, Dump>> dumps;
+  dumps.emplace_back("chunk_scan", chunk_scan_dump(chunk_scan::ContractKind::production));
+  dumps.emplace_back("ssu", ssu_long_dump());
+  for (const auto& [name, d] : dumps) {
+    const Emulation e = declared_emulation(d.kernel.contract, d.problem.formats, d.kernel.tokens_per_launch);
+    const int64_t rows = lockstep_rows(d.kernel.contract), len = d.problem.shape.seq_len(0);
+    for (bool declared_first : {true, false}) {
+      const std::vector<Noise> noises{Noise{!declared_first, 7u}, Noise{true, 8u}, Noise{true, 9u}};
+      std::vector<UnitOutputs> outs(noises.size());
+      std::vector<UnitOutputs*> ptrs;
+      std::vector<int64_t> handed(noises.size(), 0);  // rows handed so far, per run
+      int64_t out_of_order = 0, before_first = 0, too_far_behind = 0, most_behind = 0;
+      for (size_t r = 0; r < outs.size(); ++r) {
+        outs[r].y_row = [&, r](int64_t j, const double*) {
+          out_of_order += j != handed[r];
+          if (r > 0) {
+            before_first += handed[0] <= j;
+            too_far_behind += handed[0] > j + rows;
+            most_behind = std::max(most_behind, handed[0] - j);
+          }
+          ++handed[r];
+        };
+        ptrs.push_back(&outs[r]);
+      }
+      emulate_runs(d.problem, d.kernel.contract, e, noises, 0, 1, ptrs);
+      const std::string what = name + (declared_first ? ", declared first" : ", noisy runs only");
+      EXPECT_EQ(out_of_order, 0) << what;
+      EXPECT_EQ(before_first, 0) << what;
+      EXPECT_EQ(too_far_behind, 0) << what;
+      EXPECT_EQ(most_behind, rows) << what;
+      for (size_t r = 0; r < outs.size(); ++r) {
+        EXPECT_EQ(handed[r], len) << what << " run " << r;
+        EXPECT_TRUE(outs[r].y.empty()) << what << " run " << r;
       }
     }
   }
