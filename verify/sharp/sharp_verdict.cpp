@@ -49,13 +49,6 @@ struct Target {
   bool is_y = true;
 };
 
-// The declared emulation's outputs of one (sequence, head), kept for the Monte Carlo runs'
-// residuals: y [len, P] in the output format, the final state [P, N] in the state format (every
-// emulated output is a value of its format, so nothing is lost).
-struct UnitBase {
-  FormatValues y, state;
-};
-
 // The squares ((reference_i − emulated_i)/w_i)² of m elements (m a multiple of 4, or the
 // last block) added into four partial sums, element i into sums[i mod 4]; an element whose
 // computed value is not finite or whose weight is 0 adds +0. Returns the elements counted.
@@ -97,7 +90,8 @@ SSMV_VECTOR_CLONES int64_t add_squares(const float* __restrict computed, const u
 
 // Σ_i ((reference_i − emulated_i)/w_i)² over the n elements flat0.. of target t (a row of
 // y, or one unit's final state), where the reference is the kernel's value or, with `base`,
-// the declared emulation's from base0 on, and w_i the element's weight (its bound in bf16);
+// the declared emulation's (its row or final state) from base0 on, and w_i the element's
+// weight (its bound in bf16);
 // elements whose computed value is not finite or whose weight is 0 are left out. Summed in
 // four interleaved partial sums joined as (s0 + s1) + (s2 + s3). `count` (optional) gets the
 // terms counted.
@@ -124,7 +118,37 @@ double residual(const Target& t, int64_t flat0, int64_t n, const double* emu, co
 // residual energies summed over the sequences; and the elements counted per head.
 struct HeadEnergies {
   std::vector<std::vector<double>> y, state;    // [item][head]
-  std::vector<int64_t> y_elements, state_elements;  // [head] (the declared pass only)
+  std::vector<int64_t> y_elements, state_elements;  // [head] (item 0's)
+};
+
+// The same per item and unit, as the tasks leave them; per_head() sums them per head in unit
+// order, so the figures are the same for any thread count and grouping.
+struct UnitEnergies {
+  UnitEnergies(int64_t items, int64_t units)
+      : units(units), y(size_t(items * units), 0.0), state(y), y_elements(size_t(units), 0), state_elements(y_elements) {}
+  int64_t units;
+  std::vector<double> y, state;                     // [item · units + unit]
+  std::vector<int64_t> y_elements, state_elements;  // [unit] (item 0's)
+
+  HeadEnergies per_head(int64_t H) const {
+    const int64_t items = int64_t(y.size()) / units;
+    HeadEnergies he;
+    he.y.assign(items, std::vector<double>(H, 0.0));
+    he.state = he.y;
+    he.y_elements.assign(H, 0);
+    he.state_elements.assign(H, 0);
+    for (int64_t item = 0; item < items; ++item) {
+      for (int64_t u = 0; u < units; ++u) {
+        he.y[item][u % H] += y[item * units + u];
+        he.state[item][u % H] += state[item * units + u];
+      }
+    }
+    for (int64_t u = 0; u < units; ++u) {
+      he.y_elements[u % H] += y_elements[u];
+      he.state_elements[u % H] += state_elements[u];
+    }
+    return he;
+  }
 };
 
 // What every pass shares: the problem, the contract, the targets and the workers.
@@ -136,110 +160,89 @@ struct Pass {
   int workers;
 };
 
-// What an item's residuals are taken against: the kernel's values; or, for every item, the
-// declared emulation's outputs kept by an earlier pass (`base`); or, for the items after the
-// first, the first item's outputs in the same task (`first_is_base`: item 0 is the declared
-// emulation, judged against the kernel, and a task holds every item of its unit, so no
-// unit's outputs are kept beyond its task — a 256-request decode's final states are 268 MB).
-struct Against {
-  const std::vector<UnitBase>* base = nullptr;
-  bool first_is_base = false;
+// The declared emulation's rows of y that its Monte Carlo runs are still to read, in the
+// output format (every emulated output is a value of its format, so nothing is lost, and the
+// runs read them as they read a unit's kept y before): row j at slot j mod lockstep_rows. The
+// runs go in lockstep with the declared emulation (emulate_runs), so a task holds a chunk's rows
+// (256 × 64 at chunk 256, P 64: 32 KB in bf16) or a sequential slab's (64 rows), where keeping
+// every unit's y had taken 2 B per y element: 67 MB for a 1 × 65,536-token H 8 P 64 dump.
+class DeclaredRows {
+ public:
+  DeclaredRows(Format f, int64_t rows, int64_t P)
+      : values_(FormatValues::zeros(f, size_t(rows * P))), held_(size_t(rows), -1), P_(P) {}
+  // A new unit: no row held (a row of the unit before must not pass for one of this one).
+  void clear() { std::fill(held_.begin(), held_.end(), int64_t{-1}); }
+  void keep(int64_t j, const double* row) {
+    const size_t slot = size_t(j) % held_.size();
+    values_.store_nearest(slot * size_t(P_), row, size_t(P_));
+    held_[slot] = j;
+  }
+  // Where row j lies in values(); a row not held (not yet made, or overwritten) means the runs
+  // left the lockstep that emulate_runs promises.
+  size_t at(int64_t j) const {
+    const size_t slot = size_t(j) % held_.size();
+    if (held_[slot] != j) {
+      throw std::logic_error("sharp verdict: the declared emulation's row " + std::to_string(j) +
+                             " is not held for its Monte Carlo runs (they left the lockstep)");
+    }
+    return slot * size_t(P_);
+  }
+  const FormatValues& values() const { return values_; }
+
+ private:
+  FormatValues values_;
+  std::vector<int64_t> held_;  // [slot] the row held there, or -1
+  int64_t P_;
 };
 
-// Runs `items` emulations on every unit, tasks (group of up to `group` items, unit) over the
-// workers: items [i, i + n) of a unit come from run(i, n, s, h, outs, shared) into *outs[0..n)
-// (shared: the pass's C·Bᵀ sums, which the units running at once form once); each
-// item's residuals are as `against` says; `keep` (optional) gets item 0's outputs of every
-// unit. An item's outputs do not depend on its group, and the sums per head go in unit order,
-// so the figures are the same for any thread count and grouping.
-template <class Run>
-HeadEnergies run_pass(const Pass& ps, const std::string& what, int64_t items, int64_t group, const Against& against,
-                      std::vector<UnitBase>* keep, Run run) {
+// Hands unit (s, h)'s rows of y from `out` to the judging as the emulation makes them (no y of
+// the sequence is held): each row's residual against the kernel's values (`declared` null) or
+// the declared emulation's row is added into *energy, `count` (optional) gets the terms counted,
+// and `keep` (optional) keeps the row for the runs that follow in lockstep.
+void judge_rows(const Pass& ps, int64_t s, int64_t h, UnitOutputs& out, double* energy, int64_t* count,
+                const DeclaredRows* declared, DeclaredRows* keep) {
   const Shape& sh = ps.p.shape;
-  const int64_t H = sh.H, units = sh.num_sequences() * H, groups = (items + group - 1) / group;
-  const progress::Phase phase("sharp verdict: " + what, items * sh.num_tokens() * H * sh.P * sh.N,
-                              "emulated updates");
-  std::vector<double> ey(items * units, 0.0), es(items * units, 0.0);
-  std::vector<int64_t> ny(units, 0), ns(units, 0);
-  if (against.first_is_base && group < items) {
-    throw std::logic_error("run_pass: the first item is the base only when a task holds every item");
-  }
-  std::vector<std::vector<UnitOutputs>> bufs(size_t(ps.workers), std::vector<UnitOutputs>(size_t(group)));
-  std::vector<UnitBase> task_bases(against.first_is_base ? size_t(ps.workers) : 0);
-  SharedSums shared;
-  for_each_task(groups * units, ps.workers, [&](int64_t task, int64_t worker) {
-    const int64_t first = task / units * group, u = task % units, s = u / H, h = u % H;
-    const int64_t n = std::min(group, items - first);
-    UnitBase* kept = keep && first == 0 ? &(*keep)[size_t(u)]
-                     : against.first_is_base ? &task_bases[size_t(worker)]
-                                             : nullptr;
-    // Item first + r's residuals are against base_of(r) (null: the kernel's values).
-    const auto base_of = [&](int64_t r) -> const UnitBase* {
-      if (against.base) return &(*against.base)[size_t(u)];
-      return against.first_is_base && first + r > 0 ? kept : nullptr;
-    };
-    if (kept) kept->y = FormatValues::zeros(ps.p.formats.output, size_t(sh.seq_len(s) * sh.P));
-    // y's rows are judged as the emulation makes them: no y of the sequence is held.
-    std::vector<double> y_energy(size_t(n), 0.0);
-    int64_t y_terms = 0;
-    std::vector<UnitOutputs*> outs;
-    for (int64_t r = 0; r < n; ++r) {
-      UnitOutputs& out = bufs[size_t(worker)][size_t(r)];
-      outs.push_back(&out);
-      const bool first_item = first + r == 0;
-      const UnitBase* b = base_of(r);
-      out.y_row = [&, r, b, first_item](int64_t j, const double* row) {
-        if (ps.ty) {
-          y_energy[size_t(r)] += residual(*ps.ty, ((sh.cu_seqlens[s] + j) * H + h) * sh.P, sh.P, row,
-                                          b ? &b->y : nullptr, size_t(j * sh.P), first_item ? &y_terms : nullptr);
-        }
-        if (kept && first_item) {
-          kept->y.store_nearest(size_t(j * sh.P), row, size_t(sh.P));
-        }
-      };
-    }
-    run(first, n, s, h, outs, &shared);
-    for (int64_t r = 0; r < n; ++r) {
-      const int64_t item = first + r;
-      const UnitOutputs& out = *outs[size_t(r)];
-      ey[item * units + u] = y_energy[size_t(r)];
-      const UnitBase* b = base_of(r);
-      if (ps.ts) {
-        es[item * units + u] = residual(*ps.ts, u * sh.P * sh.N, sh.P * sh.N, out.state.data(), b ? &b->state : nullptr,
-                                        0, item == 0 ? &ns[u] : nullptr);
-      }
-      if (kept && item == 0) {
-        kept->state = FormatValues::zeros(ps.p.formats.state, out.state.size());
-        kept->state.store_nearest(0, out.state.data(), out.state.size());
-      }
-    }
-    if (first == 0) ny[u] = y_terms;
-    progress::advance(n * sh.seq_len(s) * sh.P * sh.N);
-  });
-  HeadEnergies he;
-  he.y.assign(items, std::vector<double>(H, 0.0));
-  he.state = he.y;
-  he.y_elements.assign(H, 0);
-  he.state_elements.assign(H, 0);
-  for (int64_t item = 0; item < items; ++item) {
-    for (int64_t u = 0; u < units; ++u) {
-      he.y[item][u % H] += ey[item * units + u];
-      he.state[item][u % H] += es[item * units + u];
-    }
-  }
-  for (int64_t u = 0; u < units; ++u) {
-    he.y_elements[u % H] += ny[u];
-    he.state_elements[u % H] += ns[u];
-  }
-  return he;
+  out.y_row = [&ps, &sh, s, h, energy, count, declared, keep](int64_t j, const double* row) {
+    if (!ps.ty) return;
+    const int64_t flat0 = ((sh.cu_seqlens[s] + j) * sh.H + h) * sh.P;
+    *energy += declared ? residual(*ps.ty, flat0, sh.P, row, &declared->values(), declared->at(j), count)
+                        : residual(*ps.ty, flat0, sh.P, row, nullptr, 0, count);
+    if (keep) keep->keep(j, row);
+  };
 }
 
+// Unit u's final state's residual against the kernel's (`declared` null) or the declared
+// emulation's; `count` (optional) gets the terms counted.
+double state_residual(const Pass& ps, int64_t u, const UnitOutputs& out, const FormatValues* declared,
+                      int64_t* count) {
+  const int64_t PN = ps.p.shape.P * ps.p.shape.N;
+  return residual(*ps.ts, u * PN, PN, out.state.data(), declared, 0, count);
+}
+
+// Each configuration emulated on every unit (one task per configuration and unit) and judged
+// against the kernel.
 HeadEnergies run_configurations(const Pass& ps, const std::string& what, const std::vector<Configuration>& configs) {
-  return run_pass(ps, what, int64_t(configs.size()), 1, Against{}, nullptr,
-                  [&](int64_t i, int64_t, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs,
-                      SharedSums* shared) {
-                    emulate_unit(ps.p, ps.c, configs[size_t(i)].emulation, Noise{}, s, h, *outs[0], shared);
-                  });
+  const Shape& sh = ps.p.shape;
+  const int64_t H = sh.H, units = sh.num_sequences() * H, items = int64_t(configs.size());
+  const progress::Phase phase("sharp verdict: " + what, items * sh.num_tokens() * H * sh.P * sh.N,
+                              "emulated updates");
+  UnitEnergies ue(items, units);
+  std::vector<UnitOutputs> bufs(size_t(ps.workers));
+  SharedSums shared;
+  for_each_task(items * units, ps.workers, [&](int64_t task, int64_t worker) {
+    const int64_t item = task / units, u = task % units, s = u / H, h = u % H;
+    UnitOutputs& out = bufs[size_t(worker)];
+    double y_energy = 0;
+    judge_rows(ps, s, h, out, &y_energy, item == 0 ? &ue.y_elements[size_t(u)] : nullptr, nullptr, nullptr);
+    emulate_unit(ps.p, ps.c, configs[size_t(item)].emulation, Noise{}, s, h, out, &shared);
+    ue.y[size_t(item * units + u)] = y_energy;
+    if (ps.ts) {
+      ue.state[size_t(item * units + u)] =
+          state_residual(ps, u, out, nullptr, item == 0 ? &ue.state_elements[size_t(u)] : nullptr);
+    }
+    progress::advance(sh.seq_len(s) * sh.P * sh.N);
+  });
+  return ue.per_head(H);
 }
 
 // Whether one task per unit keeps every worker busy (two tasks per worker).
@@ -248,8 +251,10 @@ bool one_task_per_unit(const Pass& ps) {
 }
 
 // Otherwise the Monte Carlo runs of a chunked contract go in groups per unit, which share the
-// C·Bᵀ sums (emulate_runs); as few groups as keep every worker busy. A sequential contract's
-// runs share nothing: one per task.
+// C·Bᵀ sums and the noise-free run that models their sums' noise (emulate_runs); as few groups
+// as keep every worker busy. A sequential contract's runs share nothing but the declared
+// emulation beside them (declared_and_monte_carlo): one per task, as many tasks as before it
+// went beside them.
 int64_t monte_carlo_group(const Pass& ps, int64_t runs) {
   if (ps.c.family == Family::sequential) return 1;
   const int64_t units = ps.p.shape.num_sequences() * ps.p.shape.H;
@@ -265,40 +270,86 @@ std::vector<Noise> run_noises(const SharpOptions& o, int64_t first, int64_t n) {
 }
 
 // The declared emulation's energies against the kernel (he) and the Monte Carlo runs' around
-// it (null). Where one task per unit keeps every worker busy, a task runs the declared
-// emulation and then the runs against it; otherwise the declared pass keeps every unit's
-// outputs for a second pass of the runs in groups.
+// it (null), in one pass of tasks (group of runs, unit): each task runs the declared emulation,
+// noise-free, and its runs [first, first + n) beside it in lockstep (emulate_runs), and judges
+// each run's rows against the declared rows of the piece or slab in hand (DeclaredRows) and its
+// final state against the declared one, so no unit's emulated outputs outlive its task.
+// Where the units are at least two per worker, one task per unit holds every run; otherwise the
+// runs go in groups per unit (monte_carlo_group), as many tasks as the runs alone made before.
+// The declared emulation is then made once per group: in the chunked family it is the noise-free
+// run that models the runs' sums' noise ([N3]), which a group made anyway and dropped, so it costs
+// nothing more (and the declared pass that had kept every unit's y is gone); in the sequential
+// family it is one noise-free emulation more per task — a group is one run, so the pass emulates
+// the declared configuration `runs` times per unit where it had once (at 8 units on 16 workers:
+// 64 noise-free beside 64 noisy unit emulations, against 8 and 64). A noise-free sequential
+// emulation costs about half a noisy one: SSU 1 × 65,536 tokens, H 8, --threads 16 on a 2-core
+// box, the sharp phase took 34–38 s before and 45–53 s after (bench/NOTES.md, "The sharp runs in
+// lockstep"); on 16 cores that is four waves of a run and a declared emulation each where it had
+// been four of a run and one of the declared emulation.
+// Its energies and element counts come from the task of the group that holds run 0 only: its rows
+// reach the judging in token order, one residual per row added into one sum per unit, as the
+// declared pass's did, its final state is one residual, and per_head adds the units in unit order,
+// so the sums are the same bits in the same order as before; and since its rows and state are the
+// same bits in every group (the first noise-free run of emulate_runs gives emulate_unit's outputs:
+// SharpEmulation.RunsSideBySideEqualRunsAlone, SequentialRunsInLockstepEqualRunsAlone), so are the
+// runs' residuals against them.
 void declared_and_monte_carlo(const Pass& ps, const Emulation& declared, const SharpOptions& o, HeadEnergies& he,
                               HeadEnergies& null) {
-  if (one_task_per_unit(ps)) {
-    HeadEnergies all = run_pass(
-        ps, "the contract's emulation and " + std::to_string(o.runs) + " Monte Carlo runs", 1 + o.runs, 1 + o.runs,
-        Against{nullptr, true}, nullptr,
-        [&](int64_t, int64_t, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs, SharedSums* shared) {
-          // The declared emulation first, noise-free: a chunked contract's runs take their sums'
-          // noise model from it (emulate_runs).
-          std::vector<Noise> noises{Noise{}};
-          for (const Noise& n : run_noises(o, 0, o.runs)) noises.push_back(n);
-          emulate_runs(ps.p, ps.c, declared, noises, s, h, outs, shared);
-        });
-    he.y = {all.y[0]};
-    he.state = {all.state[0]};
-    he.y_elements = all.y_elements;
-    he.state_elements = all.state_elements;
-    null.y.assign(all.y.begin() + 1, all.y.end());
-    null.state.assign(all.state.begin() + 1, all.state.end());
-    return;
-  }
-  std::vector<UnitBase> base(size_t(ps.p.shape.num_sequences() * ps.p.shape.H));
-  he = run_pass(ps, "the contract's emulation", 1, 1, Against{}, &base,
-                [&](int64_t, int64_t, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs,
-                    SharedSums* shared) { emulate_unit(ps.p, ps.c, declared, Noise{}, s, h, *outs[0], shared); });
-  null = run_pass(ps, std::to_string(o.runs) + " Monte Carlo runs", o.runs, monte_carlo_group(ps, o.runs),
-                  Against{&base, false}, nullptr,
-                  [&](int64_t first, int64_t n, int64_t s, int64_t h, const std::vector<UnitOutputs*>& outs,
-                      SharedSums* shared) {
-                    emulate_runs(ps.p, ps.c, declared, run_noises(o, first, n), s, h, outs, shared);
-                  });
+  const Shape& sh = ps.p.shape;
+  const int64_t H = sh.H, units = sh.num_sequences() * H, runs = o.runs;
+  const int64_t group = one_task_per_unit(ps) ? runs : monte_carlo_group(ps, runs);
+  const int64_t groups = (runs + group - 1) / group;
+  const progress::Phase phase("sharp verdict: the contract's emulation and " + std::to_string(runs) +
+                                  " Monte Carlo runs",
+                              (runs + groups) * sh.num_tokens() * H * sh.P * sh.N, "emulated updates");
+  UnitEnergies ue(1 + runs, units);  // item 0: the declared emulation; 1 + m: run m
+  std::vector<std::vector<UnitOutputs>> bufs(size_t(ps.workers), std::vector<UnitOutputs>(size_t(group + 1)));
+  std::vector<DeclaredRows> rows(size_t(ps.workers),
+                                 DeclaredRows(ps.p.formats.output, lockstep_rows(ps.c), sh.P));
+  // The declared final state of each worker's unit, in the state format.
+  std::vector<FormatValues> states(size_t(ps.workers), FormatValues::zeros(ps.p.formats.state, size_t(sh.P * sh.N)));
+  SharedSums shared;
+  for_each_task(groups * units, ps.workers, [&](int64_t task, int64_t worker) {
+    const int64_t first = task / units * group, u = task % units, s = u / H, h = u % H;
+    const int64_t n = std::min(group, runs - first);
+    DeclaredRows& kept = rows[size_t(worker)];
+    kept.clear();
+    std::vector<double> y_energy(size_t(n + 1), 0.0);  // [0]: the declared emulation's, [1 + r]: run first + r's
+    int64_t y_terms = 0;
+    std::vector<UnitOutputs*> outs;
+    for (int64_t r = 0; r <= n; ++r) {
+      UnitOutputs& out = bufs[size_t(worker)][size_t(r)];
+      if (r == 0) {
+        judge_rows(ps, s, h, out, &y_energy[0], &y_terms, nullptr, &kept);
+      } else {
+        judge_rows(ps, s, h, out, &y_energy[size_t(r)], nullptr, &kept, nullptr);
+      }
+      outs.push_back(&out);
+    }
+    std::vector<Noise> noises{Noise{}};
+    for (const Noise& noise : run_noises(o, first, n)) noises.push_back(noise);
+    emulate_runs(ps.p, ps.c, declared, noises, s, h, outs, &shared);
+    FormatValues& state = states[size_t(worker)];
+    if (ps.ts) state.store_nearest(0, outs[0]->state.data(), outs[0]->state.size());
+    if (first == 0) {
+      ue.y[size_t(u)] = y_energy[0];
+      ue.y_elements[size_t(u)] = y_terms;
+      if (ps.ts) ue.state[size_t(u)] = state_residual(ps, u, *outs[0], nullptr, &ue.state_elements[size_t(u)]);
+    }
+    for (int64_t r = 1; r <= n; ++r) {
+      const size_t at = size_t((first + r) * units + u);
+      ue.y[at] = y_energy[size_t(r)];
+      if (ps.ts) ue.state[at] = state_residual(ps, u, *outs[size_t(r)], &state, nullptr);
+    }
+    progress::advance((n + 1) * sh.seq_len(s) * sh.P * sh.N);
+  });
+  HeadEnergies all = ue.per_head(H);
+  he.y = {all.y[0]};
+  he.state = {all.state[0]};
+  he.y_elements = all.y_elements;
+  he.state_elements = all.state_elements;
+  null.y.assign(all.y.begin() + 1, all.y.end());
+  null.state.assign(all.state.begin() + 1, all.state.end());
 }
 
 }  // namespace

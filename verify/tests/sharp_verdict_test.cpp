@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -202,6 +203,45 @@ TEST(SharpVerdict, SameFiguresForAnyThreadCountAndRun) {
     EXPECT_EQ(sharp_of(a, tensor).whole.null_mean, sharp_of(b, tensor).whole.null_mean);
     EXPECT_EQ(sharp_of(b, tensor).whole.null_sd, sharp_of(c, tensor).whole.null_sd);
   }
+}
+
+// Each task of runs holds the declared emulation beside them (sharp_verdict.cpp
+// declared_and_monte_carlo): the figures of a sequential dump whose sequences span slabs are the
+// same on one worker (one task per unit: 4 units) and on 8 (a task per run and unit, each with a
+// declared emulation of its own), every allowed configuration and candidate defect included (a
+// running state rounded to bf16 every token is SUSPICIOUS, so both are emulated).
+TEST(SharpVerdict, SameFiguresForOneTaskPerUnitAndPerRun) {
+  Dump d = ssu_long_dump();
+  Emulation e = declared_emulation(d.kernel.contract, d.problem.formats, d.kernel.tokens_per_launch);
+  e.at(Site::running_state) = Format::bf16;
+  emulate_into(d, e);
+  SharpOptions one, eight;
+  one.threads = 1;
+  eight.threads = 8;
+  const KernelCheck a = judged(d, one), b = judged(d, eight);
+  // The same bits (a defect that drops a term can leave a residual NaN, which == would not match).
+  const auto bits = [](double v) { return std::bit_cast<uint64_t>(v); };
+  for (const std::string tensor : {"y", "final_state"}) {
+    const verify::SharpResult &x = sharp_of(a, tensor), &y = sharp_of(b, tensor);
+    ASSERT_TRUE(x.evaluated) << tensor << ": " << x.why_not;
+    EXPECT_EQ(x.suspicious, y.suspicious) << tensor;
+    EXPECT_EQ(x.allowed, y.allowed) << tensor;
+    for (auto slice : {&verify::SharpResult::whole, &verify::SharpResult::worst}) {
+      EXPECT_EQ((x.*slice).head, (y.*slice).head) << tensor;
+      EXPECT_EQ((x.*slice).elements, (y.*slice).elements) << tensor;
+      EXPECT_EQ(bits((x.*slice).observed), bits((y.*slice).observed)) << tensor;
+      EXPECT_EQ(bits((x.*slice).null_mean), bits((y.*slice).null_mean)) << tensor;
+      EXPECT_EQ(bits((x.*slice).null_sd), bits((y.*slice).null_sd)) << tensor;
+    }
+    EXPECT_EQ(bits(x.p_value_bound), bits(y.p_value_bound)) << tensor;
+    ASSERT_EQ(x.attribution.size(), y.attribution.size()) << tensor;
+    for (size_t i = 0; i < x.attribution.size(); ++i) {
+      EXPECT_EQ(x.attribution[i].name, y.attribution[i].name) << tensor;
+      EXPECT_EQ(bits(x.attribution[i].residual), bits(y.attribution[i].residual)) << tensor;
+    }
+  }
+  EXPECT_TRUE(sharp_of(a, "final_state").suspicious) << sharp_of(a, "final_state").text();
+  EXPECT_FALSE(sharp_of(a, "final_state").attribution.empty());
 }
 
 // emulate_runs (the Monte Carlo runs of a unit side by side, sharing C·Bᵀ) gives each run the
