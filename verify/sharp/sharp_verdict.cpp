@@ -253,12 +253,15 @@ bool one_task_per_unit(const Pass& ps) {
 // Otherwise the Monte Carlo runs of a chunked contract go in groups per unit, which share the
 // C·Bᵀ sums and the noise-free run that models their sums' noise (emulate_runs); as few groups
 // as keep every worker busy. A sequential contract's runs share nothing but the declared
-// emulation beside them (declared_and_monte_carlo): one per task, as many tasks as before it
-// went beside them.
+// emulation beside them (declared_and_monte_carlo), which each task makes once more (about half
+// a run): as few groups as give every worker one task. At 8 units on 16 workers that is 16 tasks
+// of 4 runs and a declared emulation, 4.5 runs' time each, as the two passes before had taken (a
+// declared pass of 8 tasks with half the workers idle, then 64 tasks of a run: 0.5 + 4); one run
+// per task (64 tasks) would have taken 6.
 int64_t monte_carlo_group(const Pass& ps, int64_t runs) {
-  if (ps.c.family == Family::sequential) return 1;
   const int64_t units = ps.p.shape.num_sequences() * ps.p.shape.H;
-  const int64_t groups = std::clamp<int64_t>((2 * int64_t(ps.workers) + units - 1) / units, 1, runs);
+  const int64_t tasks = ps.c.family == Family::sequential ? int64_t(ps.workers) : 2 * int64_t(ps.workers);
+  const int64_t groups = std::clamp<int64_t>((tasks + units - 1) / units, 1, runs);
   return (runs + groups - 1) / groups;
 }
 
@@ -275,17 +278,12 @@ std::vector<Noise> run_noises(const SharpOptions& o, int64_t first, int64_t n) {
 // each run's rows against the declared rows of the piece or slab in hand (DeclaredRows) and its
 // final state against the declared one, so no unit's emulated outputs outlive its task.
 // Where the units are at least two per worker, one task per unit holds every run; otherwise the
-// runs go in groups per unit (monte_carlo_group), as many tasks as the runs alone made before.
+// runs go in groups per unit (monte_carlo_group); a task holds a group and the declared emulation.
 // The declared emulation is then made once per group: in the chunked family it is the noise-free
 // run that models the runs' sums' noise ([N3]), which a group made anyway and dropped, so it costs
 // nothing more (and the declared pass that had kept every unit's y is gone); in the sequential
-// family it is one noise-free emulation more per task — a group is one run, so the pass emulates
-// the declared configuration `runs` times per unit where it had once (at 8 units on 16 workers:
-// 64 noise-free beside 64 noisy unit emulations, against 8 and 64). A noise-free sequential
-// emulation costs about half a noisy one: SSU 1 × 65,536 tokens, H 8, --threads 16 on a 2-core
-// box, the sharp phase took 34–38 s before and 45–53 s after (bench/NOTES.md, "The sharp runs in
-// lockstep"); on 16 cores that is four waves of a run and a declared emulation each where it had
-// been four of a run and one of the declared emulation.
+// family it is one noise-free emulation more per group, about half a run (monte_carlo_group
+// says how the groups are sized for that).
 // Its energies and element counts come from the task of the group that holds run 0 only: its rows
 // reach the judging in token order, one residual per row added into one sum per unit, as the
 // declared pass's did, its final state is one residual, and per_head adds the units in unit order,
