@@ -393,6 +393,7 @@ TierCounts run_with(const Problem& pr, const InitialStates& init, const Options&
           int64_t seen = first_failure.load();
           while (i < seen && !first_failure.compare_exchange_weak(seen, i)) {
           }
+          sink.pair_failed();
           return;
         }
       }
@@ -400,6 +401,7 @@ TierCounts run_with(const Problem& pr, const InitialStates& init, const Options&
       std::lock_guard<std::mutex> lock(failure_mutex);
       if (!failure) failure = std::current_exception();
       first_failure.store(-1);
+      sink.pair_failed();
       return;
     }
     std::lock_guard<std::mutex> lock(failure_mutex);
@@ -474,6 +476,7 @@ class CountingSink : public Sink {
     inner_.token(out);
   }
   void state(const StateOutputs& out) override { inner_.state(out); }
+  void pair_failed() override { inner_.pair_failed(); }
 
  private:
   Sink& inner_;

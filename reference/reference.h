@@ -204,6 +204,11 @@ class Sink {
   virtual ~Sink() = default;
   virtual void token(const TokenOutputs& out) = 0;
   virtual void state(const StateOutputs& out) = 0;
+  // Called from a worker when its pair fails (or a worker cannot start), before it stops: the
+  // run ends with the error of its smallest failing pair once the pairs still running finish.
+  // A Sink whose token() waits for work on another thread that in turn waits for the pairs
+  // (verify/bound/row_handover.h) lets that work go on without them. Must not throw.
+  virtual void pair_failed() {}
 };
 // Memory: O(threads·P·N) — one (sequence, head) pair's state per worker, independent of T.
 void compute_streaming(const Problem& problem, Sink& sink, const Options& options = {});

@@ -250,6 +250,7 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
     return store_rounding_error(c, Point::stored_state, pr.formats, pr.formats.state, mag);
   };
   const bool y_wanted = focus == nullptr || focus->which == BoundOf::y;
+  RowHandover* const handover = focus == nullptr ? in.handover : nullptr;  // a focused run hands nothing over
   const int threads = focus != nullptr ? 1 : std::max(1, in.threads);
   // Workers for a step of `work` multiply-adds: one per work_per_thread.
   const auto threads_for = [&](double work) {
@@ -687,7 +688,7 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
       }
       // A focused run (an attribution) counts nowhere: it may run beside another phase, whose
       // count it must not swell (verify::DeferredAttribution).
-      if (focus == nullptr) progress::advance(Lc * P * N);
+      if (focus == nullptr && handover == nullptr) progress::advance(Lc * P * N);
     };
     // The pieces in batches: each piece's C·Bᵀ stage (once per group, for all its heads), then
     // the batch's (piece, head) steps as one set of tasks, piece-major. Head h's step on a piece
@@ -731,7 +732,10 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
             done.notify_all();
           }
         } mark{done, b + 1};
-        head_step(views[size_t(b)], batch_cbs[size_t(b)], hs[hi], worker);
+        const PieceView& v = views[size_t(b)];
+        if (handover != nullptr) handover->wait_room(seq, hs[hi], v.t0);
+        head_step(v, batch_cbs[size_t(b)], hs[hi], worker);
+        if (handover != nullptr) handover->produced(hs[hi], v.t0 + v.Lc);
       });
     }
     for (int64_t h : hs) {
@@ -746,6 +750,7 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
              e + tag.at(BS::stored_state, stored(ub + total(e))));
       }
     }
+    if (handover != nullptr) handover->sequence_done(seq);
     if (out != nullptr) {
       for (const ChunkPiece& pc : seq_chunks) out->boundary_positions.push_back(pc.start + pc.len);
     }
@@ -757,10 +762,20 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
 
 ChunkedBounds chunked_bounds(const ChunkedInput& in) {
   const Shape& s = in.problem->shape;
+  if (in.handover != nullptr) throw std::invalid_argument("chunked_bounds: a handover needs fill_chunked_bounds");
   const progress::Phase phase("bounds", s.num_tokens() * s.H * s.P * s.N, "state updates");
   ChunkedBounds out;
   run<double>(in, Tagger<double>(in.weights), nullptr, -1, nullptr, &out);
   return out;
+}
+
+void fill_chunked_bounds(const ChunkedInput& in, ChunkedBounds& out) {
+  try {
+    run<double>(in, Tagger<double>(in.weights), nullptr, -1, nullptr, &out);
+  } catch (...) {
+    if (in.handover != nullptr) in.handover->fail();
+    throw;
+  }
 }
 
 ChunkedYBound::ChunkedYBound(const ChunkedInput& in) : in_(in), terms_(y_terms_of(in)) {}

@@ -7,6 +7,7 @@
 
 #include "spec/contract.h"
 #include "spec/problem.h"
+#include "verify/bound/row_handover.h"
 #include "verify/bound/source.h"
 #include "verify/bound/y_before_dx.h"
 
@@ -40,6 +41,9 @@ struct ChunkedInput {
   // Only a kernel whose chunk-end states are judged needs it (verify/run/kernel_check.cpp);
   // a dump's check judges y and the final state and turns it off.
   bool boundary_states = true;
+  // Set when the bound runs beside the reference (fill_chunked_bounds): rows of y_before_dx
+  // are handed to the judging through it, piece by piece, instead of all before the reference.
+  RowHandover* handover = nullptr;
 };
 
 struct ChunkedBounds {
@@ -73,6 +77,13 @@ inline float before_dx_kept(double error) {
 // than chunked, a budget missing or out of range, or A > 0 (the chunked algorithm's
 // exp(min(·, 0)) guard then computes a different function than the recurrence).
 ChunkedBounds chunked_bounds(const ChunkedInput& in);
+
+// The same bounds written into `out` on the calling thread, for a bound that runs beside the
+// reference: with in.handover set, each head's rows are handed over after each piece, the
+// final-state bounds after each sequence, and a piece waits for room (row_handover.h); no
+// progress phase or count of its own (the reference's phase runs meanwhile). If it throws,
+// the handover fails first, so that no judging waits for it.
+void fill_chunked_bounds(const ChunkedInput& in, ChunkedBounds& out);
 
 // Finishes a streamed y bound: the bound of y element `yi` [t, h, p] from its y_before_dx
 // and its own y, bit for bit the y bound chunked_bounds gives when the input holds the y

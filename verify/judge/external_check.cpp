@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <memory>
+#include <exception>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "reference/round.h"
@@ -299,22 +301,32 @@ KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract,
 // (bound::ChunkedYBound), each final-state element with its precomputed bound.
 class ChunkedJudgingSink : public ref::Sink {
  public:
+  // With `handover` (the bound running beside the reference), each row and each sequence's
+  // final-state bounds are waited for before they are read.
   ChunkedJudgingSink(const Problem& p, const bound::ChunkedInput& in, bound::ChunkedBounds& b,
-                     const FormatValues& y, StreamJudges& judges, const FormatValues& final_states)
-      : p_(p), finish_(in), b_(b), y_(y), judges_(judges), final_states_(final_states) {}
+                     const FormatValues& y, StreamJudges& judges, const FormatValues& final_states,
+                     bound::RowHandover* handover)
+      : p_(p), finish_(in), b_(b), y_(y), judges_(judges), final_states_(final_states), handover_(handover) {}
 
   // The reference hands each (token, head) over once: its floats are read here for the last
   // time and released (bound::YBeforeDx), as the y report's weights fill.
   void token(const ref::TokenOutputs& o) override {
+    if (handover_ != nullptr) handover_->wait_row(o.token, o.head);
     const float* before_dx = b_.y_before_dx.row(o.token, o.head);
     judges_.add_y(p_, o, y_, [&](size_t k, size_t i) {
       return finish_(int64_t(i), before_dx[k], {o.y_nearest[k], o.y_certified_error[k], o.y_ungated[k]});
     });
     b_.y_before_dx.release(o.token, o.head);
+    if (handover_ != nullptr) handover_->consumed(o.sequence, o.head, o.token + 1);
   }
 
   void state(const ref::StateOutputs& o) override {
+    if (handover_ != nullptr) handover_->wait_sequence(o.sequence);
     judges_.add_final_state(p_, o, final_states_, &b_.final_state[size_t(p_.state_index(o.sequence, o.head, 0, 0))]);
+  }
+
+  void pair_failed() override {
+    if (handover_ != nullptr) handover_->unthrottle();
   }
 
  private:
@@ -324,7 +336,22 @@ class ChunkedJudgingSink : public ref::Sink {
   const FormatValues& y_;
   StreamJudges& judges_;
   const FormatValues& final_states_;
+  bound::RowHandover* handover_;
 };
+
+// How far the bound beside the reference may run ahead of a pair's judging: one chunk (256
+// tokens in production), so that a head holds only a few pieces' rows beyond those being read
+// (its y_before_dx block, 4096 tokens at P = 64, goes back once read), while the bound, several
+// times faster per head than the reference, still keeps ahead of it.
+int64_t bound_lead_tokens(const Contract& contract) { return contract.chunk_size; }
+
+// The bound beside the reference when every (sequence, head) pair of the reference can run at
+// once and threads are left for the bound, a head at a time: `threads` ≥ S·H + H. Then the
+// reference runs S·H workers and the bound the rest, together no more than `threads`.
+bool bound_beside_reference(const Problem& p, int threads) {
+  const int64_t pairs = p.shape.num_sequences() * p.shape.H;
+  return pairs > 0 && int64_t(threads) >= pairs + p.shape.H;
+}
 
 // The chunked family, streamed: δ first (ref::compute_scalars), the chunked bound up to
 // the terms that read y (bound::ChunkedBounds::y_before_dx: the bound's state-sized working
@@ -344,10 +371,41 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
   in.delta = &scalars.delta;
   in.threads = ref::default_threads();
   in.boundary_states = false;  // a dump's chunk-end states are not judged
-  bound::ChunkedBounds b = bound::chunked_bounds(in);
   StreamJudges judges(p, !final_states.empty(), detail);
-  {
-    ChunkedJudgingSink sink(p, in, b, y, judges, final_states);
+  bound::ChunkedBounds b;
+  if (bound_beside_reference(p, in.threads)) {
+    // The bound on a thread of its own with the threads the pairs leave: its rows go to the
+    // judging piece by piece (bound::RowHandover) instead of being held whole. Same bounds,
+    // same judging: the same report.
+    const int64_t pairs = p.shape.num_sequences() * p.shape.H;
+    bound::RowHandover handover(p.shape.cu_seqlens, p.shape.H, bound_lead_tokens(contract));
+    bound::ChunkedInput beside = in;
+    beside.threads = int(int64_t(in.threads) - pairs);
+    beside.handover = &handover;
+    std::exception_ptr bound_failure, reference_failure;
+    std::thread bound_thread([&] {
+      try {
+        bound::fill_chunked_bounds(beside, b);
+      } catch (...) {
+        bound_failure = std::current_exception();
+      }
+    });
+    try {
+      ChunkedJudgingSink sink(p, in, b, y, judges, final_states, &handover);
+      options.threads = int(pairs);
+      ref::compute_streaming(p, sink, options);
+    } catch (...) {
+      reference_failure = std::current_exception();
+    }
+    handover.unthrottle();  // a failed reference leaves rows unread
+    bound_thread.join();
+    // The bound's error first, as when it ran before the reference (a judging it stopped threw
+    // bound::RowHandoverStopped).
+    if (bound_failure) std::rethrow_exception(bound_failure);
+    if (reference_failure) std::rethrow_exception(reference_failure);
+  } else {
+    b = bound::chunked_bounds(in);
+    ChunkedJudgingSink sink(p, in, b, y, judges, final_states, nullptr);
     ref::compute_streaming(p, sink, options);
   }
   // Every y bound is finished (and every row released): what is left of the per-element floats

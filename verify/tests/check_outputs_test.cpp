@@ -212,6 +212,60 @@ TEST_P(CheckOutputs, StreamedChunkedJudgementEqualsJudgingTheKeptResult) {
   ref::set_default_threads(0);
 }
 
+// The chunked bound beside the reference (threads ≥ S·H + H: the bound on its own thread with
+// the threads the pairs leave, its rows handed to the judging through bound::RowHandover) gives
+// the report of the bound run first: every field, the sharp weights and the elements. Sequences
+// of 300 and 217 tokens in 16-token chunks, so that the bound waits for room (its lead is one
+// chunk) and the judging for rows.
+TEST(CheckOutputsBoundBeside, GivesTheReportOfTheBoundRunFirst) {
+  const Shape shape{{0, 300, 517}, 2, 4, 8, 1};
+  const Problem p = realistic_problem(shape, Formats{Format::bf16, Format::fp32, Format::fp32}, 83);
+  const ref::ExactResult exact = ref::compute(p);
+  const Contract c = contract_preset("chunk_scan.production", 16);
+  std::vector<float> final_state(exact.final_state.size());
+  for (size_t i = 0; i < final_state.size(); ++i) final_state[i] = float(exact.final_state.nearest[i]);
+  std::vector<float> y(exact.y.size());
+  for (size_t i = 0; i < y.size(); ++i) y[i] = float(exact.y.nearest[i]) * (i % 7 == 0 ? 1.001f : 1.0f);
+  for (ElementDetail d : {ElementDetail::elements, ElementDetail::sharp_weights}) {
+    ref::set_default_threads(1);  // bound first
+    const KernelCheck first = check_outputs(p, c, "chunk_scan", y, final_state, d);
+    for (int threads : {6, 11}) {  // S·H + H = 6
+      ref::set_default_threads(threads);
+      const KernelCheck beside = check_outputs(p, c, "chunk_scan", y, final_state, d);
+      ASSERT_EQ(beside.tensors.size(), 2u);
+      for (size_t k = 0; k < 2; ++k) {
+        expect_same_report(beside.tensors[k], first.tensors[k], d == ElementDetail::elements);
+        EXPECT_TRUE(beside.tensors[k].sharp_weights == first.tensors[k].sharp_weights);
+      }
+      EXPECT_GT(beside.tensors[0].count(Verdict::violation), 0);
+    }
+  }
+  ref::set_default_threads(0);
+}
+
+// A bound that refuses the problem (A > 0: bound/chunked_bound.h) beside the reference fails
+// the check with the bound's own error, as when it runs first, not with a judging it stopped.
+TEST(CheckOutputsBoundBeside, RefusingBoundFailsTheCheckWithItsOwnError) {
+  Problem p = realistic_problem(Shape{{0, 64}, 2, 4, 8, 1}, Formats{Format::bf16, Format::fp32, Format::fp32}, 85);
+  p.A[1] = 0.25;
+  const Contract c = contract_preset("chunk_scan.production", 16);
+  const std::vector<float> y(size_t(64 * 2 * 4), 0.0f), final_state(size_t(2 * 4 * 8), 0.0f);
+  std::vector<std::string> errors;
+  for (int threads : {1, 4}) {  // S·H + H = 4
+    ref::set_default_threads(threads);
+    try {
+      check_outputs(p, c, "chunk_scan", y, final_state, ElementDetail::summary);
+      ADD_FAILURE() << "accepted with " << threads << " threads";
+    } catch (const std::invalid_argument& e) {
+      errors.emplace_back(e.what());
+    }
+  }
+  ref::set_default_threads(0);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_NE(errors[0].find("A[1] = "), std::string::npos) << errors[0];
+  EXPECT_EQ(errors[1], errors[0]);
+}
+
 // The streamed hand-off check (verify/judge/handoff.h HandoffStream) gives the reports of
 // bounding and judging the kept result (handoff_bounds over ref::compute), element for
 // element, attribution included, for any thread count: one sequence split mid-chunk, one
