@@ -1,8 +1,8 @@
 #include "verify/judge/external_check.h"
 
 #include <algorithm>
-#include <memory>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -345,12 +345,13 @@ class ChunkedJudgingSink : public ref::Sink {
 // times faster per head than the reference, still keeps ahead of it.
 int64_t bound_lead_tokens(const Contract& contract) { return contract.chunk_size; }
 
-// The bound beside the reference when every (sequence, head) pair of the reference can run at
-// once and threads are left for the bound, a head at a time: `threads` ≥ S·H + H. Then the
-// reference runs S·H workers and the bound the rest, together no more than `threads`.
-bool bound_beside_reference(const Problem& p, int threads) {
+// The bound runs beside the reference when every (sequence, head) pair of the reference can run
+// at once and threads are left for the bound, a head at a time: `threads` ≥ S·H + H. Then the
+// reference runs S·H workers and the bound the rest, together no more than `threads`; returns
+// the bound's share, or 0 (the bound first, on every thread).
+int bound_threads_beside_reference(const Problem& p, int threads) {
   const int64_t pairs = p.shape.num_sequences() * p.shape.H;
-  return pairs > 0 && int64_t(threads) >= pairs + p.shape.H;
+  return pairs > 0 && int64_t(threads) >= pairs + p.shape.H ? int(int64_t(threads) - pairs) : 0;
 }
 
 // The chunked family, streamed: δ first (ref::compute_scalars), the chunked bound up to
@@ -373,14 +374,13 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
   in.boundary_states = false;  // a dump's chunk-end states are not judged
   StreamJudges judges(p, !final_states.empty(), detail);
   bound::ChunkedBounds b;
-  if (bound_beside_reference(p, in.threads)) {
+  if (const int bound_threads = bound_threads_beside_reference(p, in.threads); bound_threads > 0) {
     // The bound on a thread of its own with the threads the pairs leave: its rows go to the
     // judging piece by piece (bound::RowHandover) instead of being held whole. Same bounds,
     // same judging: the same report.
-    const int64_t pairs = p.shape.num_sequences() * p.shape.H;
     bound::RowHandover handover(p.shape.cu_seqlens, p.shape.H, bound_lead_tokens(contract));
     bound::ChunkedInput beside = in;
-    beside.threads = int(int64_t(in.threads) - pairs);
+    beside.threads = bound_threads;
     beside.handover = &handover;
     std::exception_ptr bound_failure, reference_failure;
     std::thread bound_thread([&] {
@@ -392,7 +392,7 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
     });
     try {
       ChunkedJudgingSink sink(p, in, b, y, judges, final_states, &handover);
-      options.threads = int(pairs);
+      options.threads = in.threads - bound_threads;  // every pair at once
       ref::compute_streaming(p, sink, options);
     } catch (...) {
       reference_failure = std::current_exception();
