@@ -392,18 +392,9 @@ struct CausalWeights {
 };
 
 // 36 KB of dynamic and 2.3 KB of static shared memory at N = 128, L = 256, and at most 102
-// registers: 5 blocks per multiprocessor. SSMV_CS_E_MIN_BLOCKS (the blocks asked of the
-// register allocator) and SSMV_CS_E_UNROLL (k-steps of the intra-chunk loop unrolled) exist
-// for the benchmark's variants only (bench/chunk_scan/CMakeLists.txt); neither changes a bit.
-#ifndef SSMV_CS_E_MIN_BLOCKS
-#define SSMV_CS_E_MIN_BLOCKS 5
-#endif
-#ifndef SSMV_CS_E_UNROLL
-#define SSMV_CS_E_UNROLL 1
-#endif
-inline constexpr int kScanUnroll = SSMV_CS_E_UNROLL;
+// registers: 5 blocks per multiprocessor.
 template <class Op>
-__global__ void __launch_bounds__(kThreads, SSMV_CS_E_MIN_BLOCKS) scan_async_kernel(const Params p) {
+__global__ void __launch_bounds__(kThreads, 5) scan_async_kernel(const Params p) {
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ __align__(16) float s_cs[256], s_delta[256], s_D[kTile];
   const int CS = padded_stride(p.N);
@@ -443,7 +434,7 @@ __global__ void __launch_bounds__(kThreads, SSMV_CS_E_MIN_BLOCKS) scan_async_ker
   // Intra-chunk term on the same accumulator: this warp's steps of CausalWeights.
   cp_async_wait<0>();
   __syncthreads();  // x rows landed
-#pragma unroll(kScanUnroll)
+#pragma unroll 1
   for (int J = 0; J < weights.j_end; ++J) {
     uint32_t a[4];
     weights.fragment(J, s_cs, s_delta, cs_lo, cs_hi, a);
