@@ -226,7 +226,7 @@ void launch_one(const Params& p, int stage, cudaStream_t stream, bool programmat
       if constexpr (mma) {
         const int n_wide = (p.N + 127) / 128;
         allow_large_smem<chunk_state_async_kernel<Op>>();
-        go(chunk_state_async_kernel<Op>, dim3(pt * n_wide, p.H, p.NC), kThreads, chunk_state_async_smem(p.L));
+        go(chunk_state_async_kernel<Op>, dim3(pt * n_wide, p.H, p.NC), kStateThreads, chunk_state_async_smem(p.L));
       } else {
         go(chunk_state_kernel<In, Op>, dim3(pt * nt, p.H, p.NC), kThreads, 0);
       }

@@ -30,18 +30,18 @@ __device__ __forceinline__ void copy8_async(T* dst, const T* src, int valid) {
 
 // Rows [0, rows) of a tile of `vecs` 16-byte vectors (8 elements) per row: dst row r at
 // dst + r·dst_stride from src row r at src + r·src_stride, whose first cols_valid elements
-// exist for r < rows_valid; the rest of the tile is zero. Where vecs divides kThreads,
-// thread i takes vector i % vecs of rows i / vecs, i / vecs + kThreads / vecs, …: its
-// column is fixed and its pointers advance by constant steps, and when its vector exists
-// whole and src rows are 16-byte aligned each row's copy is one cp.async with no further
-// test; a warp reads whole rows. Else (N = 48: 6 vectors a row) thread i takes vectors i,
-// i + kThreads, … in row-major order, each through copy8_async.
-template <class Op>
+// exist for r < rows_valid; the rest of the tile is zero (Threads: the block's threads).
+// Where vecs divides Threads, thread i takes vector i % vecs of rows i / vecs, i / vecs +
+// Threads / vecs, …: its column is fixed and its pointers advance by constant steps, and
+// when its vector exists whole and src rows are 16-byte aligned each row's copy is one
+// cp.async with no further test; a warp reads whole rows. Else (N = 48: 6 vectors a row) thread i takes vectors i,
+// i + Threads, … in row-major order, each through copy8_async.
+template <class Op, int Threads = kThreads>
 __device__ __forceinline__ void issue_tile(Op* dst, int dst_stride, const Op* src, int64_t src_stride, int rows,
                                            int vecs, int rows_valid, int cols_valid) {
-  if (kThreads % vecs == 0) {  // vecs a power of two (kThreads is): shifts, not divisions
+  if (Threads % vecs == 0) {  // vecs a power of two (Threads is): shifts, not divisions
     const int shift = __ffs(vecs) - 1;
-    const int step = kThreads >> shift, v = int(threadIdx.x) & (vecs - 1), valid = cols_valid - 8 * v;
+    const int step = Threads >> shift, v = int(threadIdx.x) & (vecs - 1), valid = cols_valid - 8 * v;
     int r = int(threadIdx.x) >> shift;
     Op* d = dst + (r * dst_stride + 8 * v);
     const Op* s = src + r * src_stride + 8 * v;
@@ -51,7 +51,7 @@ __device__ __forceinline__ void issue_tile(Op* dst, int dst_stride, const Op* sr
     }
     for (; r < rows; r += step, d += d_step, s += s_step) copy8_async(d, s, r < rows_valid ? valid : 0);
   } else {
-    for (int i = threadIdx.x; i < rows * vecs; i += kThreads) {
+    for (int i = threadIdx.x; i < rows * vecs; i += Threads) {
       const int r = i / vecs, v = i - r * vecs;
       copy8_async(dst + (r * dst_stride + 8 * v), src + r * src_stride + 8 * v,
                   r < rows_valid ? cols_valid - 8 * v : 0);
@@ -68,19 +68,23 @@ __device__ __forceinline__ void issue_rows64(Op* dst, const Op* src, int64_t row
 
 // rows kk in [0, rows) of a [rows][kRow64] x tile: src row k0 + kk (rows row_stride
 // apart), columns [0, 64) of which cols_valid exist; rows k0 + kk ≥ len zero.
-template <class Op>
+template <class Op, int Threads = kThreads>
 __device__ __forceinline__ void issue_x_rows(Op* dst, const Op* src, int64_t row_stride, int k0, int rows, int len,
                                              int cols_valid) {
-  issue_tile(dst, kRow64, src + int64_t(k0) * row_stride, row_stride, rows, kTile / 8, len - k0, cols_valid);
+  issue_tile<Op, Threads>(dst, kRow64, src + int64_t(k0) * row_stride, row_stride, rows, kTile / 8, len - k0,
+                          cols_valid);
 }
 
-// (b) grid (⌈P/64⌉·⌈N/128⌉, H, NC); block tile 64 p × 128 n, warp w holds
-// p rows 32(w%2) .. +32 and n columns 64(w/2) .. +64 (two 16-row fragment groups: each B
-// fragment feeds two mma). Slabs of 64 tokens, two buffers (the next slab loads while the
-// current one computes); each thread scales and rounds the B vectors it copied,
-// R(B_k[n]·scale_k) (twin: bs). Dynamic shared memory
+// (b) grid (⌈P/64⌉·⌈N/128⌉, H, NC), kStateThreads = 256 threads; block tile 64 p × 128 n,
+// warp w of 8 holds p rows 32(w%2) .. +32 and n columns 32(w/2) .. +32 (two 16-row fragment
+// groups: each B fragment feeds two mma; 32 accumulators a thread). Slabs of 64 tokens,
+// two buffers (the next slab loads while the current one computes); each thread scales and
+// rounds the B vectors it copied, R(B_k[n]·scale_k) (twin: bs). Dynamic shared memory
 // chunk_state_async_smem(L): 2 × (x [64][72], B [64][136]), scales [L]:
-// 54 KB at L = 256 and at most 128 registers: 4 blocks per multiprocessor. k-steps in
+// 54 KB at L = 256 and at most 64 registers (ptxas, sm_90: 64, no spill): 4 blocks, 32
+// warps per multiprocessor. With 4 warps of 64 × 32 warp tiles (128 registers, spilling) the
+// stage took 51 µs of a 1 × 8192-token H 32 chunk_scan, with 8 warps 43.5 µs (H100,
+// bench/NOTES.md session 26); each output's mma steps are the same in the same order. k-steps in
 // increasing k over [0, ⌈len/16⌉).
 inline constexpr int kRow128 = 136;  // row stride (elements) of [rows][128] tiles: 272 bytes
 // fp32 row stride of stage (b)'s staged accumulators [64][128]: 33.8 KB, inside the two
@@ -91,8 +95,10 @@ __host__ __device__ inline int chunk_state_async_smem(int L) {
   return 2 * (kTile * kRow64 + kTile * kRow128) * 2 + L * 4;
 }
 
+inline constexpr int kStateThreads = 256;
 template <class Op>
-__global__ void __launch_bounds__(kThreads, 4) chunk_state_async_kernel(const Params p) {
+__global__ void __launch_bounds__(kStateThreads, 4) chunk_state_async_kernel(const Params p) {
+  constexpr int kWarps = kStateThreads / 32, kNGroups = kWarps / 2, kNF = 128 / kNGroups / 8;
   extern __shared__ __align__(16) unsigned char smem[];
   Op* const s_base = reinterpret_cast<Op*>(smem);
   constexpr int kBuf = kTile * kRow64 + kTile * kRow128;  // elements per buffer
@@ -109,8 +115,9 @@ __global__ void __launch_bounds__(kThreads, 4) chunk_state_async_kernel(const Pa
   const Op* B = static_cast<const Op*>(p.B) + int64_t(t0) * p.b_st + int64_t(g) * p.b_sg + n0;
   auto issue = [&](int j) {
     if (j < slabs) {
-      issue_x_rows(sX(j & 1), x, p.x_st, kTile * j, kTile, len, p.P - p0);
-      issue_tile(sB(j & 1), kRow128, B + int64_t(kTile * j) * p.b_st, p.b_st, kTile, 16, len - kTile * j, p.N - n0);
+      issue_x_rows<Op, kStateThreads>(sX(j & 1), x, p.x_st, kTile * j, kTile, len, p.P - p0);
+      issue_tile<Op, kStateThreads>(sB(j & 1), kRow128, B + int64_t(kTile * j) * p.b_st, p.b_st, kTile, 16,
+                                    len - kTile * j, p.N - n0);
     }
     cp_async_commit();  // one group per slab, empty past the chunk
   };
@@ -120,17 +127,17 @@ __global__ void __launch_bounds__(kThreads, 4) chunk_state_async_kernel(const Pa
   wait_prior_stages();
   const int64_t hT = int64_t(h) * p.T;
   const float cs_last = p.cumsum[hT + t0 + len - 1];
-  for (int j = threadIdx.x; j < len; j += kThreads) {
+  for (int j = threadIdx.x; j < len; j += kStateThreads) {
     s_scale[j] = state_scale(cs_last, p.cumsum[hT + t0 + j], p.delta[hT + t0 + j]);
   }
   __syncthreads();  // scales visible
-  float acc[2][8][4] = {};
+  float acc[2][kNF][4] = {};
   const int i = lane >> 3, r = lane & 7;
-  const int prow = 32 * (warp & 1), ncol = 64 * (warp >> 1);
+  const int prow = 32 * (warp & 1), ncol = 8 * kNF * (warp >> 1);
   for (int j = 0; j < slabs; ++j) {
     cp_async_wait<1>();  // this thread's copies of slab j landed
     Op* db = sB(j & 1);
-    for (int e = threadIdx.x; e < kTile * 16; e += kThreads) {
+    for (int e = threadIdx.x; e < kTile * 16; e += kStateThreads) {
       const int kk = e >> 4, v = (e & 15) * 8, k = kTile * j + kk;
       if (k >= len) break;
       float bv[8];
@@ -148,7 +155,7 @@ __global__ void __launch_bounds__(kThreads, 4) chunk_state_async_kernel(const Pa
       ldmatrix_x4_trans(a0, dx + (16 * s + r + 8 * (i >> 1)) * kRow64 + prow + 8 * (i & 1));
       ldmatrix_x4_trans(a1, dx + (16 * s + r + 8 * (i >> 1)) * kRow64 + prow + 16 + 8 * (i & 1));
 #pragma unroll
-      for (int f = 0; f < 8; f += 2) {
+      for (int f = 0; f < kNF; f += 2) {
         uint32_t b[4];
         ldmatrix_x4_trans(b, db + (16 * s + r + 8 * (i & 1)) * kRow128 + ncol + 8 * f + 8 * (i >> 1));
         mma16816<Op>(acc[0][f], a0[0], a0[1], a0[2], a0[3], b[0], b[1]);
@@ -170,7 +177,7 @@ __global__ void __launch_bounds__(kThreads, 4) chunk_state_async_kernel(const Pa
   for (int t = 0; t < 2; ++t) {
     const int row = prow + 16 * t + (lane >> 2);
 #pragma unroll
-    for (int f = 0; f < 8; ++f) {
+    for (int f = 0; f < kNF; ++f) {
       const int col = ncol + 8 * f + 2 * (lane & 3);
       *reinterpret_cast<float2*>(s_out + row * kOutRow + col) = make_float2(acc[t][f][0], acc[t][f][1]);
       *reinterpret_cast<float2*>(s_out + (row + 8) * kOutRow + col) = make_float2(acc[t][f][2], acc[t][f][3]);
@@ -180,7 +187,7 @@ __global__ void __launch_bounds__(kThreads, 4) chunk_state_async_kernel(const Pa
   float* out = p.chunk_state + (int64_t(c) * p.H + h) * p.P * p.N;
   const int N = p.N;
   const bool vec = N % 4 == 0;  // then every row and 4-column group is 16-byte aligned
-  for (int e = threadIdx.x; e < kTile * 32; e += kThreads) {
+  for (int e = threadIdx.x; e < kTile * 32; e += kStateThreads) {
     const int r = e >> 5, v = (e & 31) * 4, row = p0 + r, col = n0 + v;
     if (row >= p.P) break;  // rows grow with e
     if (col >= N) continue;
