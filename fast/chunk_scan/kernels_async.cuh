@@ -82,10 +82,10 @@ __device__ __forceinline__ void issue_x_rows(Op* dst, const Op* src, int64_t row
 // rounds the B vectors it copied, R(B_k[n]·scale_k) (twin: bs). Dynamic shared memory
 // chunk_state_async_smem(L): 2 × (x [64][72], B [64][136]), scales [L]:
 // 54 KB at L = 256 and at most 64 registers (ptxas, sm_90: 64, no spill): 4 blocks, 32
-// warps per multiprocessor. With 4 warps of 64 × 32 warp tiles (128 registers, spilling) the
-// stage took 51 µs of a 1 × 8192-token H 32 chunk_scan, with 8 warps 43.5 µs (H100,
-// bench/NOTES.md session 26); each output's mma steps are the same in the same order. k-steps in
-// increasing k over [0, ⌈len/16⌉).
+// warps per multiprocessor. With 4 warps of 32 p × 64 n warp tiles (128 registers, spilling)
+// the stage took 51 µs of a 1 × 8192-token H 32 chunk_scan, with 8 warps 43.5 µs (H100,
+// bench/NOTES.md session 26); each output's mma steps are the same in the same order.
+// k-steps in increasing k over [0, ⌈len/16⌉).
 inline constexpr int kRow128 = 136;  // row stride (elements) of [rows][128] tiles: 272 bytes
 // fp32 row stride of stage (b)'s staged accumulators [64][128]: 33.8 KB, inside the two
 // slab buffers (53.2 KB); rows 4 banks apart, so a warp's 8-byte fragment stores take the
