@@ -41,13 +41,21 @@ template <class V>
   std::memcpy(p, &v, sizeof v);
 }
 
-// R rows × 8 columns starting at column c, as 8 / W vectors of W lanes: R·8/W accumulators in
-// registers over the K terms, starting from 0 or (onto) from out.
-template <int W, int R>
-[[gnu::always_inline]] inline void tile8(const Product<double, double, double>& p, int64_t r0, int64_t c) {
+// Columns of a tile: 8 where the registers are 4 (AVX2: 16 of them) or 2 doubles wide (SSE2),
+// 32 where they are 8 (AVX-512: 32 registers; 4 rows × 4 vectors of accumulators). With 8
+// columns the 4 accumulator chains are bound by the adds' latency: 32 columns took the product
+// from 0.088–0.096 to 0.067–0.072 ns per term (this dev box, Zen 4; shapes 4 × 256 × 64, 64 ×
+// 256 × 128, 256 × 128 × 64; 16 columns 0.077–0.083; bench/NOTES.md session 26).
+template <int W>
+inline constexpr int kTileCols = W == 8 ? 32 : 8;
+
+// R rows × Cols columns starting at column c, as Cols / W vectors of W lanes: R·Cols/W
+// accumulators in registers over the K terms, starting from 0 or (onto) from out.
+template <int W, int R, int Cols>
+[[gnu::always_inline]] inline void tile(const Product<double, double, double>& p, int64_t r0, int64_t c) {
   using V = typename Lanes<W>::V;
-  static_assert(sizeof(V) == 8 * W);
-  constexpr int kParts = 8 / W;
+  static_assert(sizeof(V) == 8 * W && Cols % W == 0);
+  constexpr int kParts = Cols / W;
   V acc[R][kParts];
   for (int r = 0; r < R; ++r) {
     for (int j = 0; j < kParts; ++j) {
@@ -72,11 +80,14 @@ template <int W, int R>
   }
 }
 
-// R rows, every column: tiles of 8, then the last cols mod 8 one by one.
+// R rows, every column: tiles of kTileCols<W>, then of 8, then the last cols mod 8 one by one.
 template <int W, int R>
 [[gnu::always_inline]] inline void row_block(const Product<double, double, double>& p, int64_t r0) {
   int64_t c = 0;
-  for (; c + 8 <= p.cols; c += 8) tile8<W, R>(p, r0, c);
+  if constexpr (kTileCols<W> > 8) {
+    for (; c + kTileCols<W> <= p.cols; c += kTileCols<W>) tile<W, R, kTileCols<W>>(p, r0, c);
+  }
+  for (; c + 8 <= p.cols; c += 8) tile<W, R, 8>(p, r0, c);
   for (; c < p.cols; ++c) {
     for (int r = 0; r < R; ++r) {
       double acc = p.onto ? p.out[(r0 + r) * p.ldo + c] : 0.0;

@@ -11,8 +11,9 @@
 //
 // Each product is rounded, then added (the build's -ffp-contract=off: no fused a·b + c), so
 // an element's bits are those of K calls of y += a·x in k order, however the elements are
-// grouped. The double product (rows_product.cpp) computes tiles of 4 rows × 8 columns in
-// registers — one load of a b row per 4 rows, no accumulator load or store per term — where
+// grouped. The double product (rows_product.cpp) computes tiles of 4 rows × 8 columns (32
+// with AVX-512) in registers — one load of a b row per 4 rows, no accumulator load or store
+// per term — where
 // a loop of y += a·x over one row at a time was bound by those loads and stores; the
 // template is the same sums for other value types (the bound's attribution run's tagged values).
 #pragma once

@@ -1,7 +1,7 @@
 // spec/rows_product.h: the tiled double product gives every element the bits of adding its
 // terms one by one in k order (y += a·x, from 0 or, with onto, from the element's value), for
-// shapes that fill its 4-row × 8-column tiles and shapes that leave remainders of both, in
-// every vector width this CPU runs.
+// shapes that fill its 4-row tiles of 8 or 32 columns and shapes that leave remainders of
+// each, in every vector width this CPU runs.
 #include "spec/rows_product.h"
 
 #include <gtest/gtest.h>
@@ -45,7 +45,7 @@ TEST(RowsProduct, EveryElementHasTheBitsOfItsTermsInOrder) {
   for (int lanes : widths_here()) {
     for (bool onto : {false, true}) {
       for (int64_t rows : {1, 3, 4, 5, 9}) {
-        for (int64_t cols : {1, 7, 8, 19}) {
+        for (int64_t cols : {1, 7, 8, 19, 32, 45, 64}) {
           for (int64_t K : {0, 1, 5, 33}) {
             const int64_t lda = K + 2, ldb = cols + 1, ldo = cols + 3;  // padded rows: the strides are read
             const std::vector<double> a = mixed(rows * lda, 0.3), b = mixed(K * ldb + 1, 1.1);
