@@ -133,6 +133,16 @@ void rows_product_in_lanes(int lanes, const Product<double, double, double>& p) 
   throw std::invalid_argument("rows_product_in_lanes: lanes = " + std::to_string(lanes) + ": not built here");
 }
 
+std::vector<int> rows_product_lanes_here() {
+  std::vector<int> lanes{2};
+#if SSMV_X86_TARGETS
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2")) lanes.push_back(4);
+  if (__builtin_cpu_supports("x86-64-v4")) lanes.push_back(8);
+#endif
+  return lanes;
+}
+
 void rows_product(const Product<double, double, double>& p) {
 #if SSMV_X86_TARGETS
   static const ProductFn chosen = product_for_this_cpu();

@@ -13,12 +13,13 @@
 // an element's bits are those of K calls of y += a·x in k order, however the elements are
 // grouped. The double product (rows_product.cpp) computes tiles of 4 rows × 8 columns (32
 // with AVX-512) in registers — one load of a b row per 4 rows, no accumulator load or store
-// per term — where
-// a loop of y += a·x over one row at a time was bound by those loads and stores; the
-// template is the same sums for other value types (the bound's attribution run's tagged values).
+// per term — where a loop of y += a·x over one row at a time was bound by those loads and
+// stores; the template is the same sums for other value types (the bound's attribution run's
+// tagged values).
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace ssmv {
 
@@ -42,6 +43,9 @@ void rows_product(const Product<double, double, double>& p);
 // them): the same bits for every width (its test). Throws std::invalid_argument for a width
 // not built here.
 void rows_product_in_lanes(int lanes, const Product<double, double, double>& p);
+// The widths rows_product_in_lanes can run on this CPU, narrowest first (x86-64: 2 always; 4
+// with AVX2, 8 with AVX-512).
+std::vector<int> rows_product_lanes_here();
 
 // Any value types (Tagged terms): element by element, the same order.
 template <class A, class B, class O>

@@ -8,12 +8,12 @@
 // inter-chunk sums). Figures: bench/NOTES.md.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
 #include "spec/rows_product.h"
-#include "spec/vector_clones.h"
 
 namespace ssmv {
 namespace {
@@ -25,12 +25,8 @@ std::vector<double> values(int64_t n, double salt) {
 }
 
 bool runs_here(int lanes) {
-#if SSMV_X86_TARGETS
-  __builtin_cpu_init();
-  if (lanes == 8) return __builtin_cpu_supports("x86-64-v4");
-  if (lanes == 4) return __builtin_cpu_supports("avx2");
-#endif
-  return lanes == 2;
+  const std::vector<int> here = rows_product_lanes_here();
+  return std::find(here.begin(), here.end(), lanes) != here.end();
 }
 
 void BM_RowsProduct(benchmark::State& state) {

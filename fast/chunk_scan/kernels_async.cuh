@@ -34,8 +34,8 @@ __device__ __forceinline__ void copy8_async(T* dst, const T* src, int valid) {
 // Where vecs divides Threads, thread i takes vector i % vecs of rows i / vecs, i / vecs +
 // Threads / vecs, …: its column is fixed and its pointers advance by constant steps, and
 // when its vector exists whole and src rows are 16-byte aligned each row's copy is one
-// cp.async with no further test; a warp reads whole rows. Else (N = 48: 6 vectors a row) thread i takes vectors i,
-// i + Threads, … in row-major order, each through copy8_async.
+// cp.async with no further test; a warp reads whole rows. Else (N = 48: 6 vectors a row)
+// thread i takes vectors i, i + Threads, … in row-major order, each through copy8_async.
 template <class Op, int Threads = kThreads>
 __device__ __forceinline__ void issue_tile(Op* dst, int dst_stride, const Op* src, int64_t src_stride, int rows,
                                            int vecs, int rows_valid, int cols_valid) {

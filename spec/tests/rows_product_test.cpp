@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "spec/vector_clones.h"
 
 namespace ssmv {
 namespace {
@@ -27,17 +26,10 @@ std::vector<double> mixed(int64_t n, double salt) {
 
 bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
-// The vector widths this CPU runs (x86-64: SSE2 always; AVX2, AVX-512 where present).
+// rows_product's own choice (0), then every vector width this CPU runs.
 std::vector<int> widths_here() {
-  std::vector<int> w{0};  // 0: rows_product's own choice
-#if SSMV_X86_TARGETS
-  __builtin_cpu_init();
-  w.push_back(2);
-  if (__builtin_cpu_supports("avx2")) w.push_back(4);
-  if (__builtin_cpu_supports("x86-64-v4")) w.push_back(8);
-#else
-  w.push_back(2);
-#endif
+  std::vector<int> w{0};
+  for (int lanes : rows_product_lanes_here()) w.push_back(lanes);
   return w;
 }
 
