@@ -16,7 +16,7 @@ log=$OUT/log
 step nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
 step ./ssu_gpu_test
 export SSU_GPU_TEST_PROBLEMS=24
-filter='SsuGpu.Random*:SsuGpu.Unaligned*:SsuGpu.Benchmark*:SsuGpu.Streamed*:SsuGpu.Tokens*'
+filter='SsuGpu.Random*:SsuGpu.Unaligned*:SsuGpu.Benchmark*:SsuGpu.Streamed*:SsuGpu.Tokens*:SsuGpu.Octet*'
 step compute-sanitizer --tool memcheck --error-exitcode 1 ./ssu_gpu_test --gtest_filter="$filter"
 step compute-sanitizer --tool racecheck --error-exitcode 1 ./ssu_gpu_test --gtest_filter="$filter"
 step compute-sanitizer --tool synccheck --error-exitcode 1 ./ssu_gpu_test --gtest_filter="$filter"

@@ -39,8 +39,9 @@ SSU_LOG = "\n".join([
     ssu_row("fp32", 1, 1, "per-item", 5.12),
     ssu_row("fp32", 256, 1, "streamed", 148.64),
     ssu_row("fp32", 256, 1, "per-item", 152.1),
-    ssu_row("fp32", 256, 2, "tokens", 162.98),
+    ssu_row("fp32", 256, 2, "octet", 150.5),
     ssu_row("fp32", 256, 2, "per-item", 183.0),
+    ssu_row("fp32", 256, 2, "tokens", 162.98),
     ssu_row("bf16", 256, 1, "streamed", 82.43),
     ssu_row("bf16", 256, 1, "per-item", 90.5),
 ]) + "\n"
@@ -121,7 +122,7 @@ class LatestTest(unittest.TestCase):
         self.assertEqual((rc, err), (0, ""))
         expected = {
             "ssu_b1_t1_fp32_us": 5.12, "ssu_b256_t1_fp32_us": 148.64, "ssu_b256_t1_fp32_per_item_us": 152.1,
-            "ssu_b256_t2_fp32_us": 162.98, "ssu_b256_t2_fp32_per_item_us": 183.0, "ssu_b256_t1_bf16_us": 82.43,
+            "ssu_b256_t2_fp32_us": 150.5, "ssu_b256_t2_fp32_per_item_us": 183.0, "ssu_b256_t2_fp32_tokens_us": 162.98, "ssu_b256_t1_bf16_us": 82.43,
             "ssu_b256_t1_bf16_per_item_us": 90.5,
             "flashinfer_ssu_b64_t1_fp32_us": 40.86, "flashinfer_ssu_b64_t1_bf16_us": 24.9,
             "flashinfer_ssu_b64_t2_fp32_us": 47.23, "flashinfer_ssu_b64_t4_fp32_us": 48.99,
@@ -187,10 +188,10 @@ class LatestTest(unittest.TestCase):
         self.assertEqual((rc, doc), (1, None))
         self.assertIn("no rows of bench/chunk_scan/chunk_scan_bench", err)
 
-    def test_third_ssu_row_refused(self):
+    def test_repeated_ssu_kernel_refused(self):
         rc, err, doc = self.run_main("--ssmv-ssu", self.log("ssu", SSU_LOG + ssu_row("bf16", 256, 1, "streamed", 83.0)))
         self.assertEqual((rc, doc), (1, None))
-        self.assertIn("bf16 batch 256 tokens 1: row 3", err)
+        self.assertIn("bf16 batch 256 tokens 1: row 3 repeats kernel streamed", err)
 
     def test_different_gpus_refused(self):
         rc, err, doc = self.run_main("--ssmv-ssu", self.log("ssu", SSU_LOG), "--ssmv-chunk-scan",

@@ -45,6 +45,7 @@
 #include "fast/ssu/check.h"
 #include "fast/ssu/launch.h"
 #include "fast/ssu/arithmetic.h"
+#include "fast/ssu/octet.cuh"
 #include "fast/ssu/stream.cuh"
 #include "fast/ssu/tokens.cuh"
 #include "fast/ssu/warp_rows.cuh"
@@ -201,13 +202,43 @@ void launch_tokens(const Params& p, cudaStream_t stream) {
   SSMV_CUDA_CHECK(cudaGetLastError());
 }
 
+// The octet kernel (octet.cuh): one block per (request, head, split of its rows), the rows
+// split so that the grid has about 8 blocks per multiprocessor where R·H alone has fewer
+// (a split is a multiple of kOctetRows rows), or as options.octet_splits asks.
+template <Format SF, int V, int J, int L>
+void launch_octet(const Params& p, cudaStream_t stream, const LaunchOptions& options) {
+  constexpr auto kernel = ssu_octet_kernel<SF, V, J, L>;
+  static const int sms = [] {
+    int device = 0, count = 0;
+    SSMV_CUDA_CHECK(cudaGetDevice(&device));
+    SSMV_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+    SSMV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         OctetWindow::bytes(kMaxN, kMaxP, 4)));
+    return count;
+  }();
+  const int64_t pairs = int64_t(p.num_requests) * p.H;
+  const int most = (p.P + kOctetRows - 1) / kOctetRows;
+  const int64_t wanted = (int64_t(sms) * 8 + pairs - 1) / pairs;
+  const int64_t asked = options.octet_splits > 0 ? options.octet_splits : wanted;
+  const int splits = int(asked < 1 ? 1 : asked > most ? most : asked);
+  const int rows = ((p.P + splits - 1) / splits + kOctetRows - 1) / kOctetRows * kOctetRows;
+  const int blocks_per_pair = (p.P + rows - 1) / rows;
+  const int smem = OctetWindow::bytes(p.N, rows, p.input_format == Format::fp32 ? 4 : 2);
+  const dim3 grid(static_cast<unsigned>(p.num_requests * blocks_per_pair), static_cast<unsigned>(p.H));
+  kernel<<<grid, kWarpsPerBlock * kWarp, smem, stream>>>(p, rows);
+  SSMV_CUDA_CHECK(cudaGetLastError());
+}
+
 template <Format SF, int V, int J, int L>
 void launch_typed(const Params& p, cudaStream_t stream, const LaunchOptions& options) {
   if constexpr (streams(SF, V)) {
     if (use_streamed(p, options.variant)) return launch_streamed<SF, V, J, L>(p, stream_items(p), stream, options);
   }
-  if (options.variant == Variant::tokens ||
-      (options.variant == Variant::automatic && p.num_tokens > p.num_requests)) {
+  const bool several = options.variant == Variant::automatic && p.num_tokens > p.num_requests;
+  if (options.variant == Variant::octet || (several && why_not_octet(p) == nullptr)) {
+    return launch_octet<SF, V, J, L>(p, stream, options);
+  }
+  if (options.variant == Variant::tokens || several) {
     return launch_tokens<SF, V, J, L>(p, stream);
   }
   // Variant::per_item with several tokens per request gives a 16-bit state's warp one group
@@ -258,6 +289,14 @@ const char* why_not_streamed(const Params& p) {
   return nullptr;
 }
 
+const char* why_not_octet(const Params& p) {
+  const LaneLayout l = lane_layout(p.N, p.state_format == Format::fp32 ? 4 : 2);
+  if (l.J * l.L * l.V != p.N) return "N is not a whole number of the lane layout's chunks";
+  if (!vector_pool(p, l.V)) return "the state pool or its strides are not aligned to a chunk";
+  if (!chunks_aligned(p)) return "B, C, x or z are not in aligned 16-byte chunks, or N or P is not a multiple of one";
+  return nullptr;
+}
+
 bool takes_streamed_kernel(const Params& p) {
   return why_not_streamed(p) == nullptr && p.num_tokens <= p.num_requests;
 }
@@ -266,6 +305,9 @@ void launch(const Params& p, cudaStream_t stream, const LaunchOptions& options) 
   check_params(p);
   if (options.variant == Variant::streamed) {
     if (const char* why = why_not_streamed(p)) throw ProblemError(std::string("ssu: streamed kernel: ") + why);
+  }
+  if (options.variant == Variant::octet) {
+    if (const char* why = why_not_octet(p)) throw ProblemError(std::string("ssu: octet kernel: ") + why);
   }
   if (p.num_requests == 0) return;
   switch (p.state_format) {

@@ -15,6 +15,10 @@ struct LaunchOptions {
   // warps loop over several items and batches of 32 items even in small problems (tests);
   // 0: as many blocks as fit on the device.
   int max_stream_blocks = 0;
+  // > 0: the octet kernel splits each head's rows over at most this many blocks (1: one block
+  // loops over all of them, 16 rows per pass; tests); 0: splits so that the grid has about 8
+  // blocks per multiprocessor.
+  int octet_splits = 0;
 };
 
 // Why the streamed kernel cannot run p, or nullptr if it can: it needs 16-bit states and
@@ -22,9 +26,15 @@ struct LaunchOptions {
 // of the chunk, no per-token states. Host-side; no device access.
 const char* why_not_streamed(const Params& p);
 
+// Why the octet kernel cannot run p, or nullptr if it can: it needs N a whole number of the
+// lane layout's chunks (J·L·V = N), the pool aligned for them, and B, C, x, z (if any) in
+// aligned 16-byte chunks with N and P multiples of a chunk. Host-side; no device access.
+const char* why_not_octet(const Params& p);
+
 // Whether Variant::automatic takes the streamed kernel for p: where it applies and
 // num_tokens <= num_requests (the decode step). Launches of more tokens than requests take
-// the tokens kernel (bench/NOTES.md, SSU multi-token kernel), the others ssu_kernel.
+// the octet kernel where it applies, else the tokens kernel (bench/NOTES.md), the others
+// ssu_kernel.
 bool takes_streamed_kernel(const Params& p);
 
 // check_params(p) (throws ProblemError before launching), then one launch on `stream`.

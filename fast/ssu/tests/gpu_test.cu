@@ -1,8 +1,9 @@
 // The SSU kernels on the GPU equal their host twin bit for bit: y and the whole pool, over
 // >= 1000 random problems (odd and edge P and N, every format, pads, repeated read slots
 // with distinct destinations, per-token states) on the automatic choice, the tokens kernel
-// and, where it applies, the streamed and per-item kernels; windows of the tokens kernel
-// over requests of up to 21 tokens; repeated runs identical, the scalar
+// and, where they apply, the octet, streamed and per-item kernels; windows of the tokens and
+// octet kernels over requests of up to 21 tokens, the octet kernel's row splits and padded
+// pool rows; repeated runs identical, the scalar
 // (unaligned) state path equal to the vector path, and the hardware conversions equal
 // spec/format.h. Skipped without a CUDA device. SSU_GPU_TEST_PROBLEMS overrides the
 // problem count (compute-sanitizer runs use fewer).
@@ -60,7 +61,7 @@ class SsuGpu : public ::testing::Test {
 
 TEST_F(SsuGpu, RandomProblemsEqualTwinBitForBit) {
   const int count = problem_count();
-  int64_t y_elements = 0, nonzero = 0, pads = 0, repeated = 0, token_states = 0, odd = 0, streamed = 0;
+  int64_t y_elements = 0, nonzero = 0, pads = 0, repeated = 0, token_states = 0, odd = 0, streamed = 0, octet = 0;
   for (int i = 0; i < count; ++i) {
     const uint64_t seed = 1000 + i;
     const GeneratedProblem g = make_problem(random_config(seed), seed);
@@ -82,6 +83,13 @@ TEST_F(SsuGpu, RandomProblemsEqualTwinBitForBit) {
     launch(dev.params(), nullptr, {Variant::tokens, 0});
     expect_equal(twin, dev.download(), g, f);
     if (HasFatalFailure()) return;
+    if (why_not_octet(dev.params()) == nullptr) {
+      ++octet;
+      dev.reset_state(host);
+      launch(dev.params(), nullptr, {Variant::octet, 0});
+      expect_equal(twin, dev.download(), g, f);
+      if (HasFatalFailure()) return;
+    }
     if (why_not_streamed(dev.params()) == nullptr) {
       ++streamed;  // both kernels, whichever automatic took; the streamed one on one block
       for (const LaunchOptions& o : {LaunchOptions{Variant::streamed, 1}, LaunchOptions{Variant::per_item, 0}}) {
@@ -103,12 +111,16 @@ TEST_F(SsuGpu, RandomProblemsEqualTwinBitForBit) {
   }
   // What the generator produced (not vacuous).
   std::printf("[ssu_gpu] %d problems, %lld y elements (%lld non-zero), %lld pad requests, %lld repeated reads, "
-              "%lld with token states, %lld with odd P and N, %lld streamable (run on both kernels)\n",
+              "%lld with token states, %lld with odd P and N, %lld streamable (run on both kernels), %lld on the "
+              "octet kernel\n",
               count, (long long)y_elements, (long long)nonzero, (long long)pads, (long long)repeated,
-              (long long)token_states, (long long)odd, (long long)streamed);
+              (long long)token_states, (long long)odd, (long long)streamed, (long long)octet);
   EXPECT_GT(nonzero, y_elements / 2);
   if (count >= 1000) {
     EXPECT_GT(streamed, 50);
+    // 35 of seeds 1000–2199 have N a whole number of the layout's chunks and aligned inputs
+    // (counted on the host with why_not_octet); the octet tests below cover its paths.
+    EXPECT_GE(octet, 30);
     EXPECT_GT(pads, 50);
     EXPECT_GT(repeated, 50);
     EXPECT_GT(token_states, 50);
@@ -184,6 +196,7 @@ TEST_F(SsuGpu, StreamedKernelLoopsEqualTwin) {
 // cp.async) and element staging (N = 96 with fp32 inputs: chunks of 4 fit, but P = 33 does
 // not; N = 33), every state format. GPU = twin bit for bit.
 TEST_F(SsuGpu, TokensKernelWindowsEqualTwin) {
+  int octet_runs = 0;
   struct Shape {
     int64_t P, N;
     Format input;
@@ -216,24 +229,41 @@ TEST_F(SsuGpu, TokensKernelWindowsEqualTwin) {
       expect_equal(twin, dev.download(), g, c.formats);
       if (HasFatalFailure()) return;
       ++runs;
+      if (why_not_octet(dev.params()) == nullptr) {
+        dev.reset_state(host);
+        launch(dev.params(), nullptr, {Variant::octet, 0});
+        expect_equal(twin, dev.download(), g, c.formats);
+        if (HasFatalFailure()) return;
+        ++octet_runs;
+      }
     }
   }
   EXPECT_EQ(runs, 15);
+  EXPECT_EQ(octet_runs, 9);  // N = 128 and 256 with P = 64 and aligned inputs, every state format
 }
 
-// Variant::streamed where the streamed kernel does not apply: ProblemError naming why,
-// before any launch (the parameters point to host memory and are never dereferenced).
-TEST_F(SsuGpu, StreamedKernelRefusedWhereItDoesNotApply) {
-  ProblemConfig c;
-  c.formats = {Format::bf16, Format::fp32, Format::bf16};
+// `options` on the problem of config c (seed 5): ProblemError containing `why`, before any
+// launch (the parameters point to host memory and are never dereferenced).
+void expect_refused(const ProblemConfig& c, const LaunchOptions& options, const std::string& why) {
   const GeneratedProblem g = make_problem(c, 5);
   HostLaunch host(g.decode, g.config);
   try {
-    launch(host.params(), nullptr, {Variant::streamed, 0});
-    FAIL() << "no error for an fp32 state";
+    launch(host.params(), nullptr, options);
+    ADD_FAILURE() << "no error; expected: " << why;
   } catch (const ProblemError& e) {
-    EXPECT_NE(std::string(e.what()).find("streamed kernel: the state format"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
   }
+}
+
+// Variant::streamed for an fp32 state, Variant::octet where N is not a whole number of the
+// layout's chunks (N = 96, bf16 state: 32 lanes of 2 elements, two chunks each = 128).
+TEST_F(SsuGpu, KernelsRefusedWhereTheyDoNotApply) {
+  ProblemConfig c;
+  c.formats = {Format::bf16, Format::fp32, Format::bf16};
+  expect_refused(c, {Variant::streamed, 0}, "streamed kernel: the state format");
+  c.N = 96;
+  c.formats = {Format::bf16, Format::bf16, Format::bf16};
+  expect_refused(c, {Variant::octet, 0}, "octet kernel: N is not a whole number");
 }
 
 // Runs g with its pool re-laid with a row stride of stride_p >= N elements (the pad
@@ -300,6 +330,50 @@ TEST_F(SsuGpu, StreamedKernelPaddedRowsEqualTwin) {
       }
     }
   }
+}
+
+// The octet kernel over P = 16 … 256 with a head's rows in 1 block (up to 16 passes of 16
+// rows, each with the next pass's state in flight), 3 blocks and the launcher's own split,
+// 1 to 3 requests of 1 to 12 tokens (one and two windows), per-token states, pads, and rows
+// of N + 8 elements in the pool (chunks still aligned): GPU = twin.
+TEST_F(SsuGpu, OctetKernelSplitsEqualTwin) {
+  int runs = 0;
+  for (Format state : {Format::fp32, Format::bf16}) {
+    for (int64_t P : {16, 24, 64, 200, 256}) {
+      for (int64_t N : {64, 128}) {
+        ProblemConfig c;
+        c.requests = 1 + int(P % 3);
+        c.max_tokens = 12;
+        c.H = 3;
+        c.P = P;
+        c.N = N;
+        c.formats = {Format::bf16, state, Format::bf16};
+        c.z = P != 24;
+        c.d_mode = DMode::per_head_dim;
+        c.pad_fraction = 0.2;
+        c.token_states = true;
+        const GeneratedProblem g = make_problem(c, 700 + P + N);
+        const Result twin = run_twin(g.decode, g.config);
+        HostLaunch host(g.decode, g.config);
+        DeviceLaunch dev(host);
+        ASSERT_EQ(why_not_octet(dev.params()), nullptr) << g.description;
+        for (int splits : {1, 3, 0}) {
+          dev.reset_state(host);
+          LaunchOptions o{Variant::octet, 0};
+          o.octet_splits = splits;
+          launch(dev.params(), nullptr, o);
+          expect_equal(twin, dev.download(), g, c.formats);
+          if (HasFatalFailure()) return;
+          ++runs;
+        }
+        if (P == 64 && N == 128) {  // rows of N + 8 elements: the pads between them untouched
+          expect_padded_rows_equal(g, c, N + 8, {Variant::octet, 0});
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(runs, 60);
 }
 
 // fp32 -> bf16 / fp16 with round to nearest even: the hardware (what the kernel uses)
