@@ -8,9 +8,8 @@
 // read once and y written once. Time: CUDA events around each launch, the L2 flushed
 // (a memset of 4× its size) before each, median of `iterations` launches (default 200).
 // Kernel: the one launch() picks (Variant::automatic: "streamed", "octet", "tokens" or
-// "per-item"), then on the same problem the per-item kernel where automatic took another, the
-// octet kernel where it applies and automatic took another, the tokens kernel (it takes every
-// launch) where automatic took another.
+// "per-item"), then on the same problem each other kernel that applies (per-item, octet,
+// tokens; the tokens kernel takes every launch).
 // Copy: cudaMemcpyAsync device to device of the state's bytes, same timing, bandwidth
 // counting bytes read plus written; also of 1 GiB (the card's copy ceiling).
 // A second argument runs the rows of that batch alone (the geometry variants run 256 only).
@@ -125,21 +124,19 @@ int main(int argc, char** argv) {
                           + double(row.batch) * 4 * 2 + 4;  // cu_seqlens, slot_in
         const double moved = 2 * state_bytes + io;
         const double copy = copy_gbps(timer, size_t(state_bytes), iterations);
-        // The automatic choice, then the per-item kernel where that was the streamed, the
-        // octet or the tokens kernel, then the octet and tokens kernels where automatic
-        // took another.
+        // The automatic choice, then each other kernel that applies: per-item, octet, tokens.
         const bool streamed = takes_streamed_kernel(dev.params());
         const bool octet = why_not_octet(dev.params()) == nullptr;
-        const bool multi = row.tokens > 1;  // automatic takes the octet or the tokens kernel
-        const char* automatic = streamed ? "streamed" : multi ? (octet ? "octet" : "tokens") : "per-item";
+        const bool multi = row.tokens > 1;
+        const char* automatic = streamed ? "streamed" : octet ? "octet" : multi ? "tokens" : "per-item";
         struct Timed {
           Variant kernel;
           const char* name;
         };
         std::vector<Timed> timed = {{Variant::automatic, automatic}};
-        if (streamed || multi) timed.push_back({Variant::per_item, "per-item"});
-        if (octet && !multi) timed.push_back({Variant::octet, "octet"});
-        if (octet || !multi) timed.push_back({Variant::tokens, "tokens"});
+        if (streamed || octet || multi) timed.push_back({Variant::per_item, "per-item"});
+        if (octet && streamed) timed.push_back({Variant::octet, "octet"});
+        if (streamed || octet || !multi) timed.push_back({Variant::tokens, "tokens"});
         for (const Timed& k : timed) {
           const double ms = timer.median_ms(iterations, [&] { launch(dev.params(), nullptr, {k.kernel, 0}); });
           const double gbps = moved / (ms * 1e-3) / 1e9;

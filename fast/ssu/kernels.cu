@@ -240,10 +240,14 @@ void launch_typed(const Params& p, cudaStream_t stream, const LaunchOptions& opt
   if constexpr (streams(SF, V)) {
     if (use_streamed(p, options.variant)) return launch_streamed<SF, V, J, L>(p, stream_items(p), stream, options);
   }
-  const bool several = options.variant == Variant::automatic && p.num_tokens > p.num_requests;
-  if (options.variant == Variant::octet || (several && why_not_octet(p) == nullptr)) {
+  // Automatic: the octet kernel wherever it applies and the streamed one does not (fp32
+  // states at any token count, 16-bit ones with several tokens per request; bench/NOTES.md,
+  // session 27).
+  const bool automatic = options.variant == Variant::automatic;
+  if (options.variant == Variant::octet || (automatic && why_not_octet(p) == nullptr)) {
     return launch_octet<SF, V, J, L>(p, stream, options);
   }
+  const bool several = automatic && p.num_tokens > p.num_requests;
   if (options.variant == Variant::tokens || several) {
     return launch_tokens<SF, V, J, L>(p, stream);
   }

@@ -32,9 +32,9 @@ const char* why_not_streamed(const Params& p);
 const char* why_not_octet(const Params& p);
 
 // Whether Variant::automatic takes the streamed kernel for p: where it applies and
-// num_tokens <= num_requests (the decode step). Launches of more tokens than requests take
-// the octet kernel where it applies, else the tokens kernel (bench/NOTES.md), the others
-// ssu_kernel.
+// num_tokens <= num_requests (the decode step). The others take the octet kernel where it
+// applies, else the tokens kernel if they have more tokens than requests, else ssu_kernel
+// (bench/NOTES.md, session 27).
 bool takes_streamed_kernel(const Params& p);
 
 // check_params(p) (throws ProblemError before launching), then one launch on `stream`.

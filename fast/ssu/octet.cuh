@@ -41,6 +41,11 @@
 #ifndef SSMV_SSU_OCTET_MIN_BLOCKS
 #define SSMV_SSU_OCTET_MIN_BLOCKS 8
 #endif
+// 1: the token loop unrolled over the window (one token's shuffles beside the next one's
+// updates; 64 bytes of spills at 64 registers), for the benchmark's variants.
+#ifndef SSMV_SSU_OCTET_UNROLL
+#define SSMV_SSU_OCTET_UNROLL 0
+#endif
 
 namespace ssmv::ssu::warp {
 
@@ -76,9 +81,35 @@ struct OctetWindow {
   __device__ __forceinline__ int32_t* slots() const { return reinterpret_cast<int32_t*>(sums(kOctetWindow)); }
 };
 
+// Where element n of a token's dB or C sits in its [N] floats. Chunks of V = 8 (16-bit
+// states, N = 128 or 256) are split into two planes of N/2, elements v < 4 of chunk u at
+// 4u + v and the others at N/2 + 4u + v − 4, so that the 8 lanes of an octet, reading their
+// chunks u = m (+ 8f), read 8 consecutive float4: 8 float4 at a 32-byte stride would meet
+// each bank twice. Other V: n itself.
+template <int V>
+__device__ __forceinline__ int octet_position(int n, int N) {
+  if constexpr (V == 8) {
+    return (n % 8) / 4 * (N / 2) + n / 8 * 4 + n % 4;
+  } else {
+    return n;
+  }
+}
+
+// The V floats of chunk n0 (a multiple of V) of a token's dB or C (octet_position).
+template <int V>
+__device__ __forceinline__ void read_octet_chunk(const float* base, int n0, int N, float* out) {
+  if constexpr (V == 8) {
+    read_floats<4>(base + n0 / 2, out);
+    read_floats<4>(base + N / 2 + n0 / 2, out + 4);
+  } else {
+    read_floats<V>(base + n0, out);
+  }
+}
+
 // Stages tokens [t0, t0 + n) for rows [rb0, rb0 + rows) of head hd into win; every thread of
 // the block calls it (two barriers inside). Every item is one aligned 16-byte cp.async
 // (chunks_aligned): per token N/per chunks of B, of C, then rows/per of x and of z (if any).
+template <int V>
 __device__ __forceinline__ void stage_octet_window(const Params& p, const Head& hd, const OctetWindow& win,
                                                    int32_t t0, int n, int rb0, int rows) {
   const Format f = p.input_format;
@@ -129,18 +160,19 @@ __device__ __forceinline__ void stage_octet_window(const Params& p, const Head& 
     const uint4 q = *win.landing(it);
     const uint32_t word[4] = {q.x, q.y, q.z, q.w};
     const float delta = win.scalars()[w].x;
-    float* const dst = is_b ? win.dB(w) + k * per : win.C(w) + (k - nb) * per;
+    float* const dst = is_b ? win.dB(w) : win.C(w);
+    const int n0 = (is_b ? k : k - nb) * per;
     if (ib == 2) {
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
         const float v = decode16(f, uint16_t(word[e / 2] >> (16 * (e % 2))));
-        dst[e] = is_b ? scaled_B(delta, v) : v;
+        dst[octet_position<V>(n0 + e, p.N)] = is_b ? scaled_B(delta, v) : v;
       }
     } else {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const float v = __uint_as_float(word[e]);
-        dst[e] = is_b ? scaled_B(delta, v) : v;
+        dst[octet_position<V>(n0 + e, p.N)] = is_b ? scaled_B(delta, v) : v;
       }
     }
   }
@@ -203,7 +235,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
 
   Chunk<SF, V> raw[CH];
   load_raw_row(rb0 + octet, raw);
-  if (one_window) stage_octet_window(p, hd, win, hd.t0, nw, rb0, rows);
+  if (one_window) stage_octet_window<V>(p, hd, win, hd.t0, nw, rb0, rows);
   for (int pass = 0; pass < passes; ++pass) {
     const int row = rb0 + pass * kOctetRows + octet;
     const bool live = row < rb1;
@@ -215,9 +247,15 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
       const int n = min(kOctetWindow, hd.t1 - t0);
       if (!one_window) {
         __syncthreads();  // every thread is done with the previous window
-        stage_octet_window(p, hd, win, t0, n, rb0, rows);
+        stage_octet_window<V>(p, hd, win, t0, n, rb0, rows);
       }
-      for (int w = 0; w < n; ++w) {
+#if SSMV_SSU_OCTET_UNROLL
+#pragma unroll
+#else
+#pragma unroll 1
+#endif
+      for (int w = 0; w < kOctetWindow; ++w) {
+        if (w >= n) break;
         const float2 sc = win.scalars()[w];  // δ, decay
         const float x = live ? decode_raw(p.input_format, load_raw(p.input_format, win.x_raw(w), row - rb0)) : 0.0f;
         float part[F];
@@ -228,8 +266,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
           for (int j = 0; j < J; ++j) {
             const int c = f * J + j;
             float db[V], cc[V];
-            read_floats<V>(win.dB(w) + n0(c), db);
-            read_floats<V>(win.C(w) + n0(c), cc);
+            read_octet_chunk<V>(win.dB(w), n0(c), p.N, db);
+            read_octet_chunk<V>(win.C(w), n0(c), p.N, cc);
 #pragma unroll
             for (int v = 0; v < V; ++v) {
               s[c * V + v] = update_state(s[c * V + v], sc.y, db[v], x);

@@ -19,8 +19,8 @@ namespace ssmv::ssu {
 // the host twin has one form for all of them.
 enum class Variant : uint8_t {
   automatic,  // streamed where it applies and the launch has at most one token per request;
-              // where the launch has more tokens than requests octet where it applies, else
-              // tokens; else per_item
+              // else octet where it applies; else tokens where the launch has more tokens
+              // than requests; else per_item
   streamed,   // the streamed kernel (stream.cuh); ProblemError where it does not apply
   per_item,   // ssu_kernel: one warp per group of rows, one launch-wide grid
   tokens,     // the multi-token kernel (tokens.cuh): inputs staged in shared memory per
