@@ -41,11 +41,6 @@
 #ifndef SSMV_SSU_OCTET_MIN_BLOCKS
 #define SSMV_SSU_OCTET_MIN_BLOCKS 8
 #endif
-// 1: the token loop unrolled over the window (one token's shuffles beside the next one's
-// updates; 64 bytes of spills at 64 registers), for the benchmark's variants.
-#ifndef SSMV_SSU_OCTET_UNROLL
-#define SSMV_SSU_OCTET_UNROLL 0
-#endif
 
 namespace ssmv::ssu::warp {
 
@@ -249,11 +244,9 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
         __syncthreads();  // every thread is done with the previous window
         stage_octet_window<V>(p, hd, win, t0, n, rb0, rows);
       }
-#if SSMV_SSU_OCTET_UNROLL
-#pragma unroll
-#else
+      // Not unrolled: unrolled over the window (64 bytes of spills at 64 registers) it ran
+      // 3–9 % slower at batch 256 (bench/NOTES.md, session 27).
 #pragma unroll 1
-#endif
       for (int w = 0; w < kOctetWindow; ++w) {
         if (w >= n) break;
         const float2 sc = win.scalars()[w];  // δ, decay
