@@ -42,7 +42,11 @@ Contract contract() {
       "can take also on both kernels, the streamed one on a one-block grid) plus the streamed kernel's loops "
       "(640 items, 1 to 5 batches per warp, N = 64, 96, 128, 256), "
       "the benchmark shapes and the unaligned-pool path: GPU = twin bit for bit, repeated runs identical; every "
-      "variant of ssu_bench equal to its twin on a batch-8 problem of the benchmark shape";
+      "variant of ssu_bench equal to its twin on a batch-8 problem of the benchmark shape. The octet kernel "
+      "(a row on 8 lanes, each running 2 or 4 logical lanes' chains and the butterfly levels between them): "
+      "H200 and H100, 2026-12-06 (bench/NOTES.md, session 27): the 35 of those problems it takes, the tokens "
+      "test's window shapes, P = 16 to 256 with N = 64 and 128 in 1, 3 and automatic row splits, padded pool rows: "
+      "GPU = twin bit for bit";
   return c;
 }
 
