@@ -23,15 +23,15 @@
 //   next one's raw state flies into shared memory; multi-token and pad items take
 //   advance_group in their turn. H200, bf16, batch 256: 97.5 → 83.7 µs, 70 % → 82 % of
 //   the copy bandwidth (bench/NOTES.md, SSU call 6).
-// * the tokens kernel (tokens.cuh; launches of more tokens than requests where the octet
-//   kernel does not apply): each block stages a window of tokens' inputs in shared memory,
+// * the tokens kernel (tokens.cuh; launches of more tokens than requests that neither the
+//   streamed nor the octet kernel takes): each block stages a window of tokens' inputs in shared memory,
 //   decoded once, and its warps run the tokens from there with the state in registers
 //   (advance_row, reduce_rows).
-// * the octet kernel (octet.cuh; launches of more tokens than requests where N is a whole
-//   number of the layout's chunks and the inputs come in aligned 16-byte chunks): a row on 8
-//   lanes, each running 2 or 4 of the layout's logical lanes' chains and the butterfly levels
-//   between them, then 3 shuffle levels: the same sums, 16 state elements per lane for N =
-//   128 instead of 64.
+// * the octet kernel (octet.cuh; launches the streamed kernel does not take where N is a
+//   whole number of the layout's chunks and the inputs come in aligned 16-byte chunks): a row
+//   on 8 lanes, each running 2 or 4 of the layout's logical lanes' chains and the butterfly
+//   levels between them, then 3 shuffle levels: the same sums, 16 state elements per lane for
+//   N = 128 instead of 64.
 // Kernel ssu_kernel: grid (R·ceil(P/(kRowsPerBlock·G)), H), 128 threads (arithmetic.h:
 // 4 warps, registers capped for 6 resident blocks per SM), one warp per G groups of rows
 // (G = 1 for every state in launches of several tokens per request);

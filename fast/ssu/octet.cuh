@@ -1,6 +1,6 @@
-// The octet SSU kernel (kernels.cu launches it for launches of more tokens than requests
-// where it applies, and for Variant::octet): a state row on an octet of lanes. Device code
-// for kernels.cu only.
+// The octet SSU kernel (kernels.cu launches it where it applies and the streamed kernel does
+// not — fp32 states, 16-bit states with several tokens per request — and for Variant::octet):
+// a state row on an octet of lanes. Device code for kernels.cu only.
 //
 // Why: the other kernels give a row of N = 128 16-bit elements to 16 lanes of 8 elements
 // (the layout's logical lanes, arithmetic.h lane_layout) and a lane K rows, so that dB and
@@ -9,7 +9,8 @@
 // whose lanes hold 16 elements of one row (bench/NOTES.md, session 23). Here 8 lanes share
 // a row and a lane holds F = L/8 of the layout's logical lanes, m and m + 8, m + 16, … (m the
 // lane's place in its octet): N/8 elements of one row (16 for N = 128), dB and C read from
-// shared memory per row and token.
+// shared memory per row and token (those reads, 32 floats per lane and token, the same for
+// the 4 rows of a warp, are what each extra token costs: bench/NOTES.md, session 27).
 //
 // The same bits as the twin: a lane runs each logical lane's fma chain in layout order (its
 // own accumulator per logical lane), then the row's butterfly levels whose partners are
