@@ -7,7 +7,8 @@ regression shows at a glance:
 
   --ssmv-ssu LOG          bench/ssu/ssu_bench: ssu_b{batch}_t{tokens}_{state}_us from the first row
                           of each (state, batch, tokens) (the kernel launch() picks), and
-                          ssu_b..._per_item_us from the per-item row that may follow it
+                          ssu_b..._{kernel}_us from each other kernel's row after it (per_item,
+                          octet, tokens)
   --flashinfer LOG...     scripts/flashinfer/fi_bench.cu (fi_bench_nt2, _nt4, _nt8):
                           flashinfer_ssu_b{batch}_t{tokens}_{state}_us
   --triton-ssu LOG        scripts/triton/ssu_bench.py (mamba_ssm): triton_ssu_b..._us
@@ -34,7 +35,7 @@ the program prints it) and the keys that more than one row gave with the same va
 
 Refused, with a message, exit status 1 and nothing written: a missing log, a log with no rows for
 its option, two different values of one key, logs of different GPUs, a (state, batch, tokens) of
-ssu_bench with more than the automatic and the per-item row in one step. The file is written to a
+ssu_bench with one kernel's row twice in one step. The file is written to a
 temporary name beside --out (default bench/latest.json of this checkout) and renamed.
 
 Usage, with the logs of one device call in R (bench/ssu/device_run.sh's step log R/log holds
