@@ -269,14 +269,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
             }
           }
         }
-        // Butterfly levels L/2 … 8 inside the lane (logical lanes m + 8f and m + 8(f ^ o)),
-        // then 4, 2, 1 inside the octet.
-#pragma unroll
-        for (int o = F / 2; o >= 1; o /= 2) {
-#pragma unroll
-          for (int f = 0; f < o; ++f) part[f] = part[f] + part[f + o];
-        }
-        float sum = part[0];
+        // Butterfly levels L/2 … 8 inside the lane, then 4, 2, 1 inside the octet.
+        float sum = fold_logical_lanes<F>(part);
 #pragma unroll
         for (int o = kOctet / 2; o >= 1; o /= 2) sum = sum + __shfl_xor_sync(0xffffffffu, sum, o);
         if (member == 0 && live) win.sums(w)[row - rb0] = sum;

@@ -31,17 +31,6 @@ void store(Format f, void* base, int64_t i, float v) {
   static_cast<uint16_t*>(base)[i] = static_cast<uint16_t>(round_nearest_even(f, static_cast<double>(v)));
 }
 
-// The kernel's butterfly over the L lanes of a row: at each level lane u adds the value of
-// lane u ^ offset (offsets L/2, ..., 1); every lane ends with the same sum.
-float butterfly_sum(std::array<float, kWarp> v, int L) {
-  for (int offset = L / 2; offset >= 1; offset /= 2) {
-    std::array<float, kWarp> next;
-    for (int u = 0; u < L; ++u) next[u] = v[u] + v[u ^ offset];
-    v = next;
-  }
-  return v[0];
-}
-
 IndexArrays copy_indices(const Params& p) {
   IndexArrays idx;
   idx.cu_seqlens.assign(p.cu_seqlens, p.cu_seqlens + p.num_requests + 1);
@@ -107,7 +96,7 @@ void run_head(const Params& p, int r, int h, const LaneLayout& lay) {
                                                         : 0.0f;
       const float z = p.has_z() ? load(p.input_format, p.z, int64_t(t) * p.z_stride_token + int64_t(h) * p.z_stride_head + row)
                           : 0.0f;
-      const float y = fm::output_epilogue(butterfly_sum(acc, lay.L), p.has_D(), D, x, p.has_z(), z);
+      const float y = fm::output_epilogue(butterfly_sum(acc.data(), lay.L), p.has_D(), D, x, p.has_z(), z);
       store(p.output_format, p.y, int64_t(t) * p.y_stride_token + int64_t(h) * p.y_stride_head + row, y);
     }
     if (!pad && p.has_token_states() && p.token_state_slots[t] != p.pad_slot_id) store_all(p.token_state_slots[t]);

@@ -1,8 +1,12 @@
 // The SSU contract as data: its fields, and that the declared reduction (partials = 16)
-// bounds the real depth of the kernel's Σ_n C·S for every N ≤ 256 and both state sizes.
+// bounds the real depth of the kernel's Σ_n C·S for every N ≤ 256 and both state sizes; the
+// octet kernel's order of the same reduction gives the twin's bits.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
 #include <vector>
 
 #include "fast/ssu/contract.h"
@@ -57,6 +61,48 @@ TEST(SsuContract, DeclaredReductionDepthBoundsTheKernelForEveryN) {
       EXPECT_TRUE(l.L == kWarp || (l.L == 16 && l.J == 1 && l.V * 16 == N)) << "N = " << N;
     }
   }
+}
+
+// The octet kernel's row sum: lane m < 8 of the octet folds its logical lanes m + 8f
+// (fold_logical_lanes), then shuffles at offsets 4, 2, 1 (emulated: lane m adds lane m ^ o's
+// value) — every lane's result has the bits of the twin's butterfly_sum over the L = 8F
+// logical lanes, for partials of mixed signs and magnitudes 2^-20 .. 2^20 (where the order of
+// fp32 adds shows: the plain left-to-right sum differs on most rows, checked too).
+template <int F>
+void expect_octet_fold_equals_butterfly(std::mt19937& rng, int rows) {
+  constexpr int L = 8 * F;
+  std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> exponent(-20, 20);
+  int differs_from_sequential = 0;
+  for (int r = 0; r < rows; ++r) {
+    float lanes[L];
+    for (float& v : lanes) v = std::ldexp(mantissa(rng), exponent(rng));
+    const float twin = butterfly_sum(lanes, L);
+    float octet[8];
+    for (int m = 0; m < 8; ++m) {
+      float part[F];
+      for (int f = 0; f < F; ++f) part[f] = lanes[m + 8 * f];
+      octet[m] = fold_logical_lanes<F>(part);
+    }
+    for (int o = 4; o >= 1; o /= 2) {
+      float next[8];
+      for (int m = 0; m < 8; ++m) next[m] = octet[m] + octet[m ^ o];
+      std::memcpy(octet, next, sizeof octet);
+    }
+    for (int m = 0; m < 8; ++m) {
+      ASSERT_EQ(std::memcmp(&octet[m], &twin, sizeof twin), 0) << "L " << L << ", row " << r << ", lane " << m;
+    }
+    float sequential = 0.0f;
+    for (float v : lanes) sequential += v;
+    differs_from_sequential += sequential != twin;
+  }
+  EXPECT_GT(differs_from_sequential, rows / 2) << "L " << L << ": the inputs do not exercise the order";
+}
+
+TEST(SsuLanes, OctetFold) {
+  std::mt19937 rng(27);
+  expect_octet_fold_equals_butterfly<2>(rng, 20000);  // L = 16: 16-bit rows of N = 16·V
+  expect_octet_fold_equals_butterfly<4>(rng, 20000);  // L = 32
 }
 
 }  // namespace
