@@ -123,25 +123,12 @@ SSMV_HD SSMV_FORCEINLINE LaneLayout lane_layout(int N, int state_bytes) {
 // u: the lane's index among the L lanes of its row (lane % L).
 SSMV_HD SSMV_FORCEINLINE int lane_element(const LaneLayout& l, int u, int j, int v) { return (j * l.L + u) * l.V + v; }
 
-// The twin's sum of a row's L lane partials (lanes[u], u < L): an xor butterfly of fp32 adds,
-// at each level (offsets L/2, ..., 2, 1) lane u adding the value of lane u ^ offset; every lane
-// ends with the same sum (addition commutes exactly). The kernels run it as shuffles.
-SSMV_HD SSMV_FORCEINLINE float butterfly_sum(const float* lanes, int L) {
-  float v[kWarp];
-  for (int u = 0; u < L; ++u) v[u] = lanes[u];
-  for (int offset = L / 2; offset >= 1; offset /= 2) {
-    float next[kWarp];
-    for (int u = 0; u < L; ++u) next[u] = v[u] + v[u ^ offset];
-    for (int u = 0; u < L; ++u) v[u] = next[u];
-  }
-  return v[0];
-}
-
 // The octet kernel (octet.cuh) gives one lane the F = L/8 logical lanes m + 8f (f < F, m < 8)
 // of a row: part[f] is logical lane m + 8f's partial. This runs the butterfly levels whose
 // partners are inside the lane (offset o >= 8: logical lane m + 8f meets m + 8(f ^ o/8)) and
 // returns the value logical lane m then holds; the levels 4, 2, 1 follow across the octet, and
-// the lane ends with butterfly_sum's bits (tests/contract_test.cpp, OctetFold).
+// the lane ends with the bits of the twin's butterfly_sum (twin.h; tests/contract_test.cpp,
+// OctetFold).
 template <int F>
 SSMV_HD SSMV_FORCEINLINE float fold_logical_lanes(float (&part)[F]) {
   for (int o = F / 2; o >= 1; o /= 2) {

@@ -9,6 +9,18 @@
 #include "spec/format.h"
 
 namespace ssmv::ssu {
+
+// The kernel's butterfly over the L lanes of a row: at each level lane u adds the value of
+// lane u ^ offset (offsets L/2, ..., 1); every lane ends with the same sum.
+float butterfly_sum(std::array<float, kWarp> v, int L) {
+  for (int offset = L / 2; offset >= 1; offset /= 2) {
+    std::array<float, kWarp> next;
+    for (int u = 0; u < L; ++u) next[u] = v[u] + v[u ^ offset];
+    v = next;
+  }
+  return v[0];
+}
+
 namespace {
 
 // Element i of a tensor of format f, as the fp32 the kernel computes with (exact).
@@ -96,7 +108,7 @@ void run_head(const Params& p, int r, int h, const LaneLayout& lay) {
                                                         : 0.0f;
       const float z = p.has_z() ? load(p.input_format, p.z, int64_t(t) * p.z_stride_token + int64_t(h) * p.z_stride_head + row)
                           : 0.0f;
-      const float y = fm::output_epilogue(butterfly_sum(acc.data(), lay.L), p.has_D(), D, x, p.has_z(), z);
+      const float y = fm::output_epilogue(butterfly_sum(acc, lay.L), p.has_D(), D, x, p.has_z(), z);
       store(p.output_format, p.y, int64_t(t) * p.y_stride_token + int64_t(h) * p.y_stride_head + row, y);
     }
     if (!pad && p.has_token_states() && p.token_state_slots[t] != p.pad_slot_id) store_all(p.token_state_slots[t]);

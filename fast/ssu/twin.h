@@ -3,6 +3,9 @@
 // for bit (tests/gpu_test.cu); CI and property tests run it where no GPU exists.
 #pragma once
 
+#include <array>
+
+#include "fast/ssu/arithmetic.h"
 #include "fast/ssu/check.h"
 #include "fast/ssu/params.h"
 #include "fast/ssu/ssu.h"
@@ -17,5 +20,9 @@ void run_twin(const Params& p, int threads = 0);
 
 // `d` packed (pack.h) and run by run_twin(Params). Every Variant gives these bits.
 Result run_twin(const DecodeProblem& d, const Config& config = {});
+
+// The row sum of the L lane partials v[0 .. L) (L = 16 or 32: lane_layout), as every kernel
+// forms it: an xor butterfly of fp32 adds.
+float butterfly_sum(std::array<float, kWarp> v, int L);
 
 }  // namespace ssmv::ssu

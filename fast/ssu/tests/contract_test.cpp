@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -12,6 +13,7 @@
 #include "fast/ssu/contract.h"
 #include "fast/ssu/arithmetic.h"
 #include "fast/ssu/params.h"
+#include "fast/ssu/twin.h"
 
 namespace ssmv::ssu {
 namespace {
@@ -75,8 +77,8 @@ void expect_octet_fold_equals_butterfly(std::mt19937& rng, int rows) {
   std::uniform_int_distribution<int> exponent(-20, 20);
   int differs_from_sequential = 0;
   for (int r = 0; r < rows; ++r) {
-    float lanes[L];
-    for (float& v : lanes) v = std::ldexp(mantissa(rng), exponent(rng));
+    std::array<float, kWarp> lanes{};
+    for (int u = 0; u < L; ++u) lanes[u] = std::ldexp(mantissa(rng), exponent(rng));
     const float twin = butterfly_sum(lanes, L);
     float octet[8];
     for (int m = 0; m < 8; ++m) {
@@ -93,7 +95,7 @@ void expect_octet_fold_equals_butterfly(std::mt19937& rng, int rows) {
       ASSERT_EQ(std::memcmp(&octet[m], &twin, sizeof twin), 0) << "L " << L << ", row " << r << ", lane " << m;
     }
     float sequential = 0.0f;
-    for (float v : lanes) sequential += v;
+    for (int u = 0; u < L; ++u) sequential += lanes[u];
     differs_from_sequential += sequential != twin;
   }
   EXPECT_GT(differs_from_sequential, rows / 2) << "L " << L << ": the inputs do not exercise the order";
