@@ -139,6 +139,14 @@ bool inputs_chunked(const Params& p, int V) {
          aligned_for_chunks(p.C, V, 2, p.C_stride_token, p.C_stride_group);
 }
 
+// The device's multiprocessors (the current device's; each launcher asks once).
+int multiprocessor_count() {
+  int device = 0, count = 0;
+  SSMV_CUDA_CHECK(cudaGetDevice(&device));
+  SSMV_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  return count;
+}
+
 // The streamed kernel's work items: kRowsPerWarp·kStreamGroups rows of one (request, head).
 int64_t stream_items(const Params& p) {
   const int rows = kRowsPerWarp * kStreamGroups(p.state_format);
@@ -157,9 +165,8 @@ template <Format SF, int V, int J, int L>
 void launch_streamed(const Params& p, int64_t items, cudaStream_t stream, const LaunchOptions& options) {
   constexpr int smem = stream_smem_bytes<SF, V, J, L>();
   static const int resident = [] {
-    int device = 0, sms = 0, per_sm = 0;
-    SSMV_CUDA_CHECK(cudaGetDevice(&device));
-    SSMV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int sms = multiprocessor_count();
+    int per_sm = 0;
     SSMV_CUDA_CHECK(
         cudaFuncSetAttribute(ssu_stream_kernel<SF, V, J, L>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     SSMV_CUDA_CHECK(cudaFuncSetAttribute(ssu_stream_kernel<SF, V, J, L>,
@@ -215,12 +222,13 @@ template <Format SF, int V, int J, int L>
 void launch_octet(const Params& p, cudaStream_t stream, const LaunchOptions& options) {
   constexpr auto kernel = ssu_octet_kernel<SF, V, J, L>;
   static const int sms = [] {
-    int device = 0, count = 0;
-    SSMV_CUDA_CHECK(cudaGetDevice(&device));
-    SSMV_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
     SSMV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          OctetWindow::bytes(kMaxN, kMaxP, 4)));
-    return count;
+    // The whole carveout for shared memory, as the streamed kernel asks: 8 blocks of 16.5 KB
+    // (bf16 inputs, N = 128, P = 64) need 132 KB of it.
+    SSMV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                         int(cudaSharedmemCarveoutMaxShared)));
+    return multiprocessor_count();
   }();
   const int64_t pairs = int64_t(p.num_requests) * p.H;
   const int most = (p.P + kOctetRows - 1) / kOctetRows;

@@ -42,12 +42,22 @@
 #ifndef SSMV_SSU_OCTET_MIN_BLOCKS
 #define SSMV_SSU_OCTET_MIN_BLOCKS 8
 #endif
+// 1: a token's octet shuffles run during the next token's chains; 0: at the end of its own.
+#ifndef SSMV_SSU_OCTET_SUMS_BEHIND
+#define SSMV_SSU_OCTET_SUMS_BEHIND 1
+#endif
+// Tokens of a window per iteration of the token loop (the compiler's unroll factor).
+#ifndef SSMV_SSU_OCTET_TOKEN_UNROLL
+#define SSMV_SSU_OCTET_TOKEN_UNROLL 1
+#endif
 
 namespace ssmv::ssu::warp {
 
 inline constexpr int kOctet = 8;                                        // lanes per row
 inline constexpr int kOctetRows = kWarpsPerBlock * kWarp / kOctet;     // rows per pass: 16
 inline constexpr int kOctetWindow = SSMV_SSU_OCTET_WINDOW;
+inline constexpr int kOctetTokenUnroll = SSMV_SSU_OCTET_TOKEN_UNROLL;
+inline constexpr bool kOctetSumsBehind = SSMV_SSU_OCTET_SUMS_BEHIND != 0;
 
 __host__ __device__ constexpr int kOctetMinBlocks(int lane_elements) {
   return lane_elements <= 16 ? SSMV_SSU_OCTET_MIN_BLOCKS : 4;
@@ -175,6 +185,14 @@ __device__ __forceinline__ void stage_octet_window(const Params& p, const Head& 
   __syncthreads();
 }
 
+// The row sum from each lane's in-lane fold: the butterfly levels 4, 2, 1 by shuffles inside
+// the octet (every lane of the warp calls it).
+__device__ __forceinline__ float octet_sum(float folded) {
+#pragma unroll
+  for (int o = kOctet / 2; o >= 1; o /= 2) folded = folded + __shfl_xor_sync(0xffffffffu, folded, o);
+  return folded;
+}
+
 // y of tokens [t0, t0 + n) (window slots 0 .. n − 1) for rows [r0, r1) of the block (rows
 // from rb0): every thread takes (token, row) pairs, y = fm::output_epilogue of the row's sum
 // (finish_row). The caller has synchronized the block after the sums were written.
@@ -245,11 +263,19 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
         __syncthreads();  // every thread is done with the previous window
         stage_octet_window<V>(p, hd, win, t0, n, rb0, rows);
       }
-      // Not unrolled: unrolled over the window (64 bytes of spills at 64 registers) it ran
-      // 3–9 % slower at batch 256 (bench/NOTES.md, session 27).
-#pragma unroll 1
+      // Not unrolled by default: unrolled over the window (64 bytes of spills at 64 registers)
+      // it ran 3–9 % slower at batch 256 (bench/NOTES.md, session 27).
+      // Each token's row sum is folded inside the lane at once, and its octet shuffles run
+      // during the next token's fma chains (kOctetSumsBehind): the same adds, but the in-order
+      // issue no longer waits on three dependent shuffles per token.
+      float pending = 0.0f;  // token w − 1's sum folded inside the lane (w = 0: unused)
+#pragma unroll kOctetTokenUnroll
       for (int w = 0; w < kOctetWindow; ++w) {
         if (w >= n) break;
+        if constexpr (kOctetSumsBehind) {
+          const float sum = octet_sum(pending);
+          if (member == 0 && live && w > 0) win.sums(w - 1)[row - rb0] = sum;
+        }
         const float2 sc = win.scalars()[w];  // δ, decay
         const float x = live ? decode_raw(p.input_format, load_raw(p.input_format, win.x_raw(w), row - rb0)) : 0.0f;
         float part[F];
@@ -270,12 +296,17 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
           }
         }
         // Butterfly levels L/2 … 8 inside the lane, then 4, 2, 1 inside the octet.
-        float sum = fold_logical_lanes<F>(part);
-#pragma unroll
-        for (int o = kOctet / 2; o >= 1; o /= 2) sum = sum + __shfl_xor_sync(0xffffffffu, sum, o);
-        if (member == 0 && live) win.sums(w)[row - rb0] = sum;
+        pending = fold_logical_lanes<F>(part);
+        if constexpr (!kOctetSumsBehind) {
+          const float sum = octet_sum(pending);
+          if (member == 0 && live) win.sums(w)[row - rb0] = sum;
+        }
         const int32_t slot = win.slots()[w];
         if (!hd.pad && live && slot != p.pad_slot_id) store_row(slot, row, s);
+      }
+      if constexpr (kOctetSumsBehind) {  // the window's last token
+        const float sum = octet_sum(pending);
+        if (member == 0 && live) win.sums(n - 1)[row - rb0] = sum;
       }
       if (!one_window) {
         __syncthreads();  // the pass's sums of this window are written
