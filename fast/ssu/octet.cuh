@@ -9,8 +9,9 @@
 // whose lanes hold 16 elements of one row (bench/NOTES.md, session 23). Here 8 lanes share
 // a row and a lane holds F = L/8 of the layout's logical lanes, m and m + 8, m + 16, … (m the
 // lane's place in its octet): N/8 elements of one row (16 for N = 128), dB and C read from
-// shared memory per row and token (those reads, 32 floats per lane and token, the same for
-// the 4 rows of a warp, are what each extra token costs: bench/NOTES.md, session 27).
+// shared memory per row and token (32 floats per lane and token; halving them — B and C as
+// bf16 bits, or two rows per octet — did not make the tokens cheaper: the token loop is bound
+// by issue and latency, bench/NOTES.md, session 28).
 //
 // The same bits as the twin: a lane runs each logical lane's fma chain in layout order (its
 // own accumulator per logical lane), then the row's butterfly levels whose partners are
