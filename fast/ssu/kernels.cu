@@ -215,12 +215,12 @@ void launch_tokens(const Params& p, cudaStream_t stream) {
   SSMV_CUDA_CHECK(cudaGetLastError());
 }
 
-// The octet kernel (octet.cuh): one block per (request, head, split of its rows), the rows
+// The octet kernel (octet.cuh) for inputs of format IF: one block per (request, head, split of its rows), the rows
 // split so that the grid has about 8 blocks per multiprocessor where R·H alone has fewer
 // (a split is a multiple of kOctetRows rows), or as options.octet_splits asks.
-template <Format SF, int V, int J, int L>
-void launch_octet(const Params& p, cudaStream_t stream, const LaunchOptions& options) {
-  constexpr auto kernel = ssu_octet_kernel<SF, V, J, L>;
+template <Format SF, Format IF, int V, int J, int L>
+void launch_octet_with(const Params& p, cudaStream_t stream, const LaunchOptions& options) {
+  constexpr auto kernel = ssu_octet_kernel<SF, IF, V, J, L>;
   static const int sms = [] {
     SSMV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          OctetWindow::bytes(kMaxN, kMaxP, 4)));
@@ -241,6 +241,20 @@ void launch_octet(const Params& p, cudaStream_t stream, const LaunchOptions& opt
   const dim3 grid(static_cast<unsigned>(p.num_requests * blocks_per_pair), static_cast<unsigned>(p.H));
   kernel<<<grid, kWarpsPerBlock * kWarp, smem, stream>>>(p, rows);
   SSMV_CUDA_CHECK(cudaGetLastError());
+}
+
+// The octet kernel for the launch's input format (a template parameter of the kernel: its
+// decoding and shared-memory offsets fold at compile time; bench/NOTES.md, session 28).
+template <Format SF, int V, int J, int L>
+void launch_octet(const Params& p, cudaStream_t stream, const LaunchOptions& options) {
+  switch (p.input_format) {
+    case Format::bf16: return launch_octet_with<SF, Format::bf16, V, J, L>(p, stream, options);
+    case Format::fp16: return launch_octet_with<SF, Format::fp16, V, J, L>(p, stream, options);
+    case Format::fp32: return launch_octet_with<SF, Format::fp32, V, J, L>(p, stream, options);
+    case Format::int16_scaled: break;  // not an input format (check_params)
+  }
+  throw ProblemError("ssu: field 'input_format' = " + std::string(format_name(p.input_format)) +
+                     ": not an input format of the octet kernel");
 }
 
 template <Format SF, int V, int J, int L>

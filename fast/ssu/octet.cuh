@@ -11,7 +11,7 @@
 // lane's place in its octet): N/8 elements of one row (16 for N = 128), dB and C read from
 // shared memory per row and token (32 floats per lane and token; halving them — B and C as
 // bf16 bits, or two rows per octet — did not make the tokens cheaper: the token loop is bound
-// by issue and latency, bench/NOTES.md, session 28).
+// by instruction issue, bench/NOTES.md, session 28).
 //
 // The same bits as the twin: a lane runs each logical lane's fma chain in layout order (its
 // own accumulator per logical lane), then the row's butterfly levels whose partners are
@@ -43,22 +43,12 @@
 #ifndef SSMV_SSU_OCTET_MIN_BLOCKS
 #define SSMV_SSU_OCTET_MIN_BLOCKS 8
 #endif
-// 1: a token's octet shuffles run during the next token's chains; 0: at the end of its own.
-#ifndef SSMV_SSU_OCTET_SUMS_BEHIND
-#define SSMV_SSU_OCTET_SUMS_BEHIND 1
-#endif
-// Tokens of a window per iteration of the token loop (the compiler's unroll factor).
-#ifndef SSMV_SSU_OCTET_TOKEN_UNROLL
-#define SSMV_SSU_OCTET_TOKEN_UNROLL 1
-#endif
 
 namespace ssmv::ssu::warp {
 
 inline constexpr int kOctet = 8;                                        // lanes per row
 inline constexpr int kOctetRows = kWarpsPerBlock * kWarp / kOctet;     // rows per pass: 16
 inline constexpr int kOctetWindow = SSMV_SSU_OCTET_WINDOW;
-inline constexpr int kOctetTokenUnroll = SSMV_SSU_OCTET_TOKEN_UNROLL;
-inline constexpr bool kOctetSumsBehind = SSMV_SSU_OCTET_SUMS_BEHIND != 0;
 
 __host__ __device__ constexpr int kOctetMinBlocks(int lane_elements) {
   return lane_elements <= 16 ? SSMV_SSU_OCTET_MIN_BLOCKS : 4;
@@ -116,12 +106,13 @@ __device__ __forceinline__ void read_octet_chunk(const float* base, int n0, int 
 // Stages tokens [t0, t0 + n) for rows [rb0, rb0 + rows) of head hd into win; every thread of
 // the block calls it (two barriers inside). Every item is one aligned 16-byte cp.async
 // (chunks_aligned): per token N/per chunks of B, of C, then rows/per of x and of z (if any).
-template <int V>
+template <Format IF, int V, int N>
 __device__ __forceinline__ void stage_octet_window(const Params& p, const Head& hd, const OctetWindow& win,
                                                    int32_t t0, int n, int rb0, int rows) {
-  const Format f = p.input_format;
-  const int ib = win.ib, per = 16 / ib;
-  const int nb = p.N / per, nx = rows / per, nxz = (p.z != nullptr ? 2 : 1) * nx;
+  constexpr Format f = IF;
+  constexpr int ib = IF == Format::fp32 ? 4 : 2, per = 16 / ib;
+  constexpr int nb = N / per;
+  const int nx = rows / per, nxz = (p.z != nullptr ? 2 : 1) * nx;
   const int per_token = 2 * nb + nxz;
   const int tid = threadIdx.x, step = blockDim.x;
   // Thread tid < n: token tid's dt (its load goes out first) and per-token state slot.
@@ -169,37 +160,30 @@ __device__ __forceinline__ void stage_octet_window(const Params& p, const Head& 
     const float delta = win.scalars()[w].x;
     float* const dst = is_b ? win.dB(w) : win.C(w);
     const int n0 = (is_b ? k : k - nb) * per;
-    if (ib == 2) {
+    if constexpr (ib == 2) {
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
         const float v = decode16(f, uint16_t(word[e / 2] >> (16 * (e % 2))));
-        dst[octet_position<V>(n0 + e, p.N)] = is_b ? scaled_B(delta, v) : v;
+        dst[octet_position<V>(n0 + e, N)] = is_b ? scaled_B(delta, v) : v;
       }
     } else {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const float v = __uint_as_float(word[e]);
-        dst[octet_position<V>(n0 + e, p.N)] = is_b ? scaled_B(delta, v) : v;
+        dst[octet_position<V>(n0 + e, N)] = is_b ? scaled_B(delta, v) : v;
       }
     }
   }
   __syncthreads();
 }
 
-// The row sum from each lane's in-lane fold: the butterfly levels 4, 2, 1 by shuffles inside
-// the octet (every lane of the warp calls it).
-__device__ __forceinline__ float octet_sum(float folded) {
-#pragma unroll
-  for (int o = kOctet / 2; o >= 1; o /= 2) folded = folded + __shfl_xor_sync(0xffffffffu, folded, o);
-  return folded;
-}
-
 // y of tokens [t0, t0 + n) (window slots 0 .. n − 1) for rows [r0, r1) of the block (rows
 // from rb0): every thread takes (token, row) pairs, y = fm::output_epilogue of the row's sum
 // (finish_row). The caller has synchronized the block after the sums were written.
+template <Format IF>
 __device__ __forceinline__ void finish_octet_rows(const Params& p, const Head& hd, const OctetWindow& win, int32_t t0,
                                                   int n, int rb0, int r0, int r1) {
-  const Format f = p.input_format;
+  constexpr Format f = IF;
   const int count = r1 - r0;
   for (int e = threadIdx.x; e < n * count; e += blockDim.x) {
     const int w = e / count, row = r0 + e % count, r = row - rb0;
@@ -213,14 +197,15 @@ __device__ __forceinline__ void finish_octet_rows(const Params& p, const Head& h
 // dynamic shared memory; block (r·splits + s, h) owns rows [s·rows_per_block, …) ∩ [0, P).
 // Requires (launcher: why_not_octet) J·L·V = N, L a multiple of 8, the pool aligned for
 // chunks of V, chunks_aligned(p).
-template <Format SF, int V, int J, int L>
+template <Format SF, Format IF, int V, int J, int L>
 __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOctet * J * V))
     ssu_octet_kernel(const __grid_constant__ Params p, int rows_per_block) {
   constexpr int F = L / kOctet, CH = F * J, EL = CH * V;  // logical lanes, chunks, elements per lane
+  constexpr int N = J * L * V;                            // p.N (why_not_octet)
   static_assert(L % kOctet == 0 && F >= 1 && (F & (F - 1)) == 0);
   using E = typename StateBits<SF>::T;
   extern __shared__ __align__(16) unsigned char smem[];
-  const OctetWindow win{p.N, rows_per_block, p.input_format == Format::fp32 ? 4 : 2, smem};
+  const OctetWindow win{N, rows_per_block, IF == Format::fp32 ? 4 : 2, smem};
   const int splits = (p.P + rows_per_block - 1) / rows_per_block;
   const int rb0 = (blockIdx.x % splits) * rows_per_block;
   const int rb1 = min(p.P, rb0 + rows_per_block);
@@ -250,7 +235,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
 
   Chunk<SF, V> raw[CH];
   load_raw_row(rb0 + octet, raw);
-  if (one_window) stage_octet_window<V>(p, hd, win, hd.t0, nw, rb0, rows);
+  if (one_window) stage_octet_window<IF, V, N>(p, hd, win, hd.t0, nw, rb0, rows);
   for (int pass = 0; pass < passes; ++pass) {
     const int row = rb0 + pass * kOctetRows + octet;
     const bool live = row < rb1;
@@ -262,23 +247,15 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
       const int n = min(kOctetWindow, hd.t1 - t0);
       if (!one_window) {
         __syncthreads();  // every thread is done with the previous window
-        stage_octet_window<V>(p, hd, win, t0, n, rb0, rows);
+        stage_octet_window<IF, V, N>(p, hd, win, t0, n, rb0, rows);
       }
-      // Not unrolled by default: unrolled over the window (64 bytes of spills at 64 registers)
-      // it ran 3–9 % slower at batch 256 (bench/NOTES.md, session 27).
-      // Each token's row sum is folded inside the lane at once, and its octet shuffles run
-      // during the next token's fma chains (kOctetSumsBehind): the same adds, but the in-order
-      // issue no longer waits on three dependent shuffles per token.
-      float pending = 0.0f;  // token w − 1's sum folded inside the lane (w = 0: unused)
-#pragma unroll kOctetTokenUnroll
+      // Not unrolled: unrolled over the window (64 bytes of spills at 64 registers) it ran
+      // 3–9 % slower at batch 256 (bench/NOTES.md, session 27).
+#pragma unroll 1
       for (int w = 0; w < kOctetWindow; ++w) {
         if (w >= n) break;
-        if constexpr (kOctetSumsBehind) {
-          const float sum = octet_sum(pending);
-          if (member == 0 && live && w > 0) win.sums(w - 1)[row - rb0] = sum;
-        }
         const float2 sc = win.scalars()[w];  // δ, decay
-        const float x = live ? decode_raw(p.input_format, load_raw(p.input_format, win.x_raw(w), row - rb0)) : 0.0f;
+        const float x = live ? decode_raw(IF, load_raw(IF, win.x_raw(w), row - rb0)) : 0.0f;
         float part[F];
 #pragma unroll
         for (int f = 0; f < F; ++f) {
@@ -287,8 +264,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
           for (int j = 0; j < J; ++j) {
             const int c = f * J + j;
             float db[V], cc[V];
-            read_octet_chunk<V>(win.dB(w), n0(c), p.N, db);
-            read_octet_chunk<V>(win.C(w), n0(c), p.N, cc);
+            read_octet_chunk<V>(win.dB(w), n0(c), N, db);
+            read_octet_chunk<V>(win.C(w), n0(c), N, cc);
 #pragma unroll
             for (int v = 0; v < V; ++v) {
               s[c * V + v] = update_state(s[c * V + v], sc.y, db[v], x);
@@ -297,28 +274,23 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
           }
         }
         // Butterfly levels L/2 … 8 inside the lane, then 4, 2, 1 inside the octet.
-        pending = fold_logical_lanes<F>(part);
-        if constexpr (!kOctetSumsBehind) {
-          const float sum = octet_sum(pending);
-          if (member == 0 && live) win.sums(w)[row - rb0] = sum;
-        }
+        float sum = fold_logical_lanes<F>(part);
+#pragma unroll
+        for (int o = kOctet / 2; o >= 1; o /= 2) sum = sum + __shfl_xor_sync(0xffffffffu, sum, o);
+        if (member == 0 && live) win.sums(w)[row - rb0] = sum;
         const int32_t slot = win.slots()[w];
         if (!hd.pad && live && slot != p.pad_slot_id) store_row(slot, row, s);
       }
-      if constexpr (kOctetSumsBehind) {  // the window's last token
-        const float sum = octet_sum(pending);
-        if (member == 0 && live) win.sums(n - 1)[row - rb0] = sum;
-      }
       if (!one_window) {
         __syncthreads();  // the pass's sums of this window are written
-        finish_octet_rows(p, hd, win, t0, n, rb0, rb0 + pass * kOctetRows, min(rb1, rb0 + (pass + 1) * kOctetRows));
+        finish_octet_rows<IF>(p, hd, win, t0, n, rb0, rb0 + pass * kOctetRows, min(rb1, rb0 + (pass + 1) * kOctetRows));
       }
     }
     if (!hd.pad && live) store_row(hd.slot_out, row, s);  // a pad writes no state
   }
   if (one_window) {
     __syncthreads();
-    finish_octet_rows(p, hd, win, hd.t0, nw, rb0, rb0, rb1);
+    finish_octet_rows<IF>(p, hd, win, hd.t0, nw, rb0, rb0, rb1);
   }
 }
 
