@@ -27,8 +27,8 @@
 //   streamed nor the octet kernel takes): each block stages a window of tokens' inputs in shared memory,
 //   decoded once, and its warps run the tokens from there with the state in registers
 //   (advance_row, reduce_rows).
-// * the octet kernel (octet.cuh; launches the streamed kernel does not take where N is a
-//   whole number of the layout's chunks and the inputs come in aligned 16-byte chunks): a row
+// * the octet kernel (octet.cuh; every launch where N is a whole number of the layout's
+//   chunks and the inputs come in aligned 16-byte chunks): a row
 //   on 8 lanes, each running 2 or 4 of the layout's logical lanes' chains and the butterfly
 //   levels between them, then 3 shuffle levels: the same sums, 16 state elements per lane for
 //   N = 128 instead of 64.
@@ -262,9 +262,9 @@ void launch_typed(const Params& p, cudaStream_t stream, const LaunchOptions& opt
   if constexpr (streams(SF, V)) {
     if (use_streamed(p, options.variant)) return launch_streamed<SF, V, J, L>(p, stream_items(p), stream, options);
   }
-  // Automatic: the octet kernel wherever it applies and the streamed one does not (fp32
-  // states at any token count, 16-bit ones with several tokens per request; bench/NOTES.md,
-  // session 27).
+  // Automatic: the octet kernel wherever it applies (ahead of the streamed kernel at every
+  // single-token bf16 row in three H100 runs; bench/NOTES.md, session 28), the streamed one
+  // where only it applies.
   const bool automatic = options.variant == Variant::automatic;
   if (options.variant == Variant::octet || (automatic && why_not_octet(p) == nullptr)) {
     return launch_octet<SF, V, J, L>(p, stream, options);
@@ -330,7 +330,7 @@ const char* why_not_octet(const Params& p) {
 }
 
 bool takes_streamed_kernel(const Params& p) {
-  return why_not_streamed(p) == nullptr && p.num_tokens <= p.num_requests;
+  return why_not_streamed(p) == nullptr && p.num_tokens <= p.num_requests && why_not_octet(p) != nullptr;
 }
 
 void launch(const Params& p, cudaStream_t stream, const LaunchOptions& options) {

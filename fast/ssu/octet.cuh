@@ -1,5 +1,4 @@
-// The octet SSU kernel (kernels.cu launches it where it applies and the streamed kernel does
-// not — fp32 states, 16-bit states with several tokens per request — and for Variant::octet):
+// The octet SSU kernel (kernels.cu launches it wherever it applies, and for Variant::octet):
 // a state row on an octet of lanes. Device code for kernels.cu only.
 //
 // Why: the other kernels give a row of N = 128 16-bit elements to 16 lanes of 8 elements
