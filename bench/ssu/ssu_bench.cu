@@ -1,4 +1,4 @@
-// ssu_bench [iterations] [batch]: achieved bandwidth of the SSU kernel on the current GPU next to
+// ssu_bench [iterations] [batch] [tokens] [state]: achieved bandwidth of the SSU kernel on the current GPU next to
 // a device-to-device cudaMemcpy measured in the same run.
 //
 // Shapes: batch 1, 8, 64, 256 requests of one token, and 64, 256 requests of 2, 4, 8 tokens
@@ -7,12 +7,14 @@
 // Bytes counted: the state read and written (2·batch·H·P·N·bytes(state)) plus every input
 // read once and y written once. Time: CUDA events around each launch, the L2 flushed
 // (a memset of 4× its size) before each, median of `iterations` launches (default 200).
-// Kernel: the one launch() picks (Variant::automatic: "streamed", "octet", "tokens" or
-// "per-item"), then on the same problem each other kernel that applies (per-item, octet,
+// Kernel: the one launch() picks (Variant::automatic: "octet", "streamed", "tokens" or
+// "per-item"), then on the same problem each other kernel that applies (per-item, streamed,
 // tokens; the tokens kernel takes every launch).
 // Copy: cudaMemcpyAsync device to device of the state's bytes, same timing, bandwidth
 // counting bytes read plus written; also of 1 GiB (the card's copy ceiling).
-// A second argument runs the rows of that batch alone (the geometry variants run 256 only).
+// A second argument runs the rows of that batch alone (the geometry variants run 256 only), a
+// third those of that many tokens per request, a fourth those of that state format (fp32,
+// bf16): filters for a profiler's run (0 or "" for any).
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
@@ -76,7 +78,10 @@ bool matches_twin(Format state, int tokens) {
 int main(int argc, char** argv) {
   try {
     const int iterations = argc > 1 ? std::atoi(argv[1]) : 200;
+    // Optional filters (for profilers): batch, tokens per request, state format name.
     const int only_batch = argc > 2 ? std::atoi(argv[2]) : 0;
+    const int only_tokens = argc > 3 ? std::atoi(argv[3]) : 0;
+    const std::string only_state = argc > 4 ? argv[4] : "";
     cudaDeviceProp prop;
     SSMV_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     std::printf("device %s, %d SMs, L2 %d MiB; kernel variant: %d rows/warp, %d groups for 16-bit states, min "
@@ -108,6 +113,8 @@ int main(int argc, char** argv) {
     for (Format state : {Format::fp32, Format::bf16}) {
       for (const Row& row : rows) {
         if (only_batch != 0 && row.batch != only_batch) continue;
+        if (only_tokens != 0 && row.tokens != only_tokens) continue;
+        if (!only_state.empty() && only_state != format_name(state)) continue;
         testing::ProblemConfig c = bench_config(row.batch, state);
         c.min_tokens = c.max_tokens = row.tokens;
         c.random_pool = false;  // the warm-up launches make it non-zero
@@ -124,18 +131,20 @@ int main(int argc, char** argv) {
                           + double(row.batch) * 4 * 2 + 4;  // cu_seqlens, slot_in
         const double moved = 2 * state_bytes + io;
         const double copy = copy_gbps(timer, size_t(state_bytes), iterations);
-        // The automatic choice, then each other kernel that applies: per-item, octet, tokens.
+        // The automatic choice, then each other kernel that applies: per-item, streamed (one
+        // token per request), tokens.
         const bool streamed = takes_streamed_kernel(dev.params());
         const bool octet = why_not_octet(dev.params()) == nullptr;
         const bool multi = row.tokens > 1;
-        const char* automatic = streamed ? "streamed" : octet ? "octet" : multi ? "tokens" : "per-item";
+        const bool streamable = why_not_streamed(dev.params()) == nullptr && !multi;
+        const char* automatic = octet ? "octet" : streamed ? "streamed" : multi ? "tokens" : "per-item";
         struct Timed {
           Variant kernel;
           const char* name;
         };
         std::vector<Timed> timed = {{Variant::automatic, automatic}};
         if (streamed || octet || multi) timed.push_back({Variant::per_item, "per-item"});
-        if (octet && streamed) timed.push_back({Variant::octet, "octet"});
+        if (octet && streamable) timed.push_back({Variant::streamed, "streamed"});
         if (streamed || octet || !multi) timed.push_back({Variant::tokens, "tokens"});
         for (const Timed& k : timed) {
           const double ms = timer.median_ms(iterations, [&] { launch(dev.params(), nullptr, {k.kernel, 0}); });

@@ -27,8 +27,8 @@
 //   streamed nor the octet kernel takes): each block stages a window of tokens' inputs in shared memory,
 //   decoded once, and its warps run the tokens from there with the state in registers
 //   (advance_row, reduce_rows).
-// * the octet kernel (octet.cuh; launches the streamed kernel does not take where N is a
-//   whole number of the layout's chunks and the inputs come in aligned 16-byte chunks): a row
+// * the octet kernel (octet.cuh; every launch where N is a whole number of the layout's
+//   chunks and the inputs come in aligned 16-byte chunks): a row
 //   on 8 lanes, each running 2 or 4 of the layout's logical lanes' chains and the butterfly
 //   levels between them, then 3 shuffle levels: the same sums, 16 state elements per lane for
 //   N = 128 instead of 64.
@@ -139,6 +139,14 @@ bool inputs_chunked(const Params& p, int V) {
          aligned_for_chunks(p.C, V, 2, p.C_stride_token, p.C_stride_group);
 }
 
+// The device's multiprocessors (the current device's; each launcher asks once).
+int multiprocessor_count() {
+  int device = 0, count = 0;
+  SSMV_CUDA_CHECK(cudaGetDevice(&device));
+  SSMV_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  return count;
+}
+
 // The streamed kernel's work items: kRowsPerWarp·kStreamGroups rows of one (request, head).
 int64_t stream_items(const Params& p) {
   const int rows = kRowsPerWarp * kStreamGroups(p.state_format);
@@ -157,9 +165,8 @@ template <Format SF, int V, int J, int L>
 void launch_streamed(const Params& p, int64_t items, cudaStream_t stream, const LaunchOptions& options) {
   constexpr int smem = stream_smem_bytes<SF, V, J, L>();
   static const int resident = [] {
-    int device = 0, sms = 0, per_sm = 0;
-    SSMV_CUDA_CHECK(cudaGetDevice(&device));
-    SSMV_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int sms = multiprocessor_count();
+    int per_sm = 0;
     SSMV_CUDA_CHECK(
         cudaFuncSetAttribute(ssu_stream_kernel<SF, V, J, L>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     SSMV_CUDA_CHECK(cudaFuncSetAttribute(ssu_stream_kernel<SF, V, J, L>,
@@ -208,19 +215,20 @@ void launch_tokens(const Params& p, cudaStream_t stream) {
   SSMV_CUDA_CHECK(cudaGetLastError());
 }
 
-// The octet kernel (octet.cuh): one block per (request, head, split of its rows), the rows
+// The octet kernel (octet.cuh) for inputs of format IF: one block per (request, head, split of its rows), the rows
 // split so that the grid has about 8 blocks per multiprocessor where R·H alone has fewer
 // (a split is a multiple of kOctetRows rows), or as options.octet_splits asks.
-template <Format SF, int V, int J, int L>
-void launch_octet(const Params& p, cudaStream_t stream, const LaunchOptions& options) {
-  constexpr auto kernel = ssu_octet_kernel<SF, V, J, L>;
+template <Format SF, Format IF, int V, int J, int L>
+void launch_octet_with(const Params& p, cudaStream_t stream, const LaunchOptions& options) {
+  constexpr auto kernel = ssu_octet_kernel<SF, IF, V, J, L>;
   static const int sms = [] {
-    int device = 0, count = 0;
-    SSMV_CUDA_CHECK(cudaGetDevice(&device));
-    SSMV_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
     SSMV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          OctetWindow::bytes(kMaxN, kMaxP, 4)));
-    return count;
+    // The whole carveout for shared memory, as the streamed kernel asks: 8 blocks of 16.5 KB
+    // (bf16 inputs, N = 128, P = 64) need 132 KB of it.
+    SSMV_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                         int(cudaSharedmemCarveoutMaxShared)));
+    return multiprocessor_count();
   }();
   const int64_t pairs = int64_t(p.num_requests) * p.H;
   const int most = (p.P + kOctetRows - 1) / kOctetRows;
@@ -235,14 +243,28 @@ void launch_octet(const Params& p, cudaStream_t stream, const LaunchOptions& opt
   SSMV_CUDA_CHECK(cudaGetLastError());
 }
 
+// The octet kernel for the launch's input format (a template parameter of the kernel: its
+// decoding and shared-memory offsets fold at compile time; bench/NOTES.md, session 28).
+template <Format SF, int V, int J, int L>
+void launch_octet(const Params& p, cudaStream_t stream, const LaunchOptions& options) {
+  switch (p.input_format) {
+    case Format::bf16: return launch_octet_with<SF, Format::bf16, V, J, L>(p, stream, options);
+    case Format::fp16: return launch_octet_with<SF, Format::fp16, V, J, L>(p, stream, options);
+    case Format::fp32: return launch_octet_with<SF, Format::fp32, V, J, L>(p, stream, options);
+    case Format::int16_scaled: break;  // not an input format (check_params)
+  }
+  throw ProblemError("ssu: field 'input_format' = " + std::string(format_name(p.input_format)) +
+                     ": not an input format of the octet kernel");
+}
+
 template <Format SF, int V, int J, int L>
 void launch_typed(const Params& p, cudaStream_t stream, const LaunchOptions& options) {
   if constexpr (streams(SF, V)) {
     if (use_streamed(p, options.variant)) return launch_streamed<SF, V, J, L>(p, stream_items(p), stream, options);
   }
-  // Automatic: the octet kernel wherever it applies and the streamed one does not (fp32
-  // states at any token count, 16-bit ones with several tokens per request; bench/NOTES.md,
-  // session 27).
+  // Automatic: the octet kernel wherever it applies (ahead of the streamed kernel at every
+  // single-token bf16 row in three H100 runs; bench/NOTES.md, session 28), the streamed one
+  // where only it applies.
   const bool automatic = options.variant == Variant::automatic;
   if (options.variant == Variant::octet || (automatic && why_not_octet(p) == nullptr)) {
     return launch_octet<SF, V, J, L>(p, stream, options);
@@ -308,7 +330,7 @@ const char* why_not_octet(const Params& p) {
 }
 
 bool takes_streamed_kernel(const Params& p) {
-  return why_not_streamed(p) == nullptr && p.num_tokens <= p.num_requests;
+  return why_not_streamed(p) == nullptr && p.num_tokens <= p.num_requests && why_not_octet(p) != nullptr;
 }
 
 void launch(const Params& p, cudaStream_t stream, const LaunchOptions& options) {

@@ -31,10 +31,10 @@ const char* why_not_streamed(const Params& p);
 // aligned 16-byte chunks with N and P multiples of a chunk. Host-side; no device access.
 const char* why_not_octet(const Params& p);
 
-// Whether Variant::automatic takes the streamed kernel for p: where it applies and
-// num_tokens <= num_requests (the decode step). The others take the octet kernel where it
-// applies, else the tokens kernel if they have more tokens than requests, else ssu_kernel
-// (bench/NOTES.md, session 27).
+// Whether Variant::automatic takes the streamed kernel for p: where it applies, the octet
+// kernel does not, and num_tokens <= num_requests (the decode step). The others take the octet
+// kernel where it applies, else the tokens kernel if they have more tokens than requests, else
+// ssu_kernel (bench/NOTES.md, sessions 27 and 28).
 bool takes_streamed_kernel(const Params& p);
 
 // check_params(p) (throws ProblemError before launching), then one launch on `stream`.

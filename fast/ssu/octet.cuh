@@ -1,5 +1,4 @@
-// The octet SSU kernel (kernels.cu launches it where it applies and the streamed kernel does
-// not — fp32 states, 16-bit states with several tokens per request — and for Variant::octet):
+// The octet SSU kernel (kernels.cu launches it wherever it applies, and for Variant::octet):
 // a state row on an octet of lanes. Device code for kernels.cu only.
 //
 // Why: the other kernels give a row of N = 128 16-bit elements to 16 lanes of 8 elements
@@ -9,8 +8,9 @@
 // whose lanes hold 16 elements of one row (bench/NOTES.md, session 23). Here 8 lanes share
 // a row and a lane holds F = L/8 of the layout's logical lanes, m and m + 8, m + 16, … (m the
 // lane's place in its octet): N/8 elements of one row (16 for N = 128), dB and C read from
-// shared memory per row and token (those reads, 32 floats per lane and token, the same for
-// the 4 rows of a warp, are what each extra token costs: bench/NOTES.md, session 27).
+// shared memory per row and token (32 floats per lane and token; halving them — B and C as
+// bf16 bits, or two rows per octet — did not make the tokens cheaper: the token loop is bound
+// by instruction issue, bench/NOTES.md, session 28).
 //
 // The same bits as the twin: a lane runs each logical lane's fma chain in layout order (its
 // own accumulator per logical lane), then the row's butterfly levels whose partners are
@@ -105,12 +105,13 @@ __device__ __forceinline__ void read_octet_chunk(const float* base, int n0, int 
 // Stages tokens [t0, t0 + n) for rows [rb0, rb0 + rows) of head hd into win; every thread of
 // the block calls it (two barriers inside). Every item is one aligned 16-byte cp.async
 // (chunks_aligned): per token N/per chunks of B, of C, then rows/per of x and of z (if any).
-template <int V>
+template <Format IF, int V, int N>
 __device__ __forceinline__ void stage_octet_window(const Params& p, const Head& hd, const OctetWindow& win,
                                                    int32_t t0, int n, int rb0, int rows) {
-  const Format f = p.input_format;
-  const int ib = win.ib, per = 16 / ib;
-  const int nb = p.N / per, nx = rows / per, nxz = (p.z != nullptr ? 2 : 1) * nx;
+  constexpr Format f = IF;
+  constexpr int ib = IF == Format::fp32 ? 4 : 2, per = 16 / ib;
+  constexpr int nb = N / per;
+  const int nx = rows / per, nxz = (p.z != nullptr ? 2 : 1) * nx;
   const int per_token = 2 * nb + nxz;
   const int tid = threadIdx.x, step = blockDim.x;
   // Thread tid < n: token tid's dt (its load goes out first) and per-token state slot.
@@ -158,17 +159,17 @@ __device__ __forceinline__ void stage_octet_window(const Params& p, const Head& 
     const float delta = win.scalars()[w].x;
     float* const dst = is_b ? win.dB(w) : win.C(w);
     const int n0 = (is_b ? k : k - nb) * per;
-    if (ib == 2) {
+    if constexpr (ib == 2) {
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
         const float v = decode16(f, uint16_t(word[e / 2] >> (16 * (e % 2))));
-        dst[octet_position<V>(n0 + e, p.N)] = is_b ? scaled_B(delta, v) : v;
+        dst[octet_position<V>(n0 + e, N)] = is_b ? scaled_B(delta, v) : v;
       }
     } else {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const float v = __uint_as_float(word[e]);
-        dst[octet_position<V>(n0 + e, p.N)] = is_b ? scaled_B(delta, v) : v;
+        dst[octet_position<V>(n0 + e, N)] = is_b ? scaled_B(delta, v) : v;
       }
     }
   }
@@ -178,9 +179,10 @@ __device__ __forceinline__ void stage_octet_window(const Params& p, const Head& 
 // y of tokens [t0, t0 + n) (window slots 0 .. n − 1) for rows [r0, r1) of the block (rows
 // from rb0): every thread takes (token, row) pairs, y = fm::output_epilogue of the row's sum
 // (finish_row). The caller has synchronized the block after the sums were written.
+template <Format IF>
 __device__ __forceinline__ void finish_octet_rows(const Params& p, const Head& hd, const OctetWindow& win, int32_t t0,
                                                   int n, int rb0, int r0, int r1) {
-  const Format f = p.input_format;
+  constexpr Format f = IF;
   const int count = r1 - r0;
   for (int e = threadIdx.x; e < n * count; e += blockDim.x) {
     const int w = e / count, row = r0 + e % count, r = row - rb0;
@@ -194,14 +196,15 @@ __device__ __forceinline__ void finish_octet_rows(const Params& p, const Head& h
 // dynamic shared memory; block (r·splits + s, h) owns rows [s·rows_per_block, …) ∩ [0, P).
 // Requires (launcher: why_not_octet) J·L·V = N, L a multiple of 8, the pool aligned for
 // chunks of V, chunks_aligned(p).
-template <Format SF, int V, int J, int L>
+template <Format SF, Format IF, int V, int J, int L>
 __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOctet * J * V))
     ssu_octet_kernel(const __grid_constant__ Params p, int rows_per_block) {
   constexpr int F = L / kOctet, CH = F * J, EL = CH * V;  // logical lanes, chunks, elements per lane
+  constexpr int N = J * L * V;                            // p.N (why_not_octet)
   static_assert(L % kOctet == 0 && F >= 1 && (F & (F - 1)) == 0);
   using E = typename StateBits<SF>::T;
   extern __shared__ __align__(16) unsigned char smem[];
-  const OctetWindow win{p.N, rows_per_block, p.input_format == Format::fp32 ? 4 : 2, smem};
+  const OctetWindow win{N, rows_per_block, IF == Format::fp32 ? 4 : 2, smem};
   const int splits = (p.P + rows_per_block - 1) / rows_per_block;
   const int rb0 = (blockIdx.x % splits) * rows_per_block;
   const int rb1 = min(p.P, rb0 + rows_per_block);
@@ -231,7 +234,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
 
   Chunk<SF, V> raw[CH];
   load_raw_row(rb0 + octet, raw);
-  if (one_window) stage_octet_window<V>(p, hd, win, hd.t0, nw, rb0, rows);
+  if (one_window) stage_octet_window<IF, V, N>(p, hd, win, hd.t0, nw, rb0, rows);
   for (int pass = 0; pass < passes; ++pass) {
     const int row = rb0 + pass * kOctetRows + octet;
     const bool live = row < rb1;
@@ -243,7 +246,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
       const int n = min(kOctetWindow, hd.t1 - t0);
       if (!one_window) {
         __syncthreads();  // every thread is done with the previous window
-        stage_octet_window<V>(p, hd, win, t0, n, rb0, rows);
+        stage_octet_window<IF, V, N>(p, hd, win, t0, n, rb0, rows);
       }
       // Not unrolled: unrolled over the window (64 bytes of spills at 64 registers) it ran
       // 3–9 % slower at batch 256 (bench/NOTES.md, session 27).
@@ -251,7 +254,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
       for (int w = 0; w < kOctetWindow; ++w) {
         if (w >= n) break;
         const float2 sc = win.scalars()[w];  // δ, decay
-        const float x = live ? decode_raw(p.input_format, load_raw(p.input_format, win.x_raw(w), row - rb0)) : 0.0f;
+        const float x = live ? decode_raw(IF, load_raw(IF, win.x_raw(w), row - rb0)) : 0.0f;
         float part[F];
 #pragma unroll
         for (int f = 0; f < F; ++f) {
@@ -260,8 +263,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
           for (int j = 0; j < J; ++j) {
             const int c = f * J + j;
             float db[V], cc[V];
-            read_octet_chunk<V>(win.dB(w), n0(c), p.N, db);
-            read_octet_chunk<V>(win.C(w), n0(c), p.N, cc);
+            read_octet_chunk<V>(win.dB(w), n0(c), N, db);
+            read_octet_chunk<V>(win.C(w), n0(c), N, cc);
 #pragma unroll
             for (int v = 0; v < V; ++v) {
               s[c * V + v] = update_state(s[c * V + v], sc.y, db[v], x);
@@ -279,14 +282,14 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
       }
       if (!one_window) {
         __syncthreads();  // the pass's sums of this window are written
-        finish_octet_rows(p, hd, win, t0, n, rb0, rb0 + pass * kOctetRows, min(rb1, rb0 + (pass + 1) * kOctetRows));
+        finish_octet_rows<IF>(p, hd, win, t0, n, rb0, rb0 + pass * kOctetRows, min(rb1, rb0 + (pass + 1) * kOctetRows));
       }
     }
     if (!hd.pad && live) store_row(hd.slot_out, row, s);  // a pad writes no state
   }
   if (one_window) {
     __syncthreads();
-    finish_octet_rows(p, hd, win, hd.t0, nw, rb0, rb0, rb1);
+    finish_octet_rows<IF>(p, hd, win, hd.t0, nw, rb0, rb0, rb1);
   }
 }
 

@@ -18,8 +18,8 @@ namespace ssmv::ssu {
 // Which CUDA kernel runs a launch; every variant computes the same bits (kernels.cu), so
 // the host twin has one form for all of them.
 enum class Variant : uint8_t {
-  automatic,  // streamed where it applies and the launch has at most one token per request;
-              // else octet where it applies; else tokens where the launch has more tokens
+  automatic,  // octet where it applies; else streamed where it applies and the launch has
+              // at most one token per request; else tokens where the launch has more tokens
               // than requests; else per_item
   streamed,   // the streamed kernel (stream.cuh); ProblemError where it does not apply
   per_item,   // ssu_kernel: one warp per group of rows, one launch-wide grid

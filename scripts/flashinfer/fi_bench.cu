@@ -1,7 +1,7 @@
 // fi_bench [iterations]: FlashInfer's CUDA selective_state_update timed the way bench/ssu/ssu_bench
 // times ssmv's SSU kernel, for the same-run comparison of issue 19 (bench/NOTES.md): H = 32,
 // P = 64 (DIM), N = 128 (DSTATE), G = 1, bf16 x, B, C, z; dt, D, dt_bias fp32 (FlashInfer's
-// weight_t); softplus, D per head, z gate; state fp32 and bf16; batch 64 and 256; one token per
+// weight_t); softplus, D per head, z gate; state fp32 and bf16; batch 1, 64 and 256; one token per
 // request (invokeSelectiveStateUpdate, algorithm auto) and NTOK tokens per request in one launch
 // (invokeSelectiveStateUpdateMTP; NTOK is a compile-time constant of FlashInfer's template, so
 // one binary per token count: build.sh). Time: CUDA events around each launch, the L2 flushed (a
@@ -111,7 +111,7 @@ int main(int argc, char** argv) try {
   std::printf("%-6s %6s %6s %10s\n", "state", "batch", "tokens", "us");
   for (int K : {1, NTOK}) {
     if (K == 1 && NTOK != 2) continue;  // the single-token rows once, in the NTOK = 2 binary
-    for (int batch : {64, 256}) {
+    for (int batch : {1, 64, 256}) {
       std::printf("%-6s %6d %6d %10.2f\n", "fp32", batch, K, time_row<float>(timer, iterations, batch, K));
       std::printf("%-6s %6d %6d %10.2f\n", "bf16", batch, K, time_row<__nv_bfloat16>(timer, iterations, batch, K));
     }
