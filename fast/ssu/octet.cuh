@@ -54,9 +54,12 @@ __host__ __device__ constexpr int kOctetMinBlocks(int lane_elements) {
 }
 
 // One block's shared memory for `rows` rows (a multiple of kOctetRows), N state dims and
-// inputs of `ib` bytes: the landing area of B and C ([window][2][N] raw, 16-byte chunks),
-// x and z raw ([window][rows] each), then floats: per token δ and the decay, dB and C
-// ([window][N] each), the row sums ([window][rows]); then the per-token state slots.
+// inputs of `ib` bytes. First what the token loop reads, at offsets that do not depend on the
+// row count (N and ib are compile-time constants in the kernel, so the loop's addresses fold):
+// the landing area of B and C ([window][2][N] raw, 16-byte chunks), per token δ and the decay,
+// dB and C ([window][N] floats each); then x and z raw ([window][rows] each, 16-byte aligned:
+// every region before is a multiple of 16 bytes), the row sums ([window][rows] floats) and the
+// per-token state slots.
 struct OctetWindow {
   int N, rows, ib;
   unsigned char* base;
@@ -66,14 +69,18 @@ struct OctetWindow {
            int(sizeof(int32_t)) * kOctetWindow;
   }
   __device__ __forceinline__ uint4* landing(int chunk) const { return reinterpret_cast<uint4*>(base) + chunk; }
-  __device__ __forceinline__ unsigned char* x_raw(int w) const {
-    return base + kOctetWindow * 2 * N * ib + w * rows * ib;
+  __device__ __forceinline__ float2* scalars() const {
+    return reinterpret_cast<float2*>(base + kOctetWindow * 2 * N * ib);
   }
-  __device__ __forceinline__ unsigned char* z_raw(int w) const { return x_raw(kOctetWindow) + w * rows * ib; }
-  __device__ __forceinline__ float2* scalars() const { return reinterpret_cast<float2*>(z_raw(kOctetWindow)); }
   __device__ __forceinline__ float* dB(int w) const { return reinterpret_cast<float*>(scalars() + kOctetWindow) + w * N; }
   __device__ __forceinline__ float* C(int w) const { return dB(kOctetWindow) + w * N; }
-  __device__ __forceinline__ float* sums(int w) const { return C(kOctetWindow) + w * rows; }
+  __device__ __forceinline__ unsigned char* x_raw(int w) const {
+    return reinterpret_cast<unsigned char*>(C(kOctetWindow)) + w * rows * ib;
+  }
+  __device__ __forceinline__ unsigned char* z_raw(int w) const { return x_raw(kOctetWindow) + w * rows * ib; }
+  __device__ __forceinline__ float* sums(int w) const {
+    return reinterpret_cast<float*>(z_raw(kOctetWindow)) + w * rows;
+  }
   __device__ __forceinline__ int32_t* slots() const { return reinterpret_cast<int32_t*>(sums(kOctetWindow)); }
 };
 
@@ -184,11 +191,19 @@ __device__ __forceinline__ void finish_octet_rows(const Params& p, const Head& h
                                                   int n, int rb0, int r0, int r1) {
   constexpr Format f = IF;
   const int count = r1 - r0;
-  for (int e = threadIdx.x; e < n * count; e += blockDim.x) {
-    const int w = e / count, row = r0 + e % count, r = row - rb0;
+  if (count <= 0) return;
+  // Pair e = w·count + (row − r0), e = threadIdx.x + k·blockDim.x: one division, then each step
+  // adds blockDim.x as (whole tokens, rows) with a carry (a division per pair had been a fifth
+  // of the epilogue's instructions: bench/NOTES.md, session 28).
+  const int step_w = int(blockDim.x) / count, step_r = int(blockDim.x) - step_w * count;
+  int w = int(threadIdx.x) / count, k = int(threadIdx.x) - w * count;
+  for (; w < n; w += step_w) {
+    const int row = r0 + k, r = row - rb0;
     const float x = decode_raw(f, load_raw(f, win.x_raw(w), r));
     const float z = p.z != nullptr ? decode_raw(f, load_raw(f, win.z_raw(w), r)) : 0.0f;
     finish_row(p, hd, t0 + w, row, win.sums(w)[r], D_of(p, hd.h, row), x, z);
+    k += step_r;
+    if (k >= count) k -= count, ++w;
   }
 }
 
