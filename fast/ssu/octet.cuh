@@ -25,8 +25,10 @@
 // window's B and C (of the head's group), x and z (of the block's rows) land in shared memory
 // by cp.async, one thread per token computes δ and the decay (token_scalars), and B is stored
 // as dB = δ·B (scaled_B, the twin's product), C decoded. A request of one window stages it
-// once for all passes; longer ones stage each window in each pass. Row sums wait in shared
-// memory and every thread then finishes (D, gate, y) rows of the window (finish_row).
+// once for all passes; longer ones stage each window in each pass. After the butterfly every
+// lane of an octet holds the row's sum; lane m keeps token m's (a window has at most kOctet
+// tokens) and, once the window's tokens are done, finishes that (token, row) pair (D, gate, y:
+// finish_row): one pair a lane, no sums in shared memory, no barrier, no division.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -58,14 +60,12 @@ __host__ __device__ constexpr int kOctetMinBlocks(int lane_elements) {
 // row count (N and ib are compile-time constants in the kernel, so the loop's addresses fold):
 // the landing area of B and C ([window][2][N] raw, 16-byte chunks), per token δ and the decay,
 // dB and C ([window][N] floats each); then x and z raw ([window][rows] each, 16-byte aligned:
-// every region before is a multiple of 16 bytes), the row sums ([window][rows] floats) and the
-// per-token state slots.
+// every region before is a multiple of 16 bytes) and the per-token state slots.
 struct OctetWindow {
   int N, rows, ib;
   unsigned char* base;
   __host__ __device__ static int bytes(int N, int rows, int ib) {
-    return kOctetWindow * (2 * N + 2 * rows) * ib +
-           int(sizeof(float)) * (2 * kOctetWindow + 2 * kOctetWindow * N + kOctetWindow * rows) +
+    return kOctetWindow * (2 * N + 2 * rows) * ib + int(sizeof(float)) * (2 * kOctetWindow + 2 * kOctetWindow * N) +
            int(sizeof(int32_t)) * kOctetWindow;
   }
   __device__ __forceinline__ uint4* landing(int chunk) const { return reinterpret_cast<uint4*>(base) + chunk; }
@@ -78,10 +78,7 @@ struct OctetWindow {
     return reinterpret_cast<unsigned char*>(C(kOctetWindow)) + w * rows * ib;
   }
   __device__ __forceinline__ unsigned char* z_raw(int w) const { return x_raw(kOctetWindow) + w * rows * ib; }
-  __device__ __forceinline__ float* sums(int w) const {
-    return reinterpret_cast<float*>(z_raw(kOctetWindow)) + w * rows;
-  }
-  __device__ __forceinline__ int32_t* slots() const { return reinterpret_cast<int32_t*>(sums(kOctetWindow)); }
+  __device__ __forceinline__ int32_t* slots() const { return reinterpret_cast<int32_t*>(z_raw(kOctetWindow)); }
 };
 
 // Where element n of a token's dB or C sits in its [N] floats. Chunks of V = 8 (16-bit
@@ -183,30 +180,6 @@ __device__ __forceinline__ void stage_octet_window(const Params& p, const Head& 
   __syncthreads();
 }
 
-// y of tokens [t0, t0 + n) (window slots 0 .. n − 1) for rows [r0, r1) of the block (rows
-// from rb0): every thread takes (token, row) pairs, y = fm::output_epilogue of the row's sum
-// (finish_row). The caller has synchronized the block after the sums were written.
-template <Format IF>
-__device__ __forceinline__ void finish_octet_rows(const Params& p, const Head& hd, const OctetWindow& win, int32_t t0,
-                                                  int n, int rb0, int r0, int r1) {
-  constexpr Format f = IF;
-  const int count = r1 - r0;
-  if (count <= 0) return;
-  // Pair e = w·count + (row − r0), e = threadIdx.x + k·blockDim.x: one division, then each step
-  // adds blockDim.x as (whole tokens, rows) with a carry (a division per pair had been a fifth
-  // of the epilogue's instructions: bench/NOTES.md, session 28).
-  const int step_w = int(blockDim.x) / count, step_r = int(blockDim.x) - step_w * count;
-  int w = int(threadIdx.x) / count, k = int(threadIdx.x) - w * count;
-  for (; w < n; w += step_w) {
-    const int row = r0 + k, r = row - rb0;
-    const float x = decode_raw(f, load_raw(f, win.x_raw(w), r));
-    const float z = p.z != nullptr ? decode_raw(f, load_raw(f, win.z_raw(w), r)) : 0.0f;
-    finish_row(p, hd, t0 + w, row, win.sums(w)[r], D_of(p, hd.h, row), x, z);
-    k += step_r;
-    if (k >= count) k -= count, ++w;
-  }
-}
-
 // Grid (R·splits, H), 128 threads, OctetWindow::bytes(N, rows_per_block, input bytes) of
 // dynamic shared memory; block (r·splits + s, h) owns rows [s·rows_per_block, …) ∩ [0, P).
 // Requires (launcher: why_not_octet) J·L·V = N, L a multiple of 8, the pool aligned for
@@ -246,6 +219,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
   const bool one_window = nw <= kOctetWindow;
   const int rows = rb1 - rb0;
   const int passes = (rows + kOctetRows - 1) / kOctetRows;
+  static_assert(kOctetWindow <= kOctet, "lane m of an octet finishes token m of a window");
 
   Chunk<SF, V> raw[CH];
   load_raw_row(rb0 + octet, raw);
@@ -263,6 +237,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
         __syncthreads();  // every thread is done with the previous window
         stage_octet_window<IF, V, N>(p, hd, win, t0, n, rb0, rows);
       }
+      float my_sum = 0.0f;  // the row's sum of token `member` of the window: the lane finishes it
       // Not unrolled: unrolled over the window (64 bytes of spills at 64 registers) it ran
       // 3–9 % slower at batch 256 (bench/NOTES.md, session 27).
 #pragma unroll 1
@@ -291,20 +266,17 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
         float sum = fold_logical_lanes<F>(part);
 #pragma unroll
         for (int o = kOctet / 2; o >= 1; o /= 2) sum = sum + __shfl_xor_sync(0xffffffffu, sum, o);
-        if (member == 0 && live) win.sums(w)[row - rb0] = sum;
+        if (member == w) my_sum = sum;
         const int32_t slot = win.slots()[w];
         if (!hd.pad && live && slot != p.pad_slot_id) store_row(slot, row, s);
       }
-      if (!one_window) {
-        __syncthreads();  // the pass's sums of this window are written
-        finish_octet_rows<IF>(p, hd, win, t0, n, rb0, rb0 + pass * kOctetRows, min(rb1, rb0 + (pass + 1) * kOctetRows));
+      if (live && member < n) {
+        const float x = decode_raw(IF, load_raw(IF, win.x_raw(member), row - rb0));
+        const float z = p.z != nullptr ? decode_raw(IF, load_raw(IF, win.z_raw(member), row - rb0)) : 0.0f;
+        finish_row(p, hd, t0 + member, row, my_sum, D_of(p, hd.h, row), x, z);
       }
     }
     if (!hd.pad && live) store_row(hd.slot_out, row, s);  // a pad writes no state
-  }
-  if (one_window) {
-    __syncthreads();
-    finish_octet_rows<IF>(p, hd, win, hd.t0, nw, rb0, rb0, rb1);
   }
 }
 
