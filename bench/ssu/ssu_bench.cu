@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
         const testing::GeneratedProblem g = testing::make_problem(c, 7);
         HostLaunch host(g.decode, g.config);
         DeviceLaunch dev(host);
-        const int sb = state == Format::fp32 ? 4 : 2;
+        const int sb = storage_bytes(state);
         const double tokens = double(row.batch) * row.tokens;
         const double state_bytes = double(row.batch) * c.H * c.P * c.N * sb;
         const double io = tokens * c.H * c.P * 2 * 3      // x, z, y

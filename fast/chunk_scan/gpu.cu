@@ -9,6 +9,7 @@
 #include "fast/chunk_scan/device_launch.h"
 #include "fast/chunk_scan/kernels_async.cuh"
 #include "fast/common/cuda_check.h"
+#include "fast/common/storage_bytes.h"
 
 namespace ssmv::chunk_scan {
 namespace {
@@ -32,11 +33,9 @@ struct DeviceBuffer {
   }
 };
 
-size_t bytes_of(Format f) { return f == Format::fp32 ? 4 : 2; }
-
 // Values exact in f, encoded as f's bits (2 or 4 bytes each), uploaded.
 DeviceBuffer upload(const float* v, size_t n, Format f) {
-  DeviceBuffer d(n * bytes_of(f));
+  DeviceBuffer d(n * storage_bytes(f));
   if (n == 0) return d;
   if (f == Format::fp32) {
     SSMV_CUDA_CHECK(cudaMemcpy(d.ptr, v, d.bytes, cudaMemcpyHostToDevice));
@@ -133,9 +132,9 @@ DeviceLaunch::DeviceLaunch(const Problem& pr, const Config& cfg)
   b.chunk_state = DeviceBuffer(states * 4);
   b.state_in = DeviceBuffer(states * (p.use_mma ? 2 : 4));
   b.cb = DeviceBuffer(NC * size_t(p.G) * size_t(p.L) * size_t(p.L) * 4);
-  b.y = DeviceBuffer(T * H * size_t(p.P) * bytes_of(p.output));
-  b.final_state = DeviceBuffer(size_t(p.S) * H * size_t(p.P) * size_t(p.N) * bytes_of(p.state));
-  if (cfg.boundary_states) b.boundary = DeviceBuffer(states * bytes_of(p.state));
+  b.y = DeviceBuffer(T * H * size_t(p.P) * storage_bytes(p.output));
+  b.final_state = DeviceBuffer(size_t(p.S) * H * size_t(p.P) * size_t(p.N) * storage_bytes(p.state));
+  if (cfg.boundary_states) b.boundary = DeviceBuffer(states * storage_bytes(p.state));
   for (DeviceBuffer* d : {&b.y, &b.final_state, &b.boundary, &b.cb}) {
     if (d->ptr) SSMV_CUDA_CHECK(cudaMemset(d->ptr, 0xff, d->bytes));
   }

@@ -23,6 +23,7 @@
 #include "fast/common/fast_math.h"
 #include "fast/common/hd.h"
 #include "fast/common/recurrence_math.h"
+#include "fast/common/storage_bytes.h"
 
 namespace ssmv::ssu {
 

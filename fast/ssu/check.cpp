@@ -17,13 +17,11 @@ void positive(const char* name, int64_t v, int64_t max) {
   if (v <= 0 || v > max) fail(field(name, v) + ": must lie in [1, " + std::to_string(max) + "]");
 }
 
-int element_bytes(Format f) { return f == Format::fp32 ? 4 : 2; }
-
 void pointer(const char* name, const void* ptr, Format f) {
   if (ptr == nullptr) fail(std::string("field '") + name + "' is null");
-  if (reinterpret_cast<uintptr_t>(ptr) % element_bytes(f) != 0) {
+  if (reinterpret_cast<uintptr_t>(ptr) % storage_bytes(f) != 0) {
     fail(std::string("field '") + name + "' is not aligned to its " + std::string(format_name(f)) +
-         " element size (" + std::to_string(element_bytes(f)) + " bytes)");
+         " element size (" + std::to_string(storage_bytes(f)) + " bytes)");
   }
 }
 

@@ -123,13 +123,13 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, SSMV_SSU_MIN_BLOCKS)
 // Whether a layout has a streamed kernel: cp.async copies chunks of 4 bytes or more.
 __host__ __device__ constexpr bool streams(Format f, int V) {
   return (f != Format::fp32 || SSMV_SSU_STREAM_FP32 != 0) &&
-         V * (f == Format::fp32 ? 4 : 2) >= 4;
+         V * storage_bytes(f) >= 4;
 }
 
 // One access of V elements needs the pool, its strides and hence every chunk start (a
 // multiple of V) aligned to V elements.
 bool vector_pool(const Params& p, int V) {
-  return aligned_for_chunks(p.state, V, p.state_format == Format::fp32 ? 4 : 2, p.state_stride_slot,
+  return aligned_for_chunks(p.state, V, storage_bytes(p.state_format), p.state_stride_slot,
                             p.state_stride_head, p.state_stride_p);
 }
 
@@ -237,7 +237,7 @@ void launch_octet_with(const Params& p, cudaStream_t stream, const LaunchOptions
   const int splits = int(asked < 1 ? 1 : asked > most ? most : asked);
   const int rows = ((p.P + splits - 1) / splits + kOctetRows - 1) / kOctetRows * kOctetRows;
   const int blocks_per_pair = (p.P + rows - 1) / rows;
-  const int smem = OctetWindow::bytes(p.N, rows, p.input_format == Format::fp32 ? 4 : 2);
+  const int smem = OctetWindow::bytes(p.N, rows, storage_bytes(p.input_format));
   const dim3 grid(static_cast<unsigned>(p.num_requests * blocks_per_pair), static_cast<unsigned>(p.H));
   kernel<<<grid, kWarpsPerBlock * kWarp, smem, stream>>>(p, rows);
   SSMV_CUDA_CHECK(cudaGetLastError());
@@ -297,7 +297,7 @@ void launch_vector(const Params& p, const LaneLayout& l, cudaStream_t stream, co
 
 template <Format SF>
 void launch_format(const Params& p, cudaStream_t stream, const LaunchOptions& options) {
-  const LaneLayout l = lane_layout(p.N, SF == Format::fp32 ? 4 : 2);
+  const LaneLayout l = lane_layout(p.N, storage_bytes(SF));
   switch (l.V) {
     case 1: return launch_vector<SF, 1>(p, l, stream, options);
     case 2: return launch_vector<SF, 2>(p, l, stream, options);
@@ -310,7 +310,7 @@ void launch_format(const Params& p, cudaStream_t stream, const LaunchOptions& op
 }  // namespace
 
 const char* why_not_streamed(const Params& p) {
-  const LaneLayout l = lane_layout(p.N, p.state_format == Format::fp32 ? 4 : 2);
+  const LaneLayout l = lane_layout(p.N, storage_bytes(p.state_format));
   if (!streams(p.state_format, l.V)) return "the state format or its chunk size (fp32 states, chunks under 4 bytes)";
   if (!vector_pool(p, l.V)) return "the state pool or its strides are not aligned to a chunk";
   if (p.N % l.V != 0) return "N is not a multiple of the chunk";
@@ -322,7 +322,7 @@ const char* why_not_streamed(const Params& p) {
 }
 
 const char* why_not_octet(const Params& p) {
-  const LaneLayout l = lane_layout(p.N, p.state_format == Format::fp32 ? 4 : 2);
+  const LaneLayout l = lane_layout(p.N, storage_bytes(p.state_format));
   if (l.J * l.L * l.V != p.N) return "N is not a whole number of the lane layout's chunks";
   if (!vector_pool(p, l.V)) return "the state pool or its strides are not aligned to a chunk";
   if (!chunks_aligned(p)) return "B, C, x or z are not in aligned 16-byte chunks, or N or P is not a multiple of one";

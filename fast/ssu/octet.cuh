@@ -113,7 +113,7 @@ template <Format IF, int V, int N>
 __device__ __forceinline__ void stage_octet_window(const Params& p, const Head& hd, const OctetWindow& win,
                                                    int32_t t0, int n, int rb0, int rows) {
   constexpr Format f = IF;
-  constexpr int ib = IF == Format::fp32 ? 4 : 2, per = 16 / ib;
+  constexpr int ib = storage_bytes(IF), per = 16 / ib;
   constexpr int nb = N / per;
   const int nx = rows / per, nxz = (p.z != nullptr ? 2 : 1) * nx;
   const int per_token = 2 * nb + nxz;
@@ -192,7 +192,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
   static_assert(L % kOctet == 0 && F >= 1 && (F & (F - 1)) == 0);
   using E = typename StateBits<SF>::T;
   extern __shared__ __align__(16) unsigned char smem[];
-  const OctetWindow win{N, rows_per_block, IF == Format::fp32 ? 4 : 2, smem};
+  const OctetWindow win{N, rows_per_block, storage_bytes(IF), smem};
   const int splits = (p.P + rows_per_block - 1) / rows_per_block;
   const int rb0 = (blockIdx.x % splits) * rows_per_block;
   const int rb1 = min(p.P, rb0 + rows_per_block);

@@ -3,15 +3,15 @@
 #include <cstring>
 #include <string>
 
+#include "fast/common/storage_bytes.h"
+
 namespace ssmv::ssu {
 namespace {
-
-int bytes_of(Format f) { return f == Format::fp32 ? 4 : 2; }
 
 // Values exact in format f (validate checked it) as their bits: an fp32 value is its own
 // bits; a 16-bit value is its own rounding to nearest even (exact, so no rounding happens).
 std::vector<uint8_t> encode(Format f, const float* v, size_t n) {
-  std::vector<uint8_t> out(n * bytes_of(f));
+  std::vector<uint8_t> out(n * storage_bytes(f));
   if (f == Format::fp32) {
     if (n != 0) std::memcpy(out.data(), v, out.size());
     return out;
@@ -33,7 +33,7 @@ std::vector<uint8_t> encode(Format f, const FormatValues& v) {
 }
 
 std::vector<Bits> decode_bits(Format f, const std::vector<uint8_t>& raw) {
-  std::vector<Bits> out(raw.size() / bytes_of(f));
+  std::vector<Bits> out(raw.size() / storage_bytes(f));
   for (size_t i = 0; i < out.size(); ++i) {
     if (f == Format::fp32) {
       uint32_t w;
@@ -99,7 +99,7 @@ HostLaunch::HostLaunch(const DecodeProblem& d, const Config& config) {
   B = encode(f.input, pr.B);
   C = encode(f.input, pr.C);
   z = encode(f.input, pr.z);
-  y.assign(size_t(s.num_tokens() * s.H * s.P) * bytes_of(f.output), 0);
+  y.assign(size_t(s.num_tokens() * s.H * s.P) * storage_bytes(f.output), 0);
   A = pr.A;
   dt_bias = pr.dt_bias;
   D = pr.D;

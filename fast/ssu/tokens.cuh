@@ -143,7 +143,7 @@ template <bool kChunked>
 __device__ __forceinline__ void stage_window(const Params& p, const Head& hd, StagedHeads heads, const Window& win,
                                              int32_t t0, int nw, int rblock0) {
   const Format f = p.input_format;
-  const int bytes = f == Format::fp32 ? 4 : 2;
+  const int bytes = storage_bytes(f);
   const int per = kChunked ? 16 / bytes : 1;
   const int rows = min(win.R, p.P - rblock0);
   const int nb = p.N / per, nx = rows / per;  // kChunked: N and rows are multiples of per
@@ -209,7 +209,7 @@ __device__ __forceinline__ void stage_window(const Params& p, const Head& hd, St
 // on 16 bytes, their strides and N and P are multiples of a chunk (then so is every block's
 // first row, a multiple of kRowsPerBlock).
 inline bool chunks_aligned(const Params& p) {
-  const int bytes = p.input_format == Format::fp32 ? 4 : 2, per = 16 / bytes;
+  const int bytes = storage_bytes(p.input_format), per = 16 / bytes;
   return p.N % per == 0 && p.P % per == 0 && aligned_for_chunks(p.B, per, bytes, p.B_stride_token, p.B_stride_group) &&
          aligned_for_chunks(p.C, per, bytes, p.C_stride_token, p.C_stride_group) &&
          aligned_for_chunks(p.x, per, bytes, p.x_stride_token, p.x_stride_head) &&

@@ -122,7 +122,7 @@ void run_twin(const Params& p, int threads) {
   check_params(p);
   if (p.num_requests == 0) return;
   check_indices(p, copy_indices(p));
-  const LaneLayout lay = lane_layout(p.N, p.state_format == Format::fp32 ? 4 : 2);
+  const LaneLayout lay = lane_layout(p.N, storage_bytes(p.state_format));
   // Items (request, head) are independent: check_indices lets no request read a slot another
   // writes, and no slot be written twice; heads own disjoint parts of every slot and of y.
   const int64_t items = int64_t(p.num_requests) * p.H;

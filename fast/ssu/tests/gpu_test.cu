@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "fast/common/cuda_check.h"
+#include "fast/common/storage_bytes.h"
 #include "fast/ssu/ssu.h"
 #include "fast/ssu/device_launch.h"
 #include "fast/ssu/gpu.h"
@@ -274,7 +275,7 @@ void expect_padded_rows_equal(const GeneratedProblem& g, const ProblemConfig& c,
   const Format state = c.formats.state;
   HostLaunch host(g.decode, g.config);
   const int64_t N = c.N, rows = g.decode.slots * c.H * c.P;
-  const int bytes = state == Format::fp32 ? 4 : 2;
+  const int bytes = storage_bytes(state);
   std::vector<uint8_t> padded(size_t(rows * stride_p * bytes), 0);
   for (int64_t r = 0; r < rows; ++r)
     std::memcpy(padded.data() + r * stride_p * bytes, host.state.data() + r * N * bytes, N * bytes);
