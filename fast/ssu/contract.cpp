@@ -45,7 +45,8 @@ Contract contract() {
       "variant of ssu_bench equal to its twin on a batch-8 problem of the benchmark shape. The octet kernel "
       "(a row on 8 lanes, each running 2 or 4 logical lanes' chains and the butterfly levels between them): "
       "H200 and H100, 2026-12-06 (bench/NOTES.md, session 27), and H100, 2026-12-07 with the input format and N "
-      "fixed at compile time (session 28): the 35 of those problems it takes, the tokens "
+      "fixed at compile time (session 28) and with each (token, row) pair's y finished by a lane of its octet "
+      "(session 29): the 35 of those problems it takes, the tokens "
       "test's window shapes, P = 16 to 256 with N = 64 and 128 in 1, 3 and automatic row splits, padded pool rows: "
       "GPU = twin bit for bit";
   return c;
