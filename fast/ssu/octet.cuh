@@ -50,6 +50,7 @@ namespace ssmv::ssu::warp {
 inline constexpr int kOctet = 8;                                        // lanes per row
 inline constexpr int kOctetRows = kWarpsPerBlock * kWarp / kOctet;     // rows per pass: 16
 inline constexpr int kOctetWindow = SSMV_SSU_OCTET_WINDOW;
+static_assert(kOctetWindow <= kOctet, "lane m of an octet finishes token m of a window");
 
 __host__ __device__ constexpr int kOctetMinBlocks(int lane_elements) {
   return lane_elements <= 16 ? SSMV_SSU_OCTET_MIN_BLOCKS : 4;
@@ -219,7 +220,6 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
   const bool one_window = nw <= kOctetWindow;
   const int rows = rb1 - rb0;
   const int passes = (rows + kOctetRows - 1) / kOctetRows;
-  static_assert(kOctetWindow <= kOctet, "lane m of an octet finishes token m of a window");
 
   Chunk<SF, V> raw[CH];
   load_raw_row(rb0 + octet, raw);
@@ -271,6 +271,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock* kWarp, kOctetMinBlocks(L / kOc
         if (!hd.pad && live && slot != p.pad_slot_id) store_row(slot, row, s);
       }
       if (live && member < n) {
+        // x (and D) read again rather than kept beside my_sum through the token loop: kept,
+        // they spilled 32 bytes at the 64-register cap (ptxas, session 29).
         const float x = decode_raw(IF, load_raw(IF, win.x_raw(member), row - rb0));
         const float z = p.z != nullptr ? decode_raw(IF, load_raw(IF, win.z_raw(member), row - rb0)) : 0.0f;
         finish_row(p, hd, t0 + member, row, my_sum, D_of(p, hd.h, row), x, z);
