@@ -14,10 +14,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The current phase. `done` is read and written without the mutex (relaxed: a shown figure
-// may lag by a few units); everything else under it.
-struct State {
-  std::mutex mutex;
+// A track's current phase. `done` is read and written without the mutex (relaxed: a shown
+// figure may lag by a few units); everything else under State::mutex.
+struct Slot {
   bool active = false;
   std::string name, unit;
   int64_t total = 0;
@@ -25,7 +24,13 @@ struct State {
   double cpu_start = 0;
   std::atomic<int64_t> done{0};
   std::atomic<bool> counting{false};  // advance() counts only inside a phase
+};
+
+struct State {
+  std::mutex mutex;
+  Slot tracks[2];  // [Track]
   std::vector<PhaseTime> times;
+  Slot& of(Track t) { return tracks[size_t(t)]; }
 };
 
 State& state() {
@@ -42,21 +47,22 @@ double process_cpu_seconds() {
   return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
-void end_locked(State& s) {
-  if (!s.active) return;
-  const double sec = seconds_since(s.start);
-  const double cpu = process_cpu_seconds() - s.cpu_start;
+void end_locked(State& s, Track track) {
+  Slot& t = s.of(track);
+  if (!t.active) return;
+  const double sec = seconds_since(t.start);
+  const double cpu = process_cpu_seconds() - t.cpu_start;
   bool found = false;
-  for (PhaseTime& t : s.times) {
-    if (t.name == s.name) {
-      t.seconds += sec;
-      t.cpu_seconds += cpu;
+  for (PhaseTime& k : s.times) {
+    if (k.name == t.name && k.beside == (track == Track::beside)) {
+      k.seconds += sec;
+      k.cpu_seconds += cpu;
       found = true;
     }
   }
-  if (!found) s.times.push_back({s.name, sec, cpu});
-  s.active = false;
-  s.counting.store(false, std::memory_order_relaxed);
+  if (!found) s.times.push_back({t.name, sec, cpu, track == Track::beside});
+  t.active = false;
+  t.counting.store(false, std::memory_order_relaxed);
 }
 
 // 1234 -> "1234", 12345 -> "12.3 k", 2.1e9 -> "2.10 G".
@@ -90,29 +96,30 @@ std::string duration(double s) {
 
 }  // namespace
 
-void begin(const std::string& name, int64_t total, const std::string& unit) {
+void begin(const std::string& name, int64_t total, const std::string& unit, Track track) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  end_locked(s);
-  s.active = true;
-  s.name = name;
-  s.unit = unit;
-  s.total = total;
-  s.start = Clock::now();
-  s.cpu_start = process_cpu_seconds();
-  s.done.store(0, std::memory_order_relaxed);
-  s.counting.store(true, std::memory_order_relaxed);
+  end_locked(s, track);
+  Slot& t = s.of(track);
+  t.active = true;
+  t.name = name;
+  t.unit = unit;
+  t.total = total;
+  t.start = Clock::now();
+  t.cpu_start = process_cpu_seconds();
+  t.done.store(0, std::memory_order_relaxed);
+  t.counting.store(true, std::memory_order_relaxed);
 }
 
-void advance(int64_t n) {
-  State& s = state();
-  if (s.counting.load(std::memory_order_relaxed)) s.done.fetch_add(n, std::memory_order_relaxed);
+void advance(int64_t n, Track track) {
+  Slot& t = state().of(track);
+  if (t.counting.load(std::memory_order_relaxed)) t.done.fetch_add(n, std::memory_order_relaxed);
 }
 
-void end() {
+void end(Track track) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  end_locked(s);
+  end_locked(s, track);
 }
 
 std::vector<PhaseTime> timings() {
@@ -154,9 +161,12 @@ struct Display::Impl {
     std::string text;
     {
       std::lock_guard<std::mutex> lock(s.mutex);
-      if (!s.active) return;
-      text = prefix + ": " + line(s.name, s.done.load(std::memory_order_relaxed), s.total, s.unit,
-                                  seconds_since(s.start));
+      for (const Slot& t : s.tracks) {
+        if (!t.active) continue;
+        text += (text.empty() ? prefix + ": " : "; ") +
+                line(t.name, t.done.load(std::memory_order_relaxed), t.total, t.unit, seconds_since(t.start));
+      }
+      if (text.empty()) return;
     }
     if (terminal) {
       const size_t pad = shown > text.size() ? shown - text.size() : 0;
@@ -200,7 +210,8 @@ Display::~Display() {
   }
   impl_->wake.notify_all();
   impl_->thread.join();
-  end();
+  end(Track::beside);
+  end(Track::main);
   delete impl_;
 }
 

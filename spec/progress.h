@@ -11,6 +11,11 @@
 //
 // Cost for the workers: advance() is one relaxed atomic add; the callers advance once per
 // token of a (sequence, head) pair or per task, never per element.
+//
+// Two tracks: the phases of the main track follow one another; a phase on the beside track
+// runs at the same time as them (the sharp verdict's first pass beside the reference,
+// verify/sharp/sharp_verdict.h SharpBeside) and is shown after the main one on the same line,
+// "reference …; sharp verdict …".
 #pragma once
 
 #include <cstdint>
@@ -20,28 +25,34 @@
 
 namespace ssmv::progress {
 
+enum class Track : uint8_t { main, beside };
+
 // Starts phase `name` of `total` units named `unit` ("state updates"); the previous phase,
 // if any, ends. total 0: a phase whose size is not known (shown without a share or ETA).
-void begin(const std::string& name, int64_t total, const std::string& unit);
-// n more units of the current phase done. Thread-safe; a no-op outside a phase (work that
-// runs after its phase ended, such as an attribution's small re-runs, counts nowhere).
-void advance(int64_t n);
-// Ends the current phase (its time joins the timings).
-void end();
+// Each track has its own current phase.
+void begin(const std::string& name, int64_t total, const std::string& unit, Track track = Track::main);
+// n more units of the track's current phase done. Thread-safe; a no-op outside a phase (work
+// that runs after its phase ended, such as an attribution's small re-runs, counts nowhere).
+void advance(int64_t n, Track track = Track::main);
+// Ends the track's current phase (its time joins the timings).
+void end(Track track = Track::main);
 
 // A phase's wall time and the CPU time of the whole process over it (every thread, user and
 // system: cpu_seconds / seconds is how many cores were busy on average), in the order the
-// phases ran (a name that ran twice is summed).
+// phases ended (a name that ran twice is summed). A phase of the beside track overlaps the
+// main track's: its CPU time is the whole process's over it, the main phases' work included,
+// and its seconds are not part of the main phases' sum.
 struct PhaseTime {
   std::string name;
   double seconds = 0;
   double cpu_seconds = 0;
+  bool beside = false;
 };
 std::vector<PhaseTime> timings();
 
 // While alive, shows the progress on `out` as described above, prefixed "PREFIX: ".
 // `terminal`: rewrite one line in place (\r) and clear it at the end; otherwise plain lines.
-// One Display at a time; it ends the phase in progress when destroyed.
+// One Display at a time; it ends the phases in progress when destroyed.
 class Display {
  public:
   // `delay`, `period_ms`: when the first line comes and how often the next (the defaults above;
@@ -59,10 +70,16 @@ class Display {
 // A phase that ends when the scope does (also on an exception).
 class Phase {
  public:
-  Phase(const std::string& name, int64_t total, const std::string& unit) { begin(name, total, unit); }
-  ~Phase() { end(); }
+  Phase(const std::string& name, int64_t total, const std::string& unit, Track track = Track::main)
+      : track_(track) {
+    begin(name, total, unit, track);
+  }
+  ~Phase() { end(track_); }
   Phase(const Phase&) = delete;
   Phase& operator=(const Phase&) = delete;
+
+ private:
+  Track track_;
 };
 
 // The line shown for a phase (exposed for its test): "NAME A of B UNIT (P%), R/s, ETA E";

@@ -10,6 +10,11 @@
 // verdict's −20 %, every JSON report byte-identical (bench/NOTES.md, session 19).
 // Elsewhere (other compilers, other architectures) it is empty.
 //
+// No exception may leave a clone: GCC 12 (Debian 12's) terminates the program when one passes
+// through a target_clones function's frame, even one thrown by a function it calls (a
+// std::function callback included; checked with a ten-line program at -O0 and -O2). Code that
+// a clone calls back reports a failure another way (verify/sharp/emulation.h UnitOutputs::stop).
+//
 // SSMV_VECTOR_FMA_CLONES: the same for x86-64-v4 and x86-64-v3 (AVX2 and FMA), for code whose
 // every fused operation is an explicit std::fma (one rounding in every clone, whether an
 // instruction or libm's call), so that every clone gives the same bits: the reference's

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -65,10 +66,17 @@ TEST(ProgressPhases, KeepTheProcessCpuTimeOfEachPhase) {
   ADD_FAILURE() << "the phase was not kept";
 }
 
-std::string shown(bool terminal) {
+// What a Display shows of a main phase 40 % done, with (`beside`) a phase on the beside track
+// 4 of 10 done started before it.
+std::string shown(bool terminal, bool beside = false) {
   std::FILE* f = std::tmpfile();
   {
     const Display d(f, "ssmv check", terminal, 0, 20);
+    std::optional<Phase> side;
+    if (beside) {
+      side.emplace("emulations", 10, "runs", Track::beside);
+      advance(4, Track::beside);
+    }
     const Phase p("reference", 100, "state updates");
     advance(40);
     std::this_thread::sleep_for(std::chrono::milliseconds(120));
@@ -92,6 +100,20 @@ TEST(ProgressDisplay, OneLineRewrittenAndClearedOnATerminal) {
   EXPECT_NE(text.find("\rssmv check: reference 40 of 100"), std::string::npos) << text;
   EXPECT_EQ(text.find('\n'), std::string::npos) << "the line is rewritten in place";
   EXPECT_EQ(text.back(), '\r') << "and cleared at the end";
+}
+
+// A phase on the beside track runs while the main track's phases follow one another: both
+// are shown on one line, main first, and the beside phase's time is kept apart (marked beside).
+TEST(ProgressDisplay, ABesidePhaseIsShownAfterTheMainOneAndTimedApart) {
+  const std::string text = shown(false, true);
+  EXPECT_NE(text.find("ssmv check: reference 40 of 100 state updates (40%)"), std::string::npos) << text;
+  EXPECT_NE(text.find("; emulations 4 of 10 runs (40%)"), std::string::npos) << text;
+  bool beside = false, main = false;
+  for (const PhaseTime& t : timings()) {
+    beside |= t.name == "emulations" && t.beside && t.seconds >= 0.1;
+    main |= t.name == "reference" && !t.beside;
+  }
+  EXPECT_TRUE(beside && main);
 }
 
 }  // namespace

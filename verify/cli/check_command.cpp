@@ -32,14 +32,18 @@ double parse_real(const std::string& flag, const std::string& v, double lo, doub
 
 // "timings: reading the dump 1.21 s (3.9 cores), δ and decay 0.32 s (1.0 cores), ..." (spec/progress.h
 // phases): each phase's wall time and how many cores were busy on average over it (its process CPU
-// time / its wall time), so that a phase that leaves workers idle shows.
+// time / its wall time), so that a phase that leaves workers idle shows. A phase that ran beside the
+// main ones is marked so ("sharp verdict: ... 2.10 s beside (14.2 cores)"): its cores are the
+// process's, the main phase's work included, and it is not part of the phases' sum.
 void print_timings(std::FILE* out) {
   std::string text;
   double sum = 0, cpu_sum = 0;
   for (const progress::PhaseTime& t : progress::timings()) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, " %.2f s (%.1f cores)", t.seconds, t.seconds > 0 ? t.cpu_seconds / t.seconds : 0.0);
+    char buf[80];
+    std::snprintf(buf, sizeof buf, " %.2f s%s (%.1f cores)", t.seconds, t.beside ? " beside" : "",
+                  t.seconds > 0 ? t.cpu_seconds / t.seconds : 0.0);
     text += (text.empty() ? "" : ", ") + t.name + buf;
+    if (t.beside) continue;
     sum += t.seconds;
     cpu_sum += t.cpu_seconds;
   }

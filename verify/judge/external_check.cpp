@@ -48,16 +48,19 @@ void check_output_sizes(const Problem& p, const FormatValues& y, const FormatVal
   }
 }
 
-// The judges of a streamed check: y, and the final states when the dump has them.
+// The judges of a streamed check: y, and the final states when the dump has them; with a
+// feed, a reader beside the check is told each pair's progress as it is judged.
 struct StreamJudges {
   std::unique_ptr<TensorJudge> y, state;
-  StreamJudges(const Problem& p, bool with_states, ElementDetail detail) {
+  JudgingFeed* feed;
+  StreamJudges(const Problem& p, bool with_states, ElementDetail detail, JudgingFeed* feed) : feed(feed) {
     const Shape& s = p.shape;
     y = std::make_unique<TensorJudge>("y", p.formats.output, s.num_tokens() * s.H * s.P, y_layout(p), detail);
     if (with_states) {
       const int64_t elements = s.num_sequences() * s.state_elements_per_sequence();
       state = std::make_unique<TensorJudge>("final_state", p.formats.state, elements, state_layout(p, elements), detail);
     }
+    if (feed != nullptr) feed->open(y->sharp_weights(), state ? state->sharp_weights() : nullptr);
   }
   // Token o.token's y of head o.head, element [t, h, q] with bound y_bound(q, flat index).
   template <class YBound>
@@ -74,6 +77,11 @@ struct StreamJudges {
                o.y_certified_error[k], o.y_magnitude[k], y_bound(k, i), o.y[k], o.y_ungated[k]);
       }
     }
+    if (feed != nullptr) {
+      const Shape& s = p.shape;
+      const int64_t tokens = o.token - s.cu_seqlens[size_t(o.sequence)] + 1;
+      feed->rows_judged(o.sequence * s.H + o.head, tokens, tokens == s.seq_len(o.sequence));
+    }
   }
   // A pair's final state, element base + k with bound[k].
   void add_final_state(const Problem& p, const ref::StateOutputs& o, const FormatValues& final_states,
@@ -83,6 +91,7 @@ struct StreamJudges {
     std::vector<float> decoded(final_states.holds_bits() ? n : 0);  // a 16-bit state's values
     state->add_run(int64_t(base), std::span<const float>(final_states.read(base, n, decoded.data()), n), o.value,
                    o.nearest.data(), o.certified_error.data(), o.magnitude.data(), bound);
+    if (feed != nullptr) feed->state_judged(o.sequence * p.shape.H + o.head);
   }
   // The reports, the worst y element's kept y with them (attribution reads it).
   std::vector<TensorReport> finish(bound::YElement& worst_y) {
@@ -257,7 +266,8 @@ std::shared_ptr<const std::vector<double>> copy_if(bool deferred, const std::vec
 KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                                      const FormatValues& y, const FormatValues& final_states,
                                      ElementDetail detail, int64_t tokens_per_launch,
-                                     const bound::SourceWeights* weights, DeferredAttribution* deferred) {
+                                     const bound::SourceWeights* weights, DeferredAttribution* deferred,
+                                     JudgingFeed* feed) {
   ref::Options options;
   options.validated = true;  // check_outputs validated p
   const ref::ExactScalars scalars = ref::compute_scalars(p, options);
@@ -270,7 +280,7 @@ KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract,
   in.tokens_per_launch = tokens_per_launch;
   in.weights = weights;
   const bound::SequentialPairBound budgets_checked(in);  // throws before the reference runs, as the batch bound would
-  StreamJudges judges(p, !final_states.empty(), detail);
+  StreamJudges judges(p, !final_states.empty(), detail, feed);
   JudgingSink sink(p, in, y, judges, final_states);
   ref::compute_streaming(p, sink, options);
   bound::YElement worst_y;
@@ -361,7 +371,7 @@ int bound_threads_beside_reference(const Problem& p, int threads) {
 // of bounding and judging compute()'s whole result (check_outputs_test).
 KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                                   const FormatValues& y, const FormatValues& final_states,
-                                  ElementDetail detail, DeferredAttribution* deferred) {
+                                  ElementDetail detail, DeferredAttribution* deferred, JudgingFeed* feed) {
   ref::Options options;
   options.validated = true;  // check_outputs validated p
   const ref::ExactScalars scalars = ref::compute_scalars(p, options);
@@ -372,7 +382,7 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
   in.delta = &scalars.delta;
   in.threads = ref::default_threads();
   in.boundary_states = false;  // a dump's chunk-end states are not judged
-  StreamJudges judges(p, !final_states.empty(), detail);
+  StreamJudges judges(p, !final_states.empty(), detail, feed);
   bound::ChunkedBounds b;
   if (const int bound_threads = bound_threads_beside_reference(p, in.threads); bound_threads > 0) {
     // The bound on a thread of its own with the threads the pairs leave: its rows go to the
@@ -440,15 +450,15 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
 KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                           const FormatValues& y, const FormatValues& final_states, ElementDetail detail,
                           int64_t tokens_per_launch, const bound::SourceWeights* weights,
-                          DeferredAttribution* deferred) {
+                          DeferredAttribution* deferred, JudgingFeed* feed) {
   validate(p);
   check_output_sizes(p, y, final_states);
   if (contract.family == Family::sequential) {
     return check_sequential_outputs(p, contract, kernel, y, final_states, detail, tokens_per_launch, weights,
-                                    deferred);
+                                    deferred, feed);
   }
   if (weights != nullptr) throw std::invalid_argument("check_outputs: source weights apply to the sequential family");
-  return check_chunked_outputs(p, contract, kernel, y, final_states, detail, deferred);
+  return check_chunked_outputs(p, contract, kernel, y, final_states, detail, deferred, feed);
 }
 
 KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
@@ -462,7 +472,7 @@ KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& 
   options.scalars = &scalars;  // δ and decay once: the fast tier reads them
   HandoffStream parts(p, prefill, chunked, decode, /*decode_stores_every_token=*/true, scalars.delta, scalars.decay);
   const bound::SequentialPairBound budgets_checked(parts.decode_input());  // throws before the reference runs
-  StreamJudges judges(p, !final_states.empty(), detail);
+  StreamJudges judges(p, !final_states.empty(), detail, nullptr);
   HandoffJudgingSink sink(p, parts, y, judges, final_states);
   ref::compute_streaming(p, sink, options);
   bound::YElement worst_y;
@@ -543,14 +553,23 @@ void validate_external(const Problem& p, const ExternalKernel& k) {
 
 KernelCheck check_external(const Problem& p, const ExternalKernel& k, const FormatValues& y,
                            const FormatValues& final_states, ElementDetail detail,
-                           const bound::SourceWeights* weights, DeferredAttribution* deferred) {
-  validate_external(p, k);
-  const std::string name = k.name.empty() ? k.family : k.name;
-  if (k.family == "handoff") {
-    if (weights != nullptr) throw std::invalid_argument("check_external: source weights apply to one kernel, not a hand-off");
-    return check_handoff_outputs(p, k.prefill_tokens, k.contract, k.decode_contract, name, y, final_states, detail);
+                           const bound::SourceWeights* weights, DeferredAttribution* deferred, JudgingFeed* feed) {
+  try {
+    validate_external(p, k);
+    const std::string name = k.name.empty() ? k.family : k.name;
+    if (k.family == "handoff") {
+      if (weights != nullptr) throw std::invalid_argument("check_external: source weights apply to one kernel, not a hand-off");
+      if (feed != nullptr) throw std::invalid_argument("check_external: a judging feed follows one kernel, not a hand-off");
+      return check_handoff_outputs(p, k.prefill_tokens, k.contract, k.decode_contract, name, y, final_states, detail);
+    }
+    KernelCheck kc =
+        check_outputs(p, k.contract, name, y, final_states, detail, k.tokens_per_launch, weights, deferred, feed);
+    if (feed != nullptr) feed->close(true);
+    return kc;
+  } catch (...) {
+    if (feed != nullptr) feed->close(false);  // the reader beside stops instead of waiting
+    throw;
   }
-  return check_outputs(p, k.contract, name, y, final_states, detail, k.tokens_per_launch, weights, deferred);
 }
 
 }  // namespace ssmv::verify

@@ -13,6 +13,7 @@
 #include "spec/problem.h"
 #include "verify/bound/source.h"
 #include "verify/judge/check_result.h"
+#include "verify/judge/judging_feed.h"
 #include "verify/judge/tensor_judge.h"
 
 namespace ssmv::verify {
@@ -38,11 +39,14 @@ using DeferredAttribution = std::function<void(KernelCheck&)>;
 // exact value per element; `detail` says whether the reports keep their per-element vectors
 // (side-by-side comparisons need them; a summary does not). `deferred` (optional) receives the
 // attribution instead of the check running it (left empty for a hand-off, whose attribution
-// runs in the check).
+// runs in the check). `feed` (optional; detail other than summary) is opened with the judges'
+// sharp weights and told each pair's progress as it is judged, for a reader beside the check
+// (judging_feed.h); the caller closes it.
 KernelCheck check_outputs(const Problem& p, const Contract& contract, const std::string& kernel,
                           const FormatValues& y, const FormatValues& final_states,
                           ElementDetail detail = ElementDetail::elements, int64_t tokens_per_launch = 1,
-                          const bound::SourceWeights* weights = nullptr, DeferredAttribution* deferred = nullptr);
+                          const bound::SourceWeights* weights = nullptr, DeferredAttribution* deferred = nullptr,
+                          JudgingFeed* feed = nullptr);
 
 // An external prefill/decode hand-off's outputs: the first prefill[s] tokens of sequence s
 // through a chunked kernel under `chunked`, the rest through a decode kernel launched once
@@ -85,8 +89,11 @@ void validate_external(const Problem& p, const ExternalKernel& k);
 // `weights` (sequential family only; null: the rigorous bound) scales the bound's sources
 // (verify/bound/source.h): a what-if whose verdicts are no longer rigorous, e.g. the bound
 // without its stochastic stores for the bias test (stochastic_bias.h).
+// `feed` (optional; not for a hand-off): as check_outputs', and closed here when the check ends,
+// completed or stopped by an error.
 KernelCheck check_external(const Problem& p, const ExternalKernel& k, const FormatValues& y,
                            const FormatValues& final_states, ElementDetail detail = ElementDetail::elements,
-                           const bound::SourceWeights* weights = nullptr, DeferredAttribution* deferred = nullptr);
+                           const bound::SourceWeights* weights = nullptr, DeferredAttribution* deferred = nullptr,
+                           JudgingFeed* feed = nullptr);
 
 }  // namespace ssmv::verify

@@ -55,6 +55,11 @@ class TensorJudge {
   void add_run(int64_t first, std::span<const float> computed, std::span<const ref::HandedValue> values,
                const double* nearest, const double* certified_error, const double* magnitude, const double* bound);
 
+  // The sharp weights in flat order (null unless kept): written by add() and add_run(), read
+  // beside the judging once a JudgingFeed says they are (judging_feed.h); the pages stay put
+  // when finish() moves them into the report.
+  const uint16_t* sharp_weights() const { return report_.sharp_weights.data(); }
+
   // The report (call once, after every add).
   TensorReport finish();
 

@@ -463,6 +463,14 @@ void start_y(UnitOutputs& out, int64_t len, int64_t P) {
     out.y.assign(size_t(len * P), 0.0);
   }
 }
+// Whether the runs' reader asked them to end early (UnitOutputs::stop).
+bool stopped(const std::vector<UnitOutputs*>& outs) {
+  for (const UnitOutputs* out : outs) {
+    if (out->stop != nullptr && out->stop->load(std::memory_order_relaxed)) return true;
+  }
+  return false;
+}
+
 double* y_row_at(UnitOutputs& out, int64_t j, int64_t P) { return out.y_row ? out.row.data() : &out.y[size_t(j * P)]; }
 void y_row_done(UnitOutputs& out, int64_t j) {
   if (out.y_row) out.y_row(j, out.row.data());
@@ -524,6 +532,7 @@ class SequentialEmulation {
   void run(std::vector<Model>& models, const std::vector<UnitOutputs*>& outs) {
     for (size_t r = 0; r < models.size(); ++r) start(models[r], *outs[r]);
     for (int64_t j0 = 0; j0 < len_; j0 += kSlab) {
+      if (stopped(outs)) return;
       for (size_t r = 0; r < models.size(); ++r) tokens(models[r], *outs[r], j0, std::min(len_, j0 + kSlab));
     }
     for (UnitOutputs* out : outs) finish(*out);
@@ -679,6 +688,7 @@ class ChunkedEmulation {
       start_y(*u.out, end_ - begin_, P_);
     }
     for (size_t pi = 0; pi < pieces_.size(); ++pi) {
+      if (stopped(outs)) return;
       const ChunkPiece& pc = pieces_[pi];
       load_piece(pc, int64_t(pi));
       for (Run& u : runs) run_piece(u, pc, pi + 1 == pieces_.size());

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -83,6 +84,11 @@ struct UnitOutputs {
   std::vector<double> state;  // [P, N]: its final state
   std::function<void(int64_t j, const double* row)> y_row;
   std::vector<double> row;    // [P] scratch for y_row
+  // When set and true (any run's, for runs in lockstep), the emulation ends at its next slab or
+  // piece, its outputs incomplete: how a reader beside a check that stopped ends early, since
+  // y_row may not throw (it is called from target_clones functions, whose frames GCC 12 does
+  // not unwind: spec/vector_clones.h).
+  const std::atomic<bool>* stop = nullptr;
   // The sequential emulation's working state [N, P], its stored copy and its noise streams,
   // carried from slab to slab of a run and kept between calls: a decode dump's units are a few
   // tokens each, and allocating and zeroing these per unit had been a fifth of a 64-request

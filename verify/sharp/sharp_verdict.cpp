@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "spec/format.h"
 #include "spec/format_values.h"
@@ -42,12 +43,24 @@ bool any_suspicious(const KernelCheck& kc) {
 
 namespace {
 
-// The tensors the sharp verdict judges, with what it reads of them.
+// The tensors the sharp verdict judges, with what it reads of them: the kernel's values (the
+// weights come from the judging's feed); `report` (null in the first pass beside the check,
+// which runs before the report exists) gets the verdict.
 struct Target {
   TensorReport* report = nullptr;
   const FormatValues* computed = nullptr;
   bool is_y = true;
 };
+
+// A check that kept no weights cannot feed the verdict: a caller's mistake, not the dump's.
+// Asked after a unit's emulation (a row's callback skips such a row instead: no exception may
+// pass through the emulation, UnitOutputs::stop).
+const uint16_t* expect_weights(const uint16_t* weights) {
+  if (weights == nullptr) {
+    throw std::logic_error("sharp verdict: the check kept no sharp weights (ElementDetail::summary)");
+  }
+  return weights;
+}
 
 // The squares ((reference_i − emulated_i)/w_i)² of m elements (m a multiple of 4, or the
 // last block) added into four partial sums, element i into sums[i mod 4]; an element whose
@@ -91,18 +104,17 @@ SSMV_VECTOR_CLONES int64_t add_squares(const float* __restrict computed, const u
 // Σ_i ((reference_i − emulated_i)/w_i)² over the n elements flat0.. of target t (a row of
 // y, or one unit's final state), where the reference is the kernel's value or, with `base`,
 // the declared emulation's (its row or final state) from base0 on, and w_i the element's
-// weight (its bound in bf16);
+// weight (its bound in bf16: `weights` [n], the tensor's from flat0 on);
 // elements whose computed value is not finite or whose weight is 0 are left out. Summed in
 // four interleaved partial sums joined as (s0 + s1) + (s2 + s3). `count` (optional) gets the
 // terms counted.
-double residual(const Target& t, int64_t flat0, int64_t n, const double* emu, const FormatValues* base, size_t base0,
-                int64_t* count) {
+double residual(const Target& t, const uint16_t* weights, int64_t flat0, int64_t n, const double* emu,
+                const FormatValues* base, size_t base0, int64_t* count) {
   constexpr int64_t kBlock = 256;  // a multiple of 4: the lanes follow the element index
   double reference[kBlock];
   float computed[kBlock], based[kBlock];  // buffers for values held as bits (FormatValues::read)
   double sums[4] = {0, 0, 0, 0};
   int64_t counted = 0;
-  const uint16_t* weights = t.report->sharp_weights.data() + flat0;
   for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
     const int64_t m = std::min(kBlock, n - i0);
     const float* c = t.computed->read(size_t(flat0 + i0), size_t(m), computed);
@@ -151,14 +163,22 @@ struct UnitEnergies {
   }
 };
 
-// What every pass shares: the problem, the contract, the targets and the workers.
+// What every pass shares: the problem, the contract, the targets, the judging's feed of
+// weights (each row read once the judging has written its weights), the workers and the
+// progress track (beside the check's phases, or after them).
 struct Pass {
   const Problem& p;
   const Contract& c;
   const Target* ty;  // null: y not judged
   const Target* ts;  // null: the final state not judged
+  const verify::JudgingFeed& feed;
   int workers;
+  progress::Track track = progress::Track::main;
 };
+
+void expect_weights(const Pass& ps) {
+  if (ps.ty) expect_weights(ps.feed.y_weights());
+}
 
 // The declared emulation's rows of y that its Monte Carlo runs are still to read, in the
 // output format (every emulated output is a value of its format, so nothing is lost, and the
@@ -204,9 +224,13 @@ void judge_rows(const Pass& ps, int64_t s, int64_t h, UnitOutputs& out, double* 
   const Shape& sh = ps.p.shape;
   out.y_row = [&ps, &sh, s, h, energy, count, declared, keep](int64_t j, const double* row) {
     if (!ps.ty) return;
+    // A check that stopped: nothing more is read, and the task ends at the emulation's next slab
+    // or piece (UnitOutputs::stop; no exception may pass through the emulation).
+    if (!ps.feed.wait_rows(s * sh.H + h, j + 1) || ps.feed.y_weights() == nullptr) return;
     const int64_t flat0 = ((sh.cu_seqlens[s] + j) * sh.H + h) * sh.P;
-    *energy += declared ? residual(*ps.ty, flat0, sh.P, row, &declared->values(), declared->at(j), count)
-                        : residual(*ps.ty, flat0, sh.P, row, nullptr, 0, count);
+    const uint16_t* w = ps.feed.y_weights() + flat0;
+    *energy += declared ? residual(*ps.ty, w, flat0, sh.P, row, &declared->values(), declared->at(j), count)
+                        : residual(*ps.ty, w, flat0, sh.P, row, nullptr, 0, count);
     if (keep) keep->keep(j, row);
   };
 }
@@ -216,7 +240,9 @@ void judge_rows(const Pass& ps, int64_t s, int64_t h, UnitOutputs& out, double* 
 double state_residual(const Pass& ps, int64_t u, const UnitOutputs& out, const FormatValues* declared,
                       int64_t* count) {
   const int64_t PN = ps.p.shape.P * ps.p.shape.N;
-  return residual(*ps.ts, u * PN, PN, out.state.data(), declared, 0, count);
+  if (!ps.feed.wait_state(u)) throw verify::JudgingStopped();
+  const uint16_t* w = expect_weights(ps.feed.state_weights()) + u * PN;
+  return residual(*ps.ts, w, u * PN, PN, out.state.data(), declared, 0, count);
 }
 
 // Each configuration emulated on every unit (one task per configuration and unit) and judged
@@ -234,7 +260,10 @@ HeadEnergies run_configurations(const Pass& ps, const std::string& what, const s
     UnitOutputs& out = bufs[size_t(worker)];
     double y_energy = 0;
     judge_rows(ps, s, h, out, &y_energy, item == 0 ? &ue.y_elements[size_t(u)] : nullptr, nullptr, nullptr);
+    out.stop = &ps.feed.stopped();
     emulate_unit(ps.p, ps.c, configs[size_t(item)].emulation, Noise{}, s, h, out, &shared);
+    if (ps.feed.stopped()) throw verify::JudgingStopped();
+    expect_weights(ps);
     ue.y[size_t(item * units + u)] = y_energy;
     if (ps.ts) {
       ue.state[size_t(item * units + u)] =
@@ -299,7 +328,7 @@ void declared_and_monte_carlo(const Pass& ps, const Emulation& declared, const S
   const int64_t groups = (runs + group - 1) / group;
   const progress::Phase phase("sharp verdict: the contract's emulation and " + std::to_string(runs) +
                                   " Monte Carlo runs",
-                              (runs + groups) * sh.num_tokens() * H * sh.P * sh.N, "emulated updates");
+                              (runs + groups) * sh.num_tokens() * H * sh.P * sh.N, "emulated updates", ps.track);
   UnitEnergies ue(1 + runs, units);  // item 0: the declared emulation; 1 + m: run m
   std::vector<std::vector<UnitOutputs>> bufs(size_t(ps.workers), std::vector<UnitOutputs>(size_t(group + 1)));
   std::vector<DeclaredRows> rows(size_t(ps.workers),
@@ -319,14 +348,26 @@ void declared_and_monte_carlo(const Pass& ps, const Emulation& declared, const S
       UnitOutputs& out = bufs[size_t(worker)][size_t(r)];
       if (r == 0) {
         judge_rows(ps, s, h, out, &y_energy[0], &y_terms, nullptr, &kept);
+        // The task's updates counted row by row as the declared emulation hands its rows over
+        // (the n runs are in lockstep with it), so that a pass beside the check shows progress
+        // before its first task ends.
+        out.y_row = [judge = std::move(out.y_row), updates = (n + 1) * sh.P * sh.N, track = ps.track](
+                        int64_t j, const double* row) {
+          judge(j, row);
+          progress::advance(updates, track);
+        };
       } else {
         judge_rows(ps, s, h, out, &y_energy[size_t(r)], nullptr, &kept, nullptr);
       }
+      out.stop = &ps.feed.stopped();
       outs.push_back(&out);
     }
     std::vector<Noise> noises{Noise{}};
     for (const Noise& noise : run_noises(o, first, n)) noises.push_back(noise);
+    if (ps.feed.stopped()) throw verify::JudgingStopped();
     emulate_runs(ps.p, ps.c, declared, noises, s, h, outs, &shared);
+    if (ps.feed.stopped()) throw verify::JudgingStopped();
+    expect_weights(ps);
     FormatValues& state = states[size_t(worker)];
     if (ps.ts) state.store_nearest(0, outs[0]->state.data(), outs[0]->state.size());
     if (first == 0) {
@@ -339,7 +380,6 @@ void declared_and_monte_carlo(const Pass& ps, const Emulation& declared, const S
       ue.y[at] = y_energy[size_t(r)];
       if (ps.ts) ue.state[at] = state_residual(ps, u, *outs[size_t(r)], &state, nullptr);
     }
-    progress::advance((n + 1) * sh.seq_len(s) * sh.P * sh.N);
   });
   HeadEnergies all = ue.per_head(H);
   he.y = {all.y[0]};
@@ -350,82 +390,177 @@ void declared_and_monte_carlo(const Pass& ps, const Emulation& declared, const S
   null.state.assign(all.state.begin() + 1, all.state.end());
 }
 
+// Why the verdict is not evaluated at all for this kernel and state format ("" when it is).
+std::string why_not_evaluated(const Problem& p, const verify::ExternalKernel& k) {
+  if (k.family == "handoff") return "a hand-off: the sharp tier judges one kernel per dump (ssu or chunk_scan)";
+  if (block_scaled(p.formats.state)) return "a block-scaled state format: its rounding model is not emulated";
+  return "";
+}
+
+int pass_workers(const Problem& p, const SharpOptions& o) {
+  const Shape& sh = p.shape;
+  const int64_t work = sh.num_tokens() * sh.H * sh.P * sh.N;
+  return int(std::min<int64_t>(resolve_threads(o.threads), std::max<int64_t>(1, work >> 14)));
+}
+
 }  // namespace
+
+// The first pass (the declared emulation and the Monte Carlo runs around it) and, once the
+// check's report exists, the decisions and the passes that only a flagged tensor asks for.
+struct SharpPasses {
+  const Problem& p;
+  const verify::ExternalKernel& k;
+  const FormatValues& y;
+  const FormatValues& final_states;
+  SharpOptions o;
+  const verify::JudgingFeed& feed;
+  std::string why_not;
+  Target ty, ts;  // computed set: judged (report set by finish)
+  HeadEnergies he, null;
+  std::exception_ptr failure;
+  std::thread thread;
+
+  SharpPasses(const Problem& p, const verify::ExternalKernel& k, const FormatValues& y, const FormatValues& final_states,
+       const SharpOptions& o, const verify::JudgingFeed& feed)
+      : p(p), k(k), y(y), final_states(final_states), o(o), feed(feed), why_not(why_not_evaluated(p, k)) {
+    validate(o);
+    if (!why_not.empty()) return;
+    ty = Target{nullptr, &y, true};
+    if (!final_states.empty()) ts = Target{nullptr, &final_states, false};
+  }
+
+  void first_pass(progress::Track track) {
+    if (!why_not.empty() || (!ty.computed && !ts.computed)) return;
+    const Pass ps{p, k.contract, ty.computed ? &ty : nullptr, ts.computed ? &ts : nullptr, feed, pass_workers(p, o),
+                  track};
+    const std::vector<Configuration> allowed = allowed_configurations(k.contract, p, k.tokens_per_launch);
+    declared_and_monte_carlo(ps, allowed[0].emulation, o, he, null);
+  }
+
+  void finish(KernelCheck& kc) {
+    if (thread.joinable()) {
+      const progress::Phase phase("sharp verdict: its emulations beside the check, finishing", 0, "");
+      thread.join();
+    }
+    if (failure) std::rethrow_exception(failure);
+    for (TensorReport& t : kc.tensors) {
+      const bool is_y = t.name == "y";
+      if (!is_y && t.name != "final_state") continue;
+      if (!why_not.empty()) {
+        t.sharp.why_not = why_not;
+        continue;
+      }
+      Target& target = is_y ? ty : ts;
+      if (target.computed == nullptr) continue;  // not judged (sharp_verdicts said why)
+      if (target.computed->size() != size_t(t.elements)) {
+        throw std::logic_error("sharp verdict: the check's " + t.name + " is not the tensor its first pass judged");
+      }
+      target.report = &t;
+    }
+    if (!why_not.empty() || (!ty.report && !ts.report)) return;
+    decide_and_explain();
+  }
+
+  void decide_and_explain() {
+    const Contract& c = k.contract;
+    const Pass ps{p, c, ty.report ? &ty : nullptr, ts.report ? &ts : nullptr, feed, pass_workers(p, o)};
+    const std::vector<Configuration> allowed = allowed_configurations(c, p, k.tokens_per_launch);
+    auto decide_all = [&](const std::vector<Configuration>& configs) {
+      std::vector<std::string> names;
+      for (const Configuration& c : configs) names.push_back(c.name);
+      if (ty.report) decide(ty.report->sharp, names, he.y, null.y, he.y_elements, o);
+      if (ts.report) decide(ts.report->sharp, names, he.state, null.state, he.state_elements, o);
+    };
+    decide_all({allowed[0]});
+    // A kernel may round less than its contract declares: only where the declared emulation
+    // leaves the error unexplained are the other allowed configurations tried (the test is
+    // monotone in the residual, so a tensor that passes as declared passes them all).
+    auto flagged = [](const Target& t) { return t.report && t.report->sharp.suspicious; };
+    if (allowed.size() > 1 && (flagged(ty) || flagged(ts))) {
+      const std::vector<Configuration> others(allowed.begin() + 1, allowed.end());
+      const HeadEnergies more = run_configurations(ps, "the other allowed configurations", others);
+      he.y.insert(he.y.end(), more.y.begin(), more.y.end());
+      he.state.insert(he.state.end(), more.state.begin(), more.state.end());
+      decide_all(allowed);
+    }
+
+    // Attribution, only where there is something to explain.
+    auto wants = [](const Target& t) {
+      return t.report && (t.report->sharp.suspicious || t.report->count(verify::Verdict::violation) > 0);
+    };
+    if (!o.attribute || (!wants(ty) && !wants(ts))) return;
+    const std::vector<Configuration> defects = candidate_defects(c, p, k.tokens_per_launch);
+    if (defects.empty()) return;
+    const Pass pd{p, c, wants(ty) ? &ty : nullptr, wants(ts) ? &ts : nullptr, feed, ps.workers};
+    const HeadEnergies de = run_configurations(pd, "attribution", defects);
+    std::vector<std::string> names, descriptions;
+    for (const Configuration& d : defects) {
+      names.push_back(d.name);
+      descriptions.push_back(d.description);
+    }
+    for (const Target* t : {&ty, &ts}) {
+      if (!wants(*t)) continue;
+      const auto& e = t->is_y ? de.y : de.state;
+      std::vector<double> residuals;
+      for (size_t d = 0; d < defects.size(); ++d) residuals.push_back(total(e[d]));
+      attribute(t->report->sharp, names, descriptions, residuals, o);
+    }
+  }
+};
+
+SharpBeside::SharpBeside(const Problem& p, const verify::ExternalKernel& k, const FormatValues& y,
+                         const FormatValues& final_states, const SharpOptions& o, const verify::JudgingFeed& feed)
+    : passes_(std::make_unique<SharpPasses>(p, k, y, final_states, o, feed)) {
+  SharpPasses& i = *passes_;
+  i.thread = std::thread([&i] {
+    try {
+      i.first_pass(progress::Track::beside);
+    } catch (...) {
+      i.failure = std::current_exception();
+    }
+  });
+}
+
+SharpBeside::~SharpBeside() {
+  if (passes_->thread.joinable()) passes_->thread.join();
+}
+
+void SharpBeside::finish(KernelCheck& kc) { passes_->finish(kc); }
 
 void sharp_verdicts(const Problem& p, const verify::ExternalKernel& k, KernelCheck& kc, const FormatValues& y,
                     const FormatValues& final_states, const SharpOptions& o) {
-  validate(o);
-  std::string why_not;
-  if (k.family == "handoff") {
-    why_not = "a hand-off: the sharp tier judges one kernel per dump (ssu or chunk_scan)";
-  } else if (block_scaled(p.formats.state)) {
-    why_not = "a block-scaled state format: its rounding model is not emulated";
-  }
-  Target ty, ts;
+  // The check is over: a feed that says so, with its weights. A tensor without them is not
+  // evaluated (its reason given); the others are judged as beside a check.
+  const std::string not_kept = "no per-element weights kept by the check (ElementDetail::summary)";
+  verify::JudgingFeed feed(p.shape.num_sequences() * p.shape.H);
+  const uint16_t* weights[2] = {nullptr, nullptr};  // y, final_state
   for (TensorReport& t : kc.tensors) {
     const bool is_y = t.name == "y";
     if (!is_y && t.name != "final_state") continue;
     const FormatValues& values = is_y ? y : final_states;
-    if (why_not.empty() && (t.sharp_weights.size() != size_t(t.elements) || values.size() != size_t(t.elements))) {
-      t.sharp.why_not = "no per-element weights kept by the check (ElementDetail::summary)";
-      continue;
+    if (t.sharp_weights.size() == size_t(t.elements) && values.size() == size_t(t.elements)) {
+      weights[is_y ? 0 : 1] = t.sharp_weights.data();
     }
-    if (!why_not.empty()) {
-      t.sharp.why_not = why_not;
-      continue;
+  }
+  feed.open(weights[0], weights[1]);
+  feed.close(true);
+  SharpPasses i(p, k, y, final_states, o, feed);
+  if (i.why_not.empty()) {
+    for (TensorReport& t : kc.tensors) {
+      const bool is_y = t.name == "y";
+      if ((is_y || t.name == "final_state") && weights[is_y ? 0 : 1] == nullptr) {
+        t.sharp.why_not = not_kept;
+        (is_y ? i.ty : i.ts).computed = nullptr;
+      }
     }
-    (is_y ? ty : ts) = Target{&t, &values, is_y};
+    if (!i.ty.computed && !i.ts.computed) return;
   }
-  if (!ty.report && !ts.report) return;
-  const Contract& c = k.contract;
-  const Shape& sh = p.shape;
-  const int64_t work = sh.num_tokens() * sh.H * sh.P * sh.N;
-  const Pass ps{p, c, ty.report ? &ty : nullptr, ts.report ? &ts : nullptr,
-                int(std::min<int64_t>(resolve_threads(o.threads), std::max<int64_t>(1, work >> 14)))};
-  const std::vector<Configuration> allowed = allowed_configurations(c, p, k.tokens_per_launch);
-  // The declared emulation and the Monte Carlo runs around it.
-  HeadEnergies he, null;
-  declared_and_monte_carlo(ps, allowed[0].emulation, o, he, null);
-  auto decide_all = [&](const std::vector<Configuration>& configs) {
-    std::vector<std::string> names;
-    for (const Configuration& c : configs) names.push_back(c.name);
-    if (ty.report) decide(ty.report->sharp, names, he.y, null.y, he.y_elements, o);
-    if (ts.report) decide(ts.report->sharp, names, he.state, null.state, he.state_elements, o);
-  };
-  decide_all({allowed[0]});
-  // A kernel may round less than its contract declares: only where the declared emulation
-  // leaves the error unexplained are the other allowed configurations tried (the test is
-  // monotone in the residual, so a tensor that passes as declared passes them all).
-  auto flagged = [](const Target& t) { return t.report && t.report->sharp.suspicious; };
-  if (allowed.size() > 1 && (flagged(ty) || flagged(ts))) {
-    const std::vector<Configuration> others(allowed.begin() + 1, allowed.end());
-    const HeadEnergies more = run_configurations(ps, "the other allowed configurations", others);
-    he.y.insert(he.y.end(), more.y.begin(), more.y.end());
-    he.state.insert(he.state.end(), more.state.begin(), more.state.end());
-    decide_all(allowed);
-  }
+  i.first_pass(progress::Track::main);
+  i.finish(kc);
+}
 
-  // Attribution, only where there is something to explain.
-  auto wants = [](const Target& t) {
-    return t.report && (t.report->sharp.suspicious || t.report->count(verify::Verdict::violation) > 0);
-  };
-  if (!o.attribute || (!wants(ty) && !wants(ts))) return;
-  const std::vector<Configuration> defects = candidate_defects(c, p, k.tokens_per_launch);
-  if (defects.empty()) return;
-  const Pass pd{p, c, wants(ty) ? &ty : nullptr, wants(ts) ? &ts : nullptr, ps.workers};
-  const HeadEnergies de = run_configurations(pd, "attribution", defects);
-  std::vector<std::string> names, descriptions;
-  for (const Configuration& d : defects) {
-    names.push_back(d.name);
-    descriptions.push_back(d.description);
-  }
-  for (const Target* t : {&ty, &ts}) {
-    if (!wants(*t)) continue;
-    const auto& e = t->is_y ? de.y : de.state;
-    std::vector<double> residuals;
-    for (size_t d = 0; d < defects.size(); ++d) residuals.push_back(total(e[d]));
-    attribute(t->report->sharp, names, descriptions, residuals, o);
-  }
+bool first_pass_beside_pays(const Problem& p, int reference_workers) {
+  return p.shape.num_sequences() * p.shape.H < int64_t(reference_workers);
 }
 
 }  // namespace ssmv::sharp

@@ -16,11 +16,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "spec/problem.h"
 #include "verify/judge/check_result.h"
 #include "verify/judge/external_check.h"
+#include "verify/judge/judging_feed.h"
 
 namespace ssmv::sharp {
 
@@ -43,6 +45,46 @@ void validate(const SharpOptions& o);
 // reason.
 void sharp_verdicts(const Problem& p, const verify::ExternalKernel& k, verify::KernelCheck& kc,
                     const FormatValues& y, const FormatValues& final_states, const SharpOptions& o);
+
+// The same verdicts with their first pass beside the check: the declared emulation and the
+// Monte Carlo runs (most of the verdict's work) start now, on threads of their own, and read
+// each row's weights once the check's judging has written them (`feed`, given to check_external
+// with ElementDetail::sharp_weights or ::elements), so that they run while the reference leaves
+// cores idle (a dump of 8 (sequence, head) pairs gives a 16-core reference 8 tasks) instead of
+// after it. The same figures, bit for bit, as sharp_verdicts after the check: the same weights,
+// the same sums in the same order. Usage:
+//   JudgingFeed feed(S·H);
+//   SharpBeside sharp(p, k, y, final_states, o, feed);
+//   KernelCheck kc = check_external(p, k, y, final_states, ElementDetail::sharp_weights, nullptr, nullptr, &feed);
+//   sharp.finish(kc);
+// Everything passed must outlive the object. A check that throws closes the feed unfinished:
+// the first pass stops, and the destructor waits for it.
+// Whether the first pass pays beside the check: when the reference's (sequence, head) pairs
+// are fewer than its workers, cores idle while it runs (8 pairs on 16 workers: 6–10 of 16 busy)
+// and the pass fills them (1 × 16,384 and 1 × 65,536 tokens, H 8, 16 cores: 22–35 % less wall
+// time, peak RSS +10–53 MB); otherwise the reference keeps the cores busy, and the pass beside
+// it would mostly hold its working sets at the same time as the reference's (chunk_scan
+// 1 × 8192 H 32: −0 to −10 % wall, peak RSS 228 → 307 MB), so it runs after the check
+// (sharp_verdicts). bench/NOTES.md, session 30.
+bool first_pass_beside_pays(const Problem& p, int reference_workers);
+
+struct SharpPasses;  // sharp_verdict.cpp
+
+class SharpBeside {
+ public:
+  SharpBeside(const Problem& p, const verify::ExternalKernel& k, const FormatValues& y,
+              const FormatValues& final_states, const SharpOptions& o, const verify::JudgingFeed& feed);
+  ~SharpBeside();
+  SharpBeside(const SharpBeside&) = delete;
+  SharpBeside& operator=(const SharpBeside&) = delete;
+  // After the check returned kc: waits for the first pass (rethrowing its error), then decides
+  // and, for a flagged tensor, emulates the other allowed configurations and the candidate
+  // defects, as sharp_verdicts does. Call once.
+  void finish(verify::KernelCheck& kc);
+
+ private:
+  std::unique_ptr<SharpPasses> passes_;
+};
 
 // True when some tensor of kc is SUSPICIOUS.
 bool any_suspicious(const verify::KernelCheck& kc);

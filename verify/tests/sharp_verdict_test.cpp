@@ -83,6 +83,18 @@ KernelCheck judged(const Dump& d, const SharpOptions& o = {}) {
   return kc;
 }
 
+// As ssmv check judges it with the sharp verdict: the verdict's first pass beside the check,
+// reading each row's weights as the judging writes them (SharpBeside).
+KernelCheck judged_beside(const Dump& d, const SharpOptions& o = {}) {
+  const FormatValues y(d.y), final_states(d.final_states);  // SharpBeside keeps references
+  verify::JudgingFeed feed(d.problem.shape.num_sequences() * d.problem.shape.H);
+  SharpBeside sharp(d.problem, d.kernel, y, final_states, o, feed);
+  KernelCheck kc = verify::check_external(d.problem, d.kernel, y, final_states, verify::ElementDetail::sharp_weights,
+                                          nullptr, nullptr, &feed);
+  sharp.finish(kc);
+  return kc;
+}
+
 // The outputs the emulation gives under `e`: a kernel with exactly that arithmetic.
 void emulate_into(Dump& d, const Emulation& e) {
   const Shape& sh = d.problem.shape;
@@ -122,6 +134,32 @@ const verify::SharpResult& sharp_of(const KernelCheck& kc, const std::string& te
     if (t.name == tensor) return t.sharp;
   }
   throw std::runtime_error("no tensor " + tensor);
+}
+
+// Every figure of both tensors' verdicts the same bits (a defect that drops a term can leave a
+// residual NaN, which == would not match).
+void expect_same_figures(const KernelCheck& a, const KernelCheck& b, const std::string& what) {
+  const auto bits = [](double v) { return std::bit_cast<uint64_t>(v); };
+  for (const std::string tensor : {"y", "final_state"}) {
+    const verify::SharpResult &x = sharp_of(a, tensor), &y = sharp_of(b, tensor);
+    ASSERT_TRUE(x.evaluated) << what << " " << tensor << ": " << x.why_not;
+    EXPECT_EQ(x.evaluated, y.evaluated) << what << " " << tensor;
+    EXPECT_EQ(x.suspicious, y.suspicious) << what << " " << tensor;
+    EXPECT_EQ(x.allowed, y.allowed) << what << " " << tensor;
+    for (auto slice : {&verify::SharpResult::whole, &verify::SharpResult::worst}) {
+      EXPECT_EQ((x.*slice).head, (y.*slice).head) << what << " " << tensor;
+      EXPECT_EQ((x.*slice).elements, (y.*slice).elements) << what << " " << tensor;
+      EXPECT_EQ(bits((x.*slice).observed), bits((y.*slice).observed)) << what << " " << tensor;
+      EXPECT_EQ(bits((x.*slice).null_mean), bits((y.*slice).null_mean)) << what << " " << tensor;
+      EXPECT_EQ(bits((x.*slice).null_sd), bits((y.*slice).null_sd)) << what << " " << tensor;
+    }
+    EXPECT_EQ(bits(x.p_value_bound), bits(y.p_value_bound)) << what << " " << tensor;
+    ASSERT_EQ(x.attribution.size(), y.attribution.size()) << what << " " << tensor;
+    for (size_t i = 0; i < x.attribution.size(); ++i) {
+      EXPECT_EQ(x.attribution[i].name, y.attribution[i].name) << what << " " << tensor;
+      EXPECT_EQ(bits(x.attribution[i].residual), bits(y.attribution[i].residual)) << what << " " << tensor;
+    }
+  }
 }
 
 void expect_not_suspicious(const KernelCheck& kc, const std::string& what) {
@@ -219,29 +257,45 @@ TEST(SharpVerdict, SameFiguresForOneTaskPerUnitAndPerRun) {
   one.threads = 1;
   eight.threads = 8;
   const KernelCheck a = judged(d, one), b = judged(d, eight);
-  // The same bits (a defect that drops a term can leave a residual NaN, which == would not match).
-  const auto bits = [](double v) { return std::bit_cast<uint64_t>(v); };
-  for (const std::string tensor : {"y", "final_state"}) {
-    const verify::SharpResult &x = sharp_of(a, tensor), &y = sharp_of(b, tensor);
-    ASSERT_TRUE(x.evaluated) << tensor << ": " << x.why_not;
-    EXPECT_EQ(x.suspicious, y.suspicious) << tensor;
-    EXPECT_EQ(x.allowed, y.allowed) << tensor;
-    for (auto slice : {&verify::SharpResult::whole, &verify::SharpResult::worst}) {
-      EXPECT_EQ((x.*slice).head, (y.*slice).head) << tensor;
-      EXPECT_EQ((x.*slice).elements, (y.*slice).elements) << tensor;
-      EXPECT_EQ(bits((x.*slice).observed), bits((y.*slice).observed)) << tensor;
-      EXPECT_EQ(bits((x.*slice).null_mean), bits((y.*slice).null_mean)) << tensor;
-      EXPECT_EQ(bits((x.*slice).null_sd), bits((y.*slice).null_sd)) << tensor;
-    }
-    EXPECT_EQ(bits(x.p_value_bound), bits(y.p_value_bound)) << tensor;
-    ASSERT_EQ(x.attribution.size(), y.attribution.size()) << tensor;
-    for (size_t i = 0; i < x.attribution.size(); ++i) {
-      EXPECT_EQ(x.attribution[i].name, y.attribution[i].name) << tensor;
-      EXPECT_EQ(bits(x.attribution[i].residual), bits(y.attribution[i].residual)) << tensor;
-    }
-  }
+  expect_same_figures(a, b, "1 and 8 workers");
   EXPECT_TRUE(sharp_of(a, "final_state").suspicious) << sharp_of(a, "final_state").text();
   EXPECT_FALSE(sharp_of(a, "final_state").attribution.empty());
+}
+
+// The first pass beside the check (SharpBeside, as ssmv check runs it) reads each weight after
+// the judging wrote it: the same figures, bit for bit, as the verdict after the check, for a
+// sequential and a chunked dump with a defect (so the other allowed configurations and the
+// candidate defects run too, after the check) and a correct one, on 1 and 3 workers.
+TEST(SharpVerdict, BesideTheCheckTheSameFiguresAsAfterIt) {
+  Dump seq = ssu_long_dump();
+  Emulation e = declared_emulation(seq.kernel.contract, seq.problem.formats, seq.kernel.tokens_per_launch);
+  e.at(Site::running_state) = Format::bf16;
+  emulate_into(seq, e);
+  Dump chunked = chunk_scan_dump(chunk_scan::ContractKind::production);
+  const Dump correct = chunked;
+  Emulation f = declared_emulation(chunked.kernel.contract, chunked.problem.formats, 1);
+  f.at(Site::running_state) = Format::bf16;
+  emulate_into(chunked, f);
+  for (int threads : {1, 3}) {
+    SharpOptions o;
+    o.threads = threads;
+    for (const auto& [name, d] : {std::pair<std::string, const Dump*>{"ssu, state rounded per token", &seq},
+                                  {"chunk_scan, state rounded per chunk", &chunked},
+                                  {"chunk_scan twin", &correct}}) {
+      const KernelCheck after = judged(*d, o), beside = judged_beside(*d, o);
+      expect_same_figures(after, beside, name + ", " + std::to_string(threads) + " workers");
+    }
+  }
+  EXPECT_TRUE(sharp_of(judged_beside(chunked), "final_state").suspicious);
+}
+
+// A check that throws (here: y of the wrong size) closes its feed unfinished: the first pass
+// beside it stops instead of waiting for rows that will never be judged, and the check's error
+// is the one that comes out.
+TEST(SharpVerdict, BesideACheckThatThrowsTheFirstPassStops) {
+  Dump d = chunk_scan_dump(chunk_scan::ContractKind::production);
+  d.y.pop_back();
+  EXPECT_THROW(judged_beside(d), ProblemError);
 }
 
 // emulate_runs (the Monte Carlo runs of a unit side by side, sharing C·Bᵀ) gives each run the

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <future>
+#include <optional>
 
+#include "spec/parallel.h"
 #include "verify/family/hints.h"
 #include "verify/family/mamba2/dump_reading.h"
 #include "verify/judge/external_check.h"
@@ -25,21 +27,33 @@ class Mamba2Dump : public Dump {
     // prints no per-element vectors.
     const bool sharp_reads_weights = o.sharp && kernel_.family != "handoff";
     // With the sharp verdict, the worst elements' bound attribution (single-threaded) runs on
-    // its own thread beside it instead of before it on one core (verify::DeferredAttribution).
+    // its own thread beside it instead of before it on one core (verify::DeferredAttribution);
+    // and where the reference leaves cores idle, the verdict's first pass (its emulations) runs
+    // beside the check, reading each row's weights once the judging has written them
+    // (sharp::SharpBeside).
     verify::DeferredAttribution attribution;
+    verify::JudgingFeed feed(problem_.shape.num_sequences() * problem_.shape.H);
+    std::optional<sharp::SharpBeside> sharp;
+    if (sharp_reads_weights && sharp::first_pass_beside_pays(problem_, process_threads())) {
+      sharp.emplace(problem_, kernel_, outputs_.y, outputs_.final_states, o.sharp_options, feed);
+    }
     verify::KernelCheck kc = verify::check_external(
         problem_, kernel_, outputs_.y, outputs_.final_states,
         stochastic || o.keep_elements
             ? verify::ElementDetail::elements
             : (sharp_reads_weights ? verify::ElementDetail::sharp_weights : verify::ElementDetail::summary),
-        nullptr, o.sharp ? &attribution : nullptr);
+        nullptr, o.sharp ? &attribution : nullptr, sharp ? &feed : nullptr);
     if (o.sharp) {
       // If the sharp verdict throws, the future's destructor waits for the attribution; get()
       // rethrows the attribution's own exception.
       std::future<void> beside = std::async(std::launch::async, [&] {
         if (attribution) attribution(kc);
       });
-      sharp::sharp_verdicts(problem_, kernel_, kc, outputs_.y, outputs_.final_states, o.sharp_options);
+      if (sharp) {
+        sharp->finish(kc);
+      } else {
+        sharp::sharp_verdicts(problem_, kernel_, kc, outputs_.y, outputs_.final_states, o.sharp_options);
+      }
       beside.get();
     }
     // The sharp verdict has read its per-element weights (2 bytes per element: 134 MB for a

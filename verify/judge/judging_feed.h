@@ -1,0 +1,68 @@
+// What a reader beside a streamed check (the sharp verdict's first pass,
+// verify/sharp/sharp_verdict.h SharpBeside) takes from the judging while it runs: every element's
+// sharp weight (verify/judge/sharp_weight.h), and how far each (sequence, head) pair has been
+// judged, so that the reader reads a weight only after the judging has written it.
+//
+// The reference hands a pair's y rows to the judging in token order and its final state last
+// (ref::Sink), so a pair's progress is one number: the tokens whose y is judged, then "all" once
+// its final state is. The weights themselves stay where the judges keep them (TensorReport::
+// sharp_weights, whose pages do not move when the report does).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+
+namespace ssmv::verify {
+
+// What a reader beside a check that stopped (threw) throws, once out of its waits.
+struct JudgingStopped : std::runtime_error {
+  JudgingStopped() : std::runtime_error("the check stopped before judging what the sharp verdict reads") {}
+};
+
+class JudgingFeed {
+ public:
+  // A check of `pairs` (sequence, head) pairs (pair u = s·H + h).
+  explicit JudgingFeed(int64_t pairs);
+  JudgingFeed(const JudgingFeed&) = delete;
+  JudgingFeed& operator=(const JudgingFeed&) = delete;
+
+  // --- the check's side ---
+  // The judges' weights in flat order (y; the final states, or null without them), before any
+  // pair is judged.
+  void open(const uint16_t* y_weights, const uint16_t* state_weights);
+  // Pair u's first `tokens` tokens of y are judged; `last`: they are all its tokens. The readers
+  // are woken every kWakeTokens tokens and at the last (each wake-up is a system call when
+  // someone waits).
+  void rows_judged(int64_t u, int64_t tokens, bool last);
+  // Pair u's final state is judged (after all its rows).
+  void state_judged(int64_t u);
+  // The check has ended: `completed` (every element judged), or stopped by an error (readers
+  // waiting, or waiting later, get JudgingStopped).
+  void close(bool completed);
+  static constexpr int64_t kWakeTokens = 64;
+
+  // --- the reader's side ---
+  // Wait until pair u's first `tokens` tokens of y are judged (or the check completed): true,
+  // or false when the check stopped. No exception: a reader may wait inside code that cannot
+  // pass one on (the emulation's target_clones functions, spec/vector_clones.h).
+  bool wait_rows(int64_t u, int64_t tokens) const;
+  // The same for pair u's final state.
+  bool wait_state(int64_t u) const;
+  // The weights (after a wait that returned true): y's and the final states' in flat order.
+  const uint16_t* y_weights() const { return y_weights_; }
+  const uint16_t* state_weights() const { return state_weights_; }
+  // Set when the check stopped; a reader's long work may poll it to end early.
+  const std::atomic<bool>& stopped() const { return stopped_; }
+
+ private:
+  static constexpr int64_t kAll = INT64_MAX;  // every token and the final state
+  std::unique_ptr<std::atomic<int64_t>[]> judged_;  // [pair] tokens judged, or kAll
+  int64_t pairs_;
+  std::atomic<bool> stopped_{false};
+  const uint16_t* y_weights_ = nullptr;
+  const uint16_t* state_weights_ = nullptr;
+};
+
+}  // namespace ssmv::verify
