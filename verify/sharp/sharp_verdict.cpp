@@ -420,8 +420,8 @@ struct SharpPasses {
   std::exception_ptr failure;
   std::thread thread;
 
-  SharpPasses(const Problem& p, const verify::ExternalKernel& k, const FormatValues& y, const FormatValues& final_states,
-       const SharpOptions& o, const verify::JudgingFeed& feed)
+  SharpPasses(const Problem& p, const verify::ExternalKernel& k, const FormatValues& y,
+              const FormatValues& final_states, const SharpOptions& o, const verify::JudgingFeed& feed)
       : p(p), k(k), y(y), final_states(final_states), o(o), feed(feed), why_not(why_not_evaluated(p, k)) {
     validate(o);
     if (!why_not.empty()) return;
