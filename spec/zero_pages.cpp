@@ -40,11 +40,16 @@ ZeroPages& ZeroPages::operator=(ZeroPages&& other) noexcept {
 void ZeroPages::release(size_t offset, size_t bytes) {
   if (data_ == nullptr || offset >= bytes_) return;
   if (bytes > bytes_ - offset) bytes = bytes_ - offset;
+  release_within(data_, offset, bytes);
+}
+
+void ZeroPages::release_within(const void* data, size_t offset, size_t bytes) {
+  if (data == nullptr) return;
   const size_t page = page_size();
   const size_t lo = (offset + page - 1) / page * page, hi = (offset + bytes) / page * page;
   // MADV_DONTNEED on a private anonymous mapping frees the pages now; a later read gives zeros.
   // A refusal changes nothing but the memory held.
-  if (hi > lo) (void)::madvise(static_cast<char*>(data_) + lo, hi - lo, MADV_DONTNEED);
+  if (hi > lo) (void)::madvise(const_cast<char*>(static_cast<const char*>(data)) + lo, hi - lo, MADV_DONTNEED);
 }
 
 }  // namespace ssmv

@@ -27,6 +27,9 @@ class ZeroPages {
   // The pages lying wholly inside [offset, offset + bytes) go back to the system; their bytes
   // read as zeros afterwards. Safe beside threads that touch other pages.
   void release(size_t offset, size_t bytes);
+  // The same for the pages of a mapping that starts at `data` (a ZeroPages' data(), which a
+  // holder of its address but not of the object may give back: verify/judge/judging_feed.h).
+  static void release_within(const void* data, size_t offset, size_t bytes);
 
   static size_t page_size();
 

@@ -1,5 +1,9 @@
 #include "verify/judge/judging_feed.h"
 
+#include <algorithm>
+
+#include "spec/zero_pages.h"
+
 namespace ssmv::verify {
 
 JudgingFeed::JudgingFeed(int64_t pairs)
@@ -43,5 +47,36 @@ bool JudgingFeed::wait_rows(int64_t u, int64_t tokens) const {
 }
 
 bool JudgingFeed::wait_state(int64_t u) const { return wait_rows(u, kAll); }
+
+void JudgingFeed::release_behind_readers(const Shape& shape, int64_t readers) {
+  cu_seqlens_ = shape.cu_seqlens;
+  H_ = shape.H;
+  P_ = shape.P;
+  readers_ = readers;
+  read_ = std::make_unique<std::atomic<int64_t>[]>(size_t(pairs_ * readers));
+  for (int64_t i = 0; i < pairs_ * readers; ++i) read_[size_t(i)].store(0, std::memory_order_relaxed);
+  released_tokens_.assign(cu_seqlens_.size() - 1, 0);
+}
+
+// Every reader of a pair reads a token's weights only after the judging wrote them, so behind
+// the slowest reader of a sequence's pairs no weight is written or read any more.
+void JudgingFeed::rows_read(int64_t u, int64_t r, int64_t tokens, bool last) {
+  if (!read_ || y_weights_ == nullptr) return;
+  read_[size_t(u * readers_ + r)].store(tokens, std::memory_order_release);
+  if (!last && tokens % kWakeTokens != 0) return;
+  const int64_t s = u / H_;
+  int64_t behind = INT64_MAX;
+  for (int64_t i = s * H_ * readers_; i < (s + 1) * H_ * readers_; ++i) {
+    behind = std::min(behind, read_[size_t(i)].load(std::memory_order_acquire));
+  }
+  std::lock_guard<std::mutex> lock(release_mutex_);
+  if (behind <= released_tokens_[size_t(s)]) return;
+  // y [T, H, P]: the sequence's tokens [t0, t0 + behind) are elements [t0·H·P, (t0 + behind)·H·P).
+  const int64_t t0 = cu_seqlens_[size_t(s)], row = H_ * P_;
+  const size_t from = size_t((t0 + released_tokens_[size_t(s)]) * row), to = size_t((t0 + behind) * row);
+  ZeroPages::release_within(y_weights_, from * sizeof(uint16_t), (to - from) * sizeof(uint16_t));
+  released_tokens_[size_t(s)] = behind;
+  released_.store(true);
+}
 
 }  // namespace ssmv::verify

@@ -6,13 +6,18 @@
 // The reference hands a pair's y rows to the judging in token order and its final state last
 // (ref::Sink), so a pair's progress is one number: the tokens whose y is judged, then "all" once
 // its final state is. The weights themselves stay where the judges keep them (TensorReport::
-// sharp_weights, whose pages do not move when the report does).
+// sharp_weights, whose pages do not move when the report does); the readers, which read a pair's
+// rows in token order too, may give y's back behind them (release_behind_readers).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
+#include <vector>
+
+#include "spec/problem.h"
 
 namespace ssmv::verify {
 
@@ -38,8 +43,8 @@ class JudgingFeed {
   void rows_judged(int64_t u, int64_t tokens, bool last);
   // Pair u's final state is judged (after all its rows).
   void state_judged(int64_t u);
-  // The check has ended: `completed` (every element judged), or stopped by an error (readers
-  // waiting, or waiting later, get JudgingStopped).
+  // The check has ended: `completed` (every element judged), or stopped by an error (readers'
+  // waits, now or later, return false).
   void close(bool completed);
   static constexpr int64_t kWakeTokens = 64;
 
@@ -56,6 +61,20 @@ class JudgingFeed {
   // Set when the check stopped; a reader's long work may poll it to end early.
   const std::atomic<bool>& stopped() const { return stopped_; }
 
+  // --- the y weights given back behind the readers (optional) ---
+  // Every pair's y weights are read in token order by `readers` readers (the sharp verdict's
+  // tasks of the pair); from now on, once every reader of every pair of a sequence has read its
+  // first t tokens, the weights' whole pages before token t of the sequence go back to the system
+  // (spec/zero_pages.h: the weights live on such pages, from y_weights() on). Call before any
+  // reader reads. A released weight reads as 0 afterwards: a pass that reads the weights again
+  // needs them judged again (released()).
+  void release_behind_readers(const Shape& shape, int64_t readers);
+  // Reader r of pair u has read its first `tokens` tokens' weights (`last`: all of them); every
+  // kWakeTokens tokens and at the last, the pages behind every reader go back.
+  void rows_read(int64_t u, int64_t r, int64_t tokens, bool last);
+  // Whether some page went back.
+  bool released() const { return released_.load(); }
+
  private:
   static constexpr int64_t kAll = INT64_MAX;  // every token and the final state
   std::unique_ptr<std::atomic<int64_t>[]> judged_;  // [pair] tokens judged, or kAll
@@ -63,6 +82,14 @@ class JudgingFeed {
   std::atomic<bool> stopped_{false};
   const uint16_t* y_weights_ = nullptr;
   const uint16_t* state_weights_ = nullptr;
+  // Release behind the readers: the shape's sequences, the readers per pair, what each has read
+  // ([pair · readers + r] tokens), and per sequence how far its weights went back (tokens).
+  std::vector<int64_t> cu_seqlens_;
+  int64_t H_ = 0, P_ = 0, readers_ = 0;
+  std::unique_ptr<std::atomic<int64_t>[]> read_;
+  std::vector<int64_t> released_tokens_;
+  std::mutex release_mutex_;
+  std::atomic<bool> released_{false};
 };
 
 }  // namespace ssmv::verify

@@ -35,7 +35,10 @@ inline double sharp_weight(uint16_t bits) { return double(std::bit_cast<float>(u
 // A tensor's weights, in its flat order: zeros (a weight of 0 leaves the element out) until
 // the judging writes them, on pages taken only as they are written (spec/zero_pages.h), so
 // that they fill in step with the judging instead of all at once: in the chunked check they
-// fill while the bound's per-element floats drain (verify/bound/y_before_dx.h).
+// fill while the bound's per-element floats drain (verify/bound/y_before_dx.h); where the sharp
+// verdict's first pass runs beside the check, y's go back behind its readers
+// (verify/judge/judging_feed.h), so that only the band between the judging and the slowest
+// reader is held.
 class SharpWeights {
  public:
   SharpWeights() = default;

@@ -6,6 +6,9 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <thread>
 
 #include "spec/format.h"
@@ -171,7 +174,7 @@ struct Pass {
   const Contract& c;
   const Target* ty;  // null: y not judged
   const Target* ts;  // null: the final state not judged
-  const verify::JudgingFeed& feed;
+  verify::JudgingFeed& feed;
   int workers;
   progress::Track track = progress::Track::main;
 };
@@ -287,9 +290,12 @@ bool one_task_per_unit(const Pass& ps) {
 // of 4 runs and a declared emulation, 4.5 runs' time each, as the two passes before had taken (a
 // declared pass of 8 tasks with half the workers idle, then 64 tasks of a run: 0.5 + 4); one run
 // per task (64 tasks) would have taken 6.
-int64_t monte_carlo_group(const Pass& ps, int64_t runs) {
+// A pass that gives the weights back behind its readers needs every task under way at once (a
+// task waiting for a worker holds the frontier at its first token): one task per worker there.
+int64_t monte_carlo_group(const Pass& ps, int64_t runs, bool release_behind) {
   const int64_t units = ps.p.shape.num_sequences() * ps.p.shape.H;
-  const int64_t tasks = ps.c.family == Family::sequential ? int64_t(ps.workers) : 2 * int64_t(ps.workers);
+  const int64_t tasks =
+      ps.c.family == Family::sequential || release_behind ? int64_t(ps.workers) : 2 * int64_t(ps.workers);
   const int64_t groups = std::clamp<int64_t>((tasks + units - 1) / units, 1, runs);
   return (runs + groups - 1) / groups;
 }
@@ -320,12 +326,14 @@ std::vector<Noise> run_noises(const SharpOptions& o, int64_t first, int64_t n) {
 // same bits in every group (the first noise-free run of emulate_runs gives emulate_unit's outputs:
 // SharpEmulation.RunsSideBySideEqualRunsAlone, SequentialRunsInLockstepEqualRunsAlone), so are the
 // runs' residuals against them.
-void declared_and_monte_carlo(const Pass& ps, const Emulation& declared, const SharpOptions& o, HeadEnergies& he,
-                              HeadEnergies& null) {
+void declared_and_monte_carlo(const Pass& ps, const Emulation& declared, const SharpOptions& o, bool release_behind,
+                              HeadEnergies& he, HeadEnergies& null) {
   const Shape& sh = ps.p.shape;
   const int64_t H = sh.H, units = sh.num_sequences() * H, runs = o.runs;
-  const int64_t group = one_task_per_unit(ps) ? runs : monte_carlo_group(ps, runs);
+  const int64_t group = one_task_per_unit(ps) ? runs : monte_carlo_group(ps, runs, release_behind);
   const int64_t groups = (runs + group - 1) / group;
+  // Each group's task reads its unit's weights in token order; its last run reads a row last.
+  if (release_behind) ps.feed.release_behind_readers(sh, groups);
   const progress::Phase phase("sharp verdict: the contract's emulation and " + std::to_string(runs) +
                                   " Monte Carlo runs",
                               (runs + groups) * sh.num_tokens() * H * sh.P * sh.N, "emulated updates", ps.track);
@@ -358,6 +366,15 @@ void declared_and_monte_carlo(const Pass& ps, const Emulation& declared, const S
         };
       } else {
         judge_rows(ps, s, h, out, &y_energy[size_t(r)], nullptr, &kept, nullptr);
+      }
+      if (release_behind && r == n) {
+        // The group's last run has read the row's weights: behind every group of every pair of
+        // the sequence, the weights go back (JudgingFeed::rows_read).
+        out.y_row = [judge = std::move(out.y_row), &feed = ps.feed, u, reader = first / group, len = sh.seq_len(s)](
+                        int64_t j, const double* row) {
+          judge(j, row);
+          feed.rows_read(u, reader, j + 1, j + 1 == len);
+        };
       }
       out.stop = &ps.feed.stopped();
       outs.push_back(&out);
@@ -413,7 +430,12 @@ struct SharpPasses {
   const FormatValues& y;
   const FormatValues& final_states;
   SharpOptions o;
-  const verify::JudgingFeed& feed;
+  verify::JudgingFeed& feed;
+  // With it, the first pass gives the y weights back behind its readers, and a later pass (a
+  // flagged tensor's) reads them from the check made again (JudgingFeed::released).
+  std::function<KernelCheck()> rejudge;
+  std::optional<KernelCheck> rejudged;
+  std::unique_ptr<verify::JudgingFeed> refed;
   std::string why_not;
   Target ty, ts;  // computed set: judged (report set by finish)
   HeadEnergies he, null;
@@ -421,8 +443,10 @@ struct SharpPasses {
   std::thread thread;
 
   SharpPasses(const Problem& p, const verify::ExternalKernel& k, const FormatValues& y,
-              const FormatValues& final_states, const SharpOptions& o, const verify::JudgingFeed& feed)
-      : p(p), k(k), y(y), final_states(final_states), o(o), feed(feed), why_not(why_not_evaluated(p, k)) {
+              const FormatValues& final_states, const SharpOptions& o, verify::JudgingFeed& feed,
+              std::function<KernelCheck()> rejudge = {})
+      : p(p), k(k), y(y), final_states(final_states), o(o), feed(feed), rejudge(std::move(rejudge)),
+        why_not(why_not_evaluated(p, k)) {
     validate(o);
     if (!why_not.empty()) return;
     ty = Target{nullptr, &y, true};
@@ -434,7 +458,24 @@ struct SharpPasses {
     const Pass ps{p, k.contract, ty.computed ? &ty : nullptr, ts.computed ? &ts : nullptr, feed, pass_workers(p, o),
                   track};
     const std::vector<Configuration> allowed = allowed_configurations(k.contract, p, k.tokens_per_launch);
-    declared_and_monte_carlo(ps, allowed[0].emulation, o, he, null);
+    declared_and_monte_carlo(ps, allowed[0].emulation, o, bool(rejudge), he, null);
+  }
+
+  // The feed of the passes after the first: the check's, or, where the first pass gave weights
+  // back, the same check made again (the same weights: it is deterministic).
+  verify::JudgingFeed& later_feed() {
+    if (!feed.released()) return feed;
+    if (!refed) {
+      rejudged = rejudge();
+      const uint16_t* weights[2] = {nullptr, nullptr};  // y, final_state
+      for (const TensorReport& t : rejudged->tensors) {
+        if (t.name == "y" || t.name == "final_state") weights[t.name == "y" ? 0 : 1] = t.sharp_weights.data();
+      }
+      refed = std::make_unique<verify::JudgingFeed>(p.shape.num_sequences() * p.shape.H);
+      refed->open(weights[0], weights[1]);
+      refed->close(true);
+    }
+    return *refed;
   }
 
   void finish(KernelCheck& kc) {
@@ -478,7 +519,8 @@ struct SharpPasses {
     auto flagged = [](const Target& t) { return t.report && t.report->sharp.suspicious; };
     if (allowed.size() > 1 && (flagged(ty) || flagged(ts))) {
       const std::vector<Configuration> others(allowed.begin() + 1, allowed.end());
-      const HeadEnergies more = run_configurations(ps, "the other allowed configurations", others);
+      const Pass po{p, c, ps.ty, ps.ts, later_feed(), ps.workers};
+      const HeadEnergies more = run_configurations(po, "the other allowed configurations", others);
       he.y.insert(he.y.end(), more.y.begin(), more.y.end());
       he.state.insert(he.state.end(), more.state.begin(), more.state.end());
       decide_all(allowed);
@@ -491,7 +533,7 @@ struct SharpPasses {
     if (!o.attribute || (!wants(ty) && !wants(ts))) return;
     const std::vector<Configuration> defects = candidate_defects(c, p, k.tokens_per_launch);
     if (defects.empty()) return;
-    const Pass pd{p, c, wants(ty) ? &ty : nullptr, wants(ts) ? &ts : nullptr, feed, ps.workers};
+    const Pass pd{p, c, wants(ty) ? &ty : nullptr, wants(ts) ? &ts : nullptr, later_feed(), ps.workers};
     const HeadEnergies de = run_configurations(pd, "attribution", defects);
     std::vector<std::string> names, descriptions;
     for (const Configuration& d : defects) {
@@ -509,8 +551,9 @@ struct SharpPasses {
 };
 
 SharpBeside::SharpBeside(const Problem& p, const verify::ExternalKernel& k, const FormatValues& y,
-                         const FormatValues& final_states, const SharpOptions& o, const verify::JudgingFeed& feed)
-    : passes_(std::make_unique<SharpPasses>(p, k, y, final_states, o, feed)) {
+                         const FormatValues& final_states, const SharpOptions& o, verify::JudgingFeed& feed,
+                         std::function<KernelCheck()> rejudge)
+    : passes_(std::make_unique<SharpPasses>(p, k, y, final_states, o, feed, std::move(rejudge))) {
   SharpPasses& i = *passes_;
   i.thread = std::thread([&i] {
     try {

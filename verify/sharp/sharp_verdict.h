@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -72,8 +73,14 @@ struct SharpPasses;  // sharp_verdict.cpp
 
 class SharpBeside {
  public:
+  // `rejudge` (optional): the same check made again, from scratch, with ElementDetail::
+  // sharp_weights. With it the first pass gives the y weights (2 bytes per y element) back to
+  // the system behind its slowest reader (JudgingFeed::release_behind_readers), and only a
+  // tensor that the declared emulation leaves SUSPICIOUS, or one with a VIOLATION, whose later
+  // passes read the weights again, costs that second check.
   SharpBeside(const Problem& p, const verify::ExternalKernel& k, const FormatValues& y,
-              const FormatValues& final_states, const SharpOptions& o, const verify::JudgingFeed& feed);
+              const FormatValues& final_states, const SharpOptions& o, verify::JudgingFeed& feed,
+              std::function<verify::KernelCheck()> rejudge = {});
   ~SharpBeside();
   SharpBeside(const SharpBeside&) = delete;
   SharpBeside& operator=(const SharpBeside&) = delete;

@@ -84,14 +84,19 @@ KernelCheck judged(const Dump& d, const SharpOptions& o = {}) {
 }
 
 // As ssmv check judges it with the sharp verdict: the verdict's first pass beside the check,
-// reading each row's weights as the judging writes them (SharpBeside).
-KernelCheck judged_beside(const Dump& d, const SharpOptions& o = {}) {
+// reading each row's weights as the judging writes them and giving them back behind its
+// readers (SharpBeside with the check made again for a flagged tensor's later passes);
+// `released` (optional) gets whether pages of the y weights went back.
+KernelCheck judged_beside(const Dump& d, const SharpOptions& o = {}, bool* released = nullptr) {
   const FormatValues y(d.y), final_states(d.final_states);  // SharpBeside keeps references
   verify::JudgingFeed feed(d.problem.shape.num_sequences() * d.problem.shape.H);
-  SharpBeside sharp(d.problem, d.kernel, y, final_states, o, feed);
+  SharpBeside sharp(d.problem, d.kernel, y, final_states, o, feed, [&] {
+    return verify::check_external(d.problem, d.kernel, y, final_states, verify::ElementDetail::sharp_weights);
+  });
   KernelCheck kc = verify::check_external(d.problem, d.kernel, y, final_states, verify::ElementDetail::sharp_weights,
                                           nullptr, nullptr, &feed);
   sharp.finish(kc);
+  if (released) *released = feed.released();
   return kc;
 }
 
@@ -263,9 +268,10 @@ TEST(SharpVerdict, SameFiguresForOneTaskPerUnitAndPerRun) {
 }
 
 // The first pass beside the check (SharpBeside, as ssmv check runs it) reads each weight after
-// the judging wrote it: the same figures, bit for bit, as the verdict after the check, for a
-// sequential and a chunked dump with a defect (so the other allowed configurations and the
-// candidate defects run too, after the check) and a correct one, on 1 and 3 workers.
+// the judging wrote it and gives the weights back behind its readers: the same figures, bit for
+// bit, as the verdict after the check, for a sequential and a chunked dump with a defect (so the
+// other allowed configurations and the candidate defects run too, after the check, on the
+// weights of the check made again) and a correct one, on 1 and 3 workers.
 TEST(SharpVerdict, BesideTheCheckTheSameFiguresAsAfterIt) {
   Dump seq = ssu_long_dump();
   Emulation e = declared_emulation(seq.kernel.contract, seq.problem.formats, seq.kernel.tokens_per_launch);
@@ -282,8 +288,12 @@ TEST(SharpVerdict, BesideTheCheckTheSameFiguresAsAfterIt) {
     for (const auto& [name, d] : {std::pair<std::string, const Dump*>{"ssu, state rounded per token", &seq},
                                   {"chunk_scan, state rounded per chunk", &chunked},
                                   {"chunk_scan twin", &correct}}) {
-      const KernelCheck after = judged(*d, o), beside = judged_beside(*d, o);
+      bool released = false;
+      const KernelCheck after = judged(*d, o), beside = judged_beside(*d, o, &released);
       expect_same_figures(after, beside, name + ", " + std::to_string(threads) + " workers");
+      // 768 or 216 tokens × 2 heads × 32 rows: 24 or 7 pages of weights, given back as the
+      // readers pass them (a flagged tensor's later passes then read the check made again).
+      EXPECT_TRUE(released) << name;
     }
   }
   EXPECT_TRUE(sharp_of(judged_beside(chunked), "final_state").suspicious);

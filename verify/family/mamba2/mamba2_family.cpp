@@ -35,7 +35,12 @@ class Mamba2Dump : public Dump {
     verify::JudgingFeed feed(problem_.shape.num_sequences() * problem_.shape.H);
     std::optional<sharp::SharpBeside> sharp;
     if (sharp_reads_weights && sharp::first_pass_beside_pays(problem_, process_threads())) {
-      sharp.emplace(problem_, kernel_, outputs_.y, outputs_.final_states, o.sharp_options, feed);
+      // It gives the y weights back behind its readers; a flagged tensor's later passes read
+      // them from the check made again.
+      sharp.emplace(problem_, kernel_, outputs_.y, outputs_.final_states, o.sharp_options, feed, [this] {
+        return verify::check_external(problem_, kernel_, outputs_.y, outputs_.final_states,
+                                      verify::ElementDetail::sharp_weights);
+      });
     }
     verify::KernelCheck kc = verify::check_external(
         problem_, kernel_, outputs_.y, outputs_.final_states,
