@@ -55,7 +55,10 @@ void JudgingFeed::release_behind_readers(const Shape& shape, int64_t readers) {
   readers_ = readers;
   read_ = std::make_unique<std::atomic<int64_t>[]>(size_t(pairs_ * readers));
   for (int64_t i = 0; i < pairs_ * readers; ++i) read_[size_t(i)].store(0, std::memory_order_relaxed);
-  released_tokens_.assign(cu_seqlens_.size() - 1, 0);
+  released_bytes_.clear();
+  for (size_t s = 0; s + 1 < cu_seqlens_.size(); ++s) {
+    released_bytes_.push_back(size_t(cu_seqlens_[s] * H_ * P_) * sizeof(uint16_t));
+  }
 }
 
 // Every reader of a pair reads a token's weights only after the judging wrote them, so behind
@@ -69,13 +72,15 @@ void JudgingFeed::rows_read(int64_t u, int64_t r, int64_t tokens, bool last) {
   for (int64_t i = s * H_ * readers_; i < (s + 1) * H_ * readers_; ++i) {
     behind = std::min(behind, read_[size_t(i)].load(std::memory_order_acquire));
   }
+  // y [T, H, P]: the sequence's tokens before t0 + behind are the elements before (t0 + behind)·H·P.
+  const size_t end = size_t((cu_seqlens_[size_t(s)] + behind) * H_ * P_) * sizeof(uint16_t);
   std::lock_guard<std::mutex> lock(release_mutex_);
-  if (behind <= released_tokens_[size_t(s)]) return;
-  // y [T, H, P]: the sequence's tokens [t0, t0 + behind) are elements [t0·H·P, (t0 + behind)·H·P).
-  const int64_t t0 = cu_seqlens_[size_t(s)], row = H_ * P_;
-  const size_t from = size_t((t0 + released_tokens_[size_t(s)]) * row), to = size_t((t0 + behind) * row);
-  ZeroPages::release_within(y_weights_, from * sizeof(uint16_t), (to - from) * sizeof(uint16_t));
-  released_tokens_[size_t(s)] = behind;
+  size_t& from = released_bytes_[size_t(s)];
+  if (end <= from) return;
+  // Whole pages only; the next release starts at the last one's page boundary, so that no page
+  // that straddles two releases is kept.
+  ZeroPages::release_within(y_weights_, from, end - from);
+  from = std::max(from, end / ZeroPages::page_size() * ZeroPages::page_size());
   released_.store(true);
 }
 

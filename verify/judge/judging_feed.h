@@ -83,11 +83,12 @@ class JudgingFeed {
   const uint16_t* y_weights_ = nullptr;
   const uint16_t* state_weights_ = nullptr;
   // Release behind the readers: the shape's sequences, the readers per pair, what each has read
-  // ([pair · readers + r] tokens), and per sequence how far its weights went back (tokens).
+  // ([pair · readers + r] tokens), and per sequence where the next release starts (a byte offset
+  // into the y weights: the sequence's start, then the last release's page boundary).
   std::vector<int64_t> cu_seqlens_;
   int64_t H_ = 0, P_ = 0, readers_ = 0;
   std::unique_ptr<std::atomic<int64_t>[]> read_;
-  std::vector<int64_t> released_tokens_;
+  std::vector<size_t> released_bytes_;
   std::mutex release_mutex_;
   std::atomic<bool> released_{false};
 };
