@@ -414,6 +414,24 @@ std::string why_not_evaluated(const Problem& p, const verify::ExternalKernel& k)
   return "";
 }
 
+// Opens `feed` as the feed of a check that is over: y's and the final state's weights where the
+// check kept them whole (a weight per element of the tensor and of the dump's values), null
+// where not; closed as completed, so that no read waits.
+void open_finished(verify::JudgingFeed& feed, const KernelCheck& kc, const FormatValues& y,
+                   const FormatValues& final_states) {
+  const uint16_t* weights[2] = {nullptr, nullptr};  // y, final_state
+  for (const TensorReport& t : kc.tensors) {
+    const bool is_y = t.name == "y";
+    if (!is_y && t.name != "final_state") continue;
+    const FormatValues& values = is_y ? y : final_states;
+    if (t.sharp_weights.size() == size_t(t.elements) && values.size() == size_t(t.elements)) {
+      weights[is_y ? 0 : 1] = t.sharp_weights.data();
+    }
+  }
+  feed.open(weights[0], weights[1]);
+  feed.close(true);
+}
+
 int pass_workers(const Problem& p, const SharpOptions& o) {
   const Shape& sh = p.shape;
   const int64_t work = sh.num_tokens() * sh.H * sh.P * sh.N;
@@ -467,13 +485,8 @@ struct SharpPasses {
     if (!feed.released()) return feed;
     if (!refed) {
       rejudged = rejudge();
-      const uint16_t* weights[2] = {nullptr, nullptr};  // y, final_state
-      for (const TensorReport& t : rejudged->tensors) {
-        if (t.name == "y" || t.name == "final_state") weights[t.name == "y" ? 0 : 1] = t.sharp_weights.data();
-      }
       refed = std::make_unique<verify::JudgingFeed>(p.shape.num_sequences() * p.shape.H);
-      refed->open(weights[0], weights[1]);
-      refed->close(true);
+      open_finished(*refed, *rejudged, y, final_states);
     }
     return *refed;
   }
@@ -576,22 +589,12 @@ void sharp_verdicts(const Problem& p, const verify::ExternalKernel& k, KernelChe
   // evaluated (its reason given); the others are judged as beside a check.
   const std::string not_kept = "no per-element weights kept by the check (ElementDetail::summary)";
   verify::JudgingFeed feed(p.shape.num_sequences() * p.shape.H);
-  const uint16_t* weights[2] = {nullptr, nullptr};  // y, final_state
-  for (TensorReport& t : kc.tensors) {
-    const bool is_y = t.name == "y";
-    if (!is_y && t.name != "final_state") continue;
-    const FormatValues& values = is_y ? y : final_states;
-    if (t.sharp_weights.size() == size_t(t.elements) && values.size() == size_t(t.elements)) {
-      weights[is_y ? 0 : 1] = t.sharp_weights.data();
-    }
-  }
-  feed.open(weights[0], weights[1]);
-  feed.close(true);
+  open_finished(feed, kc, y, final_states);
   SharpPasses i(p, k, y, final_states, o, feed);
   if (i.why_not.empty()) {
     for (TensorReport& t : kc.tensors) {
       const bool is_y = t.name == "y";
-      if ((is_y || t.name == "final_state") && weights[is_y ? 0 : 1] == nullptr) {
+      if ((is_y || t.name == "final_state") && (is_y ? feed.y_weights() : feed.state_weights()) == nullptr) {
         t.sharp.why_not = not_kept;
         (is_y ? i.ty : i.ts).computed = nullptr;
       }
