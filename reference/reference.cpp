@@ -171,16 +171,13 @@ ExactScalars compute_scalars(const Problem& problem, const Options& options) {
   const int64_t T = problem.shape.num_tokens(), H = problem.shape.H;
   ExactScalars out;
   out.check_bits = check_bits;
-  for (std::vector<double>* v : {&out.delta, &out.decay, &out.delta_lo, &out.decay_lo, &out.delta_up, &out.decay_up}) {
-    v->assign(size_t(T * H), 0.0);
-  }
   // Two MPFR operations per (token, head) at the check precision: 262,144 pairs for a
   // 8192-token prompt of 32 heads, seconds on one core. A pair's values are a function of its
   // head and its dt alone (dt_bias and A are per head, the options global), and a bf16 dt takes
   // at most 2^16 values, which a long prompt repeats: so each head's distinct dt values are
   // listed first (with a token that holds each), their values computed once, in blocks on the
-  // workers, then every pair takes its (head, dt)'s. Every value is computed alone (no state
-  // carried between tokens), so the bits are the same for any thread count.
+  // workers, and kept once; every pair names its (head, dt)'s entry. Every value is computed
+  // alone (no state carried between tokens), so the bits are the same for any thread count.
   const int64_t pairs = T * H;
   const progress::Phase phase("δ and decay", pairs, "token·heads");
   const int64_t workers = options.threads > 0 ? options.threads : default_threads();
@@ -200,10 +197,14 @@ ExactScalars compute_scalars(const Problem& problem, const Options& options) {
   });
   std::vector<int64_t> first(static_cast<size_t>(H + 1), 0);  // distinct[h]'s values start at first[h]
   for (int64_t h = 0; h < H; ++h) first[size_t(h + 1)] = first[size_t(h)] + int64_t(distinct[size_t(h)].size());
-  struct Values {
-    double delta, decay, delta_lo, decay_lo, delta_up, decay_up;
-  };
-  std::vector<Values> values(static_cast<size_t>(first[size_t(H)]));
+  const size_t entries = size_t(first[size_t(H)]);
+  if (entries > size_t(std::numeric_limits<uint32_t>::max())) {
+    throw std::invalid_argument("compute_scalars: " + std::to_string(entries) +
+                                " distinct (head, dt) values do not fit a 32-bit index");
+  }
+  for (std::vector<double>* v : {&out.delta, &out.decay, &out.delta_lo, &out.decay_lo, &out.delta_up, &out.decay_up}) {
+    v->assign(entries, 0.0);
+  }
   constexpr int64_t kBlock = 256;  // values per task: a few milliseconds of MPFR
   const int64_t blocks = (first[size_t(H)] + kBlock - 1) / kBlock;
   std::atomic<int64_t> next{0};
@@ -222,12 +223,13 @@ ExactScalars compute_scalars(const Problem& problem, const Options& options) {
           scalars.step(problem, distinct[size_t(h)][size_t(j - first[size_t(h)])].token, h, false);
           const mpfr_srcptr d = scalars.delta(), a = scalars.decay();
           const dd::DD dd_d = detail::dd_of(d, scratch), dd_a = detail::dd_of(a, scratch);
-          values[size_t(j)] = Values{mpfr_get_d(d, MPFR_RNDN),
-                                     mpfr_get_d(a, MPFR_RNDN),
-                                     dd_d.lo,
-                                     dd_a.lo,
-                                     mpfr_number_p(d) ? std::fabs(mpfr_get_d(d, MPFR_RNDA)) : nan,
-                                     mpfr_number_p(a) && !mpfr_zero_p(a) ? std::fabs(mpfr_get_d(a, MPFR_RNDA)) : nan};
+          const size_t e = size_t(j);
+          out.delta[e] = mpfr_get_d(d, MPFR_RNDN);
+          out.decay[e] = mpfr_get_d(a, MPFR_RNDN);
+          out.delta_lo[e] = dd_d.lo;
+          out.decay_lo[e] = dd_a.lo;
+          out.delta_up[e] = mpfr_number_p(d) ? std::fabs(mpfr_get_d(d, MPFR_RNDA)) : nan;
+          out.decay_up[e] = mpfr_number_p(a) && !mpfr_zero_p(a) ? std::fabs(mpfr_get_d(a, MPFR_RNDA)) : nan;
         }
       }
       mpfr_clear(scratch);
@@ -236,7 +238,8 @@ ExactScalars compute_scalars(const Problem& problem, const Options& options) {
     // pool does the same); on the calling thread they are rebuilt when next needed.
     mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
   });
-  // Every pair from its (head, dt)'s values, in blocks of tokens.
+  // Every pair names its (head, dt)'s entry, in blocks of tokens.
+  out.entry.assign(size_t(T * H), 0);
   constexpr int64_t kTokens = 1024;
   for_each_task((T + kTokens - 1) / kTokens, workers, [&](int64_t b, int64_t) {
     for (int64_t t = b * kTokens; t < std::min(T, (b + 1) * kTokens); ++t) {
@@ -244,13 +247,7 @@ ExactScalars compute_scalars(const Problem& problem, const Options& options) {
         const size_t k = size_t(problem.dt_index(t, h));
         const std::vector<Distinct>& d = distinct[size_t(h)];
         const Distinct key{std::bit_cast<uint32_t>(problem.dt[k]), 0};
-        const Values& v = values[size_t(first[size_t(h)] + (std::lower_bound(d.begin(), d.end(), key) - d.begin()))];
-        out.delta[k] = v.delta;
-        out.decay[k] = v.decay;
-        out.delta_lo[k] = v.delta_lo;
-        out.decay_lo[k] = v.decay_lo;
-        out.delta_up[k] = v.delta_up;
-        out.decay_up[k] = v.decay_up;
+        out.entry[k] = uint32_t(first[size_t(h)] + (std::lower_bound(d.begin(), d.end(), key) - d.begin()));
       }
     }
     progress::advance(std::min(kTokens, T - b * kTokens) * H);

@@ -38,6 +38,7 @@
 #include "reference/handed_value.h"
 #include "spec/format.h"
 #include "spec/problem.h"
+#include "spec/token_head_column.h"
 
 namespace ssmv::ref {
 
@@ -213,20 +214,26 @@ class Sink {
 // Memory: O(threads·P·N) — one (sequence, head) pair's state per worker, independent of T.
 void compute_streaming(const Problem& problem, Sink& sink, const Options& options = {});
 
-// The exact δ and decay exp(δ·A) of every token and head, [T, H] each, as nearest doubles:
-// bit for bit ExactResult::delta and ::decay of compute() with the same options (the same
-// MPFR operations at the check precision), without the recurrence: what the sequential
-// bounds need before the outputs are streamed (verify/judge/external_check.cpp).
 // δ and the decay exp(δ·A) of every (token, head) [T, H] (dt_index), computed once at the
-// check precision: their nearest doubles (what the bounds and the sharp verdict read), and the
-// fast tier's view of the same values — double-double lo parts (hi = the nearest double:
-// reference/gate_memo.h dd_of) and |·| rounded away from zero — so that a streamed check hands
-// them to compute_streaming (Options::scalars) instead of the fast tier computing each again.
+// check precision, without the recurrence: their nearest doubles — bit for bit
+// ExactResult::delta and ::decay of compute() with the same options, what the bounds read
+// before the outputs are streamed (verify/judge/external_check.cpp) — and the fast tier's view
+// of the same values — double-double lo parts (hi = the nearest double: reference/gate_memo.h
+// dd_of) and |·| rounded away from zero — so that a streamed check hands them to
+// compute_streaming (Options::scalars) instead of the fast tier computing each again.
+// A pair's values are a function of its head and its dt alone, so they are kept once per (head,
+// distinct dt), entry[k] naming pair k's (spec/token_head_column.h says what that saves).
 // A value that is not a number (or a decay of 0) has NaN in its _up field.
 struct ExactScalars {
+  std::vector<uint32_t> entry;  // [T, H]: pair k's values are those of entry[k] below
+  // [entries] one value per (head, distinct dt)
   std::vector<double> delta, decay;
   std::vector<double> delta_lo, decay_lo, delta_up, decay_up;
   int check_bits = 0;  // the precision they were computed at
+
+  size_t pairs() const { return entry.size(); }
+  TokenHeadColumn delta_column() const { return {&entry, &delta}; }
+  TokenHeadColumn decay_column() const { return {&entry, &decay}; }
 };
 ExactScalars compute_scalars(const Problem& problem, const Options& options = {});
 

@@ -220,6 +220,16 @@ SSMV_VECTOR_FMA_CLONES bool rows_of_token(double* __restrict sh, double* __restr
   }
   return finite != 0;
 }
+// Whether every table of compute_scalars' result has one value per entry and every pair names
+// an entry of them (a table built elsewhere, or edited, is refused rather than read out of bounds).
+bool entries_in_range(const ExactScalars& t) {
+  const size_t n = t.delta.size();
+  for (const std::vector<double>* v : {&t.decay, &t.delta_lo, &t.decay_lo, &t.delta_up, &t.decay_up}) {
+    if (v->size() != n) return false;
+  }
+  return std::all_of(t.entry.begin(), t.entry.end(), [n](uint32_t e) { return e < n; });
+}
+
 template <int R>
 bool update_rows(double* sh, double* sl, double* sabs, double* err, const TokenTerms& k, const double* x, double* ch,
                  double* cl, unsigned char* reads_state, double* sum_sabs, double* carried, double* abs_cs, DD* acc) {
@@ -240,11 +250,9 @@ struct FastPairRunner::Impl {
         sum_abs_cs(size_t(P)), state_nearest(size_t(P * N)), state_err(size_t(P * N)),
         err(size_t(P * N)), check_bound(check_bits, N), gates(check_bits), table(o.scalars) {
     const size_t th = size_t(pr.shape.num_tokens() * pr.shape.H);
-    if (table && (table->check_bits != check_bits || table->delta.size() != th || table->decay.size() != th ||
-                  table->delta_lo.size() != th || table->decay_lo.size() != th || table->delta_up.size() != th ||
-                  table->decay_up.size() != th)) {
+    if (table && (table->check_bits != check_bits || table->pairs() != th || !entries_in_range(*table))) {
       throw std::invalid_argument("reference: Options::scalars were computed at " + std::to_string(table->check_bits) +
-                                  " bits for " + std::to_string(table->delta_up.size()) +
+                                  " bits for " + std::to_string(table->pairs()) +
                                   " (token, head) pairs; this run's check precision is " + std::to_string(check_bits) +
                                   " bits over " + std::to_string(th));
     }
@@ -295,12 +303,12 @@ struct FastPairRunner::Impl {
     DD delta, decay;
     double delta_up, decay_up;
     if (table) {  // compute_scalars' values: the same MPFR operations at the same precision
-      const size_t k = size_t(pr.dt_index(t, h));
-      delta_up = table->delta_up[k];
-      decay_up = table->decay_up[k];
+      const size_t e = table->entry[size_t(pr.dt_index(t, h))];
+      delta_up = table->delta_up[e];
+      decay_up = table->decay_up[e];
       if (std::isnan(delta_up) || std::isnan(decay_up)) return false;  // not a number, or a decay of 0
-      delta = DD{table->delta[k], table->delta_lo[k]};
-      decay = DD{table->decay[k], table->decay_lo[k]};
+      delta = DD{table->delta[e], table->delta_lo[e]};
+      decay = DD{table->decay[e], table->decay_lo[e]};
     } else {
       scalars.step(pr, t, h, false);
       const mpfr_srcptr delta_v = scalars.delta(), decay_v = scalars.decay();

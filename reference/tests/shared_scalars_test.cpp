@@ -90,10 +90,54 @@ TEST(SharedScalars, AnEntryMarkedUnusableSendsItsPairToTheMpfrTier) {
   shared.scalars = &scalars;
   compute_streaming(pr, a, shared);
   EXPECT_EQ(a.mpfr_values.load(), 0) << "the fast tier settles this small problem";
-  scalars.decay_up[size_t(pr.dt_index(7, 1))] = std::numeric_limits<double>::quiet_NaN();
+  scalars.decay_up[scalars.entry[size_t(pr.dt_index(7, 1))]] = std::numeric_limits<double>::quiet_NaN();
   RecordingSink b;
   compute_streaming(pr, b, shared);
   EXPECT_GT(b.mpfr_values.load(), 0);
+}
+
+// The values are kept once per (head, distinct dt): pairs of one head with the same dt bits name
+// one entry, other heads (their own dt_bias and A) their own, and each entry holds compute()'s
+// values of every pair that names it.
+TEST(SharedScalars, OneEntryPerHeadAndDistinctDt) {
+  Problem pr = realistic_problem(Shape{{0, 40, 64}, 3, 4, 8, 1}, Formats{Format::bf16, Format::fp32, Format::bf16}, 11);
+  const int64_t T = pr.shape.num_tokens(), H = pr.shape.H;
+  std::vector<float> dt(size_t(T * H));
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t h = 0; h < H; ++h) dt[size_t(pr.dt_index(t, h))] = 0.25f * float(1 + (t % 5));  // 5 values a head
+  }
+  pr.dt = FormatValues(dt);
+  const ExactScalars scalars = compute_scalars(pr);
+  ASSERT_EQ(scalars.pairs(), size_t(T * H));
+  EXPECT_EQ(scalars.delta.size(), size_t(5 * H));
+  std::map<std::pair<int64_t, float>, uint32_t> seen;
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t h = 0; h < H; ++h) {
+      const uint32_t e = scalars.entry[size_t(pr.dt_index(t, h))];
+      const auto [it, fresh] = seen.emplace(std::pair{h, dt[size_t(pr.dt_index(t, h))]}, e);
+      EXPECT_EQ(it->second, e) << "token " << t << " head " << h;
+    }
+  }
+  std::map<uint32_t, int> owners;
+  for (const auto& [key, e] : seen) ++owners[e];
+  for (const auto& [e, n] : owners) EXPECT_EQ(n, 1) << "entry " << e << " is named by several (head, dt)";
+  const ExactResult r = compute(pr);
+  for (size_t k = 0; k < scalars.pairs(); ++k) {
+    EXPECT_EQ(scalars.delta_column()[k], r.delta[k]) << "pair " << k;
+    EXPECT_EQ(scalars.decay_column()[k], r.decay[k]) << "pair " << k;
+  }
+}
+
+// A table whose entries do not match its pairs (built or edited elsewhere) is refused, not read
+// out of bounds.
+TEST(SharedScalars, AnEntryOutsideTheTablesIsRefused) {
+  const Problem pr = realistic_problem(Shape{{0, 6}, 2, 4, 8, 1}, Formats{Format::bf16, Format::fp32, Format::bf16}, 4);
+  ExactScalars scalars = compute_scalars(pr);
+  scalars.entry[3] = uint32_t(scalars.delta.size());
+  Options o;
+  o.scalars = &scalars;
+  RecordingSink sink;
+  EXPECT_THROW(compute_streaming(pr, sink, o), std::invalid_argument);
 }
 
 TEST(SharedScalars, ValuesOfAnotherPrecisionAreRefused) {

@@ -201,7 +201,7 @@ V as_kept(const V& err) {
 template <class V>
 void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t focus_token, const YElement* focus_y,
          ChunkedBounds* out) {
-  if (!in.problem || !in.contract || !in.delta) {
+  if (!in.problem || !in.contract || !in.delta.present()) {
     throw std::invalid_argument("chunked_bounds: problem, contract and delta are required");
   }
   const bool y_vectors = in.y_exact != nullptr;
@@ -210,6 +210,10 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
   }
   if (focus != nullptr && focus->which == BoundOf::y && !y_vectors && focus_y == nullptr) {
     throw std::invalid_argument("chunked_bound_parts: a y element needs its y (the input holds no y vectors)");
+  }
+  if (in.delta.size() != size_t(in.problem->shape.num_tokens() * in.problem->shape.H)) {
+    throw std::invalid_argument("chunked_bounds: delta has " + std::to_string(in.delta.size()) + " values, not T·H = " +
+                                std::to_string(in.problem->shape.num_tokens() * in.problem->shape.H));
   }
   const Problem& pr = *in.problem;
   const Contract& c = *in.contract;
@@ -431,7 +435,7 @@ void run(const ChunkedInput& in, const Tagger<V>& tag, Focus<V>* focus, int64_t 
           dcs_b = dcs_run;
         }
         const V dd = delta_error(pr, b_sp, c.softplus_shortcut, t, h, u, eta, tag);
-        const double delta = (*in.delta)[pr.dt_index(t, h)];
+        const double delta = in.delta[size_t(pr.dt_index(t, h))];
         // [3.3] cumulative sum: dA_k = fl(δ̂_k·A), then the sum in the contract's order.
         const double dA = delta * A;
         const V ddA = scaled_dt_error(A, delta, dd, u, eta, tag);

@@ -7,6 +7,7 @@
 
 #include "spec/contract.h"
 #include "spec/problem.h"
+#include "spec/token_head_column.h"
 #include "verify/bound/row_handover.h"
 #include "verify/bound/source.h"
 #include "verify/bound/y_before_dx.h"
@@ -16,7 +17,7 @@ namespace ssmv::bound {
 struct ChunkedInput {
   const Problem* problem = nullptr;
   const Contract* contract = nullptr;            // family chunked, chunk_size > 0
-  const std::vector<double>* delta = nullptr;    // [T, H] exact δ (reference, nearest doubles)
+  TokenHeadColumn delta;                         // [T, H] exact δ (reference, nearest doubles)
   // [T, H, P] the reference's y: nearest doubles of y and of y before the gate, and y's
   // certified error. All three, or none: a streamed check (verify/judge/external_check.cpp)
   // gives none, gets ChunkedBounds::y_before_dx and finishes each y bound with

@@ -53,8 +53,13 @@ struct Setup {
 
 // Checks `in` (all but the y vectors, which come per token) and derives the constants.
 Setup setup_of(const SequentialInput& in) {
-  if (in.problem == nullptr || in.contract == nullptr || in.delta == nullptr || in.decay == nullptr) {
+  if (in.problem == nullptr || in.contract == nullptr || !in.delta.present() || !in.decay.present()) {
     throw std::invalid_argument("sequential_bounds: problem, contract, delta and decay are required");
+  }
+  const size_t pairs = size_t(in.problem->shape.num_tokens() * in.problem->shape.H);
+  if (in.delta.size() != pairs || in.decay.size() != pairs) {
+    throw std::invalid_argument("sequential_bounds: delta and decay have " + std::to_string(in.delta.size()) + " and " +
+                                std::to_string(in.decay.size()) + " values, not T·H = " + std::to_string(pairs));
   }
   const Problem& pr = *in.problem;
   const Contract& c = *in.contract;
@@ -272,8 +277,8 @@ class PairStepper {
     const int64_t P = s.P, N = s.N, h = h_;
     const int64_t g = s.group_of(h);
     const double u = k_.u, eta = k_.eta;
-    const double delta = (*in.delta)[pr_.dt_index(t, h)];
-    const double a = (*in.decay)[pr_.dt_index(t, h)];
+    const double delta = in.delta[size_t(pr_.dt_index(t, h))];
+    const double a = in.decay[size_t(pr_.dt_index(t, h))];
     const StepErrors<V> se =
         step_errors(pr_, k_.b_sp, c.softplus_shortcut, *k_.b_exp, t, h, delta, a, u, eta, k_.eta_op, tag_);
     const double dd = total(se.d_delta), da = total(se.d_decay);
@@ -427,7 +432,7 @@ class PairStepper {
 }  // namespace
 
 SequentialBounds sequential_bounds(const SequentialInput& in) {
-  if (in.problem == nullptr || in.contract == nullptr || in.delta == nullptr || in.decay == nullptr ||
+  if (in.problem == nullptr || in.contract == nullptr || !in.delta.present() || !in.decay.present() ||
       in.y_exact == nullptr || in.y_certified_error == nullptr || in.y_ungated == nullptr) {
     throw std::invalid_argument(
         "sequential_bounds: problem, contract, delta, decay, y_exact, y_certified_error and y_ungated are required");

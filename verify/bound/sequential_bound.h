@@ -9,6 +9,7 @@
 
 #include "spec/contract.h"
 #include "spec/problem.h"
+#include "spec/token_head_column.h"
 #include "verify/bound/source.h"
 
 namespace ssmv::bound {
@@ -16,8 +17,8 @@ namespace ssmv::bound {
 struct SequentialInput {
   const Problem* problem = nullptr;
   const Contract* contract = nullptr;        // family sequential
-  const std::vector<double>* delta = nullptr;  // [T, H] exact δ (the reference's nearest doubles)
-  const std::vector<double>* decay = nullptr;  // [T, H] exact exp(δ·A)
+  TokenHeadColumn delta;  // [T, H] exact δ (the reference's nearest doubles)
+  TokenHeadColumn decay;  // [T, H] exact exp(δ·A)
   // [T, H, P] the reference's y: nearest doubles of y and of y before the gate, and y's
   // certified error (reference/reference.h ExactValues).
   const std::vector<double>* y_exact = nullptr;

@@ -252,9 +252,11 @@ void attribute_or_defer(DeferredAttribution attribute, DeferredAttribution* defe
   attribute(kc);
 }
 
-// A copy of `v` for an attribution that outlives the check (deferred), or null.
-std::shared_ptr<const std::vector<double>> copy_if(bool deferred, const std::vector<double>& v) {
-  return deferred ? std::make_shared<const std::vector<double>>(v) : nullptr;
+// δ and the decay of every (token, head), computed once for the bounds and the reference, and
+// shared with an attribution that outlives the check (deferred): 4 bytes a pair and a table per
+// (head, distinct dt) (spec/token_head_column.h).
+std::shared_ptr<const ref::ExactScalars> shared_scalars(const Problem& p, const ref::Options& options) {
+  return std::make_shared<const ref::ExactScalars>(ref::compute_scalars(p, options));
 }
 
 // The sequential family, streamed over the tokens: δ and the decay first
@@ -270,13 +272,13 @@ KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract,
                                      JudgingFeed* feed) {
   ref::Options options;
   options.validated = true;  // check_outputs validated p
-  const ref::ExactScalars scalars = ref::compute_scalars(p, options);
-  options.scalars = &scalars;  // δ and decay once: the fast tier reads them
+  const auto scalars = shared_scalars(p, options);
+  options.scalars = scalars.get();  // δ and decay once: the fast tier reads them
   bound::SequentialInput in;  // no y vectors: each token's y comes with the stream
   in.problem = &p;
   in.contract = &contract;
-  in.delta = &scalars.delta;
-  in.decay = &scalars.decay;
+  in.delta = scalars->delta_column();
+  in.decay = scalars->decay_column();
   in.tokens_per_launch = tokens_per_launch;
   in.weights = weights;
   const bound::SequentialPairBound budgets_checked(in);  // throws before the reference runs, as the batch bound would
@@ -285,18 +287,10 @@ KernelCheck check_sequential_outputs(const Problem& p, const Contract& contract,
   ref::compute_streaming(p, sink, options);
   bound::YElement worst_y;
   KernelCheck kc{kernel, contract.name, "external", judges.finish(worst_y)};
-  // The worst y element's bound split over its sources from its own y (the stream kept no other).
-  // Deferred, it keeps its own δ and decay (16 of compute_scalars' 48 bytes per token and head),
-  // so that the rest goes with the check.
-  const auto delta = copy_if(deferred != nullptr, scalars.delta);
-  const auto decay = copy_if(deferred != nullptr, scalars.decay);
-  bound::SequentialInput kept = in;
-  if (deferred != nullptr) {
-    kept.delta = delta.get();
-    kept.decay = decay.get();
-  }
+  // The worst y element's bound split over its sources from its own y (the stream kept no other);
+  // deferred, it keeps the scalars that `in` reads.
   attribute_or_defer(
-      [delta, decay, kept, worst_y](KernelCheck& k) {
+      [scalars, kept = in, worst_y](KernelCheck& k) {
         attribute_worst(k.tensors[0], kept, bound::BoundOf::y, k.tensors[0].worst.index, &worst_y);
         if (k.tensors.size() > 1) {
           attribute_worst(k.tensors[1], kept, bound::BoundOf::stored_state, k.tensors[1].worst.index);
@@ -374,12 +368,12 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
                                   ElementDetail detail, DeferredAttribution* deferred, JudgingFeed* feed) {
   ref::Options options;
   options.validated = true;  // check_outputs validated p
-  const ref::ExactScalars scalars = ref::compute_scalars(p, options);
-  options.scalars = &scalars;  // δ and decay once: the fast tier reads them
+  const auto scalars = shared_scalars(p, options);
+  options.scalars = scalars.get();  // δ and decay once: the fast tier reads them
   bound::ChunkedInput in;  // no y vectors: each element's y comes with the stream
   in.problem = &p;
   in.contract = &contract;
-  in.delta = &scalars.delta;
+  in.delta = scalars->delta_column();
   in.threads = ref::default_threads();
   in.boundary_states = false;  // a dump's chunk-end states are not judged
   StreamJudges judges(p, !final_states.empty(), detail, feed);
@@ -428,14 +422,10 @@ KernelCheck check_chunked_outputs(const Problem& p, const Contract& contract, co
   // so side by side (a tenth of a second each at chunk_scan 1 × 8192 × 32 heads) — or, deferred,
   // one after the other on the thread beside the sharp verdict, so that their tagged working
   // sets (about 15 MB each at chunk 256) do not add up on top of the sharp verdict's; then it
-  // keeps its own δ (8 of compute_scalars' 48 bytes per token and head), so that the rest goes
-  // with the check.
+  // keeps the scalars that `in` reads.
   const int workers = deferred != nullptr ? 1 : 2;
-  const auto delta = copy_if(deferred != nullptr, scalars.delta);
-  bound::ChunkedInput kept = in;
-  if (deferred != nullptr) kept.delta = delta.get();
   attribute_or_defer(
-      [delta, kept, worst_y, workers](KernelCheck& k) {
+      [scalars, kept = in, worst_y, workers](KernelCheck& k) {
         for_each_task(int64_t(k.tensors.size()), workers, [&](int64_t i, int64_t) {
           if (i == 0) attribute_worst(k.tensors[0], kept, bound::BoundOf::y, &worst_y);
           if (i == 1) attribute_worst(k.tensors[1], kept, bound::BoundOf::final_state);
@@ -470,7 +460,8 @@ KernelCheck check_handoff_outputs(const Problem& p, const std::vector<int64_t>& 
   options.validated = true;  // validated above
   const ref::ExactScalars scalars = ref::compute_scalars(p, options);
   options.scalars = &scalars;  // δ and decay once: the fast tier reads them
-  HandoffStream parts(p, prefill, chunked, decode, /*decode_stores_every_token=*/true, scalars.delta, scalars.decay);
+  HandoffStream parts(p, prefill, chunked, decode, /*decode_stores_every_token=*/true, scalars.delta_column(),
+                      scalars.decay_column());
   const bound::SequentialPairBound budgets_checked(parts.decode_input());  // throws before the reference runs
   StreamJudges judges(p, !final_states.empty(), detail, nullptr);
   HandoffJudgingSink sink(p, parts, y, judges, final_states);

@@ -22,6 +22,17 @@ std::vector<double> slice_values(const Problem& p, const std::vector<double>& v,
   }
   return out;
 }
+// The same for a column of per-(token, head) values (width H).
+std::vector<double> slice_values(const Problem& p, const TokenHeadColumn& v, const std::vector<int64_t>& begin,
+                                 const std::vector<int64_t>& end) {
+  const int64_t H = p.shape.H;
+  std::vector<double> out;
+  for (int64_t q = 0; q < p.shape.num_sequences(); ++q) {
+    const int64_t t0 = p.shape.cu_seqlens[q];
+    for (int64_t k = (t0 + begin[q]) * H; k < (t0 + end[q]) * H; ++k) out.push_back(v[size_t(k)]);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -203,8 +214,8 @@ class HandoffParts {
 
 
 HandoffStream::HandoffStream(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked,
-                             const Contract& decode, bool decode_stores_every_token, const std::vector<double>& delta,
-                             const std::vector<double>& decay)
+                             const Contract& decode, bool decode_stores_every_token, const TokenHeadColumn& delta,
+                             const TokenHeadColumn& decay)
     : p_(p), prefill_(prefill) {
   validate_prefill(p, prefill);
   const Shape& s = p.shape;
@@ -221,7 +232,7 @@ HandoffStream::HandoffStream(const Problem& p, const std::vector<int64_t>& prefi
 
   // Prefill [0, prefill[q]): the chunked bound of the prefix problem, streamed (no y vectors).
   pre_ = slice_tokens(p, zero, prefill, &pre_kept_);
-  pre_delta_ = slice_values(p, delta, H, zero, prefill);
+  pre_delta_ = slice_values(p, delta, zero, prefill);
   pre_in_.problem = &pre_;
   pre_in_.contract = &chunked;
   pre_in_.delta = &pre_delta_;
@@ -243,8 +254,8 @@ HandoffStream::HandoffStream(const Problem& p, const std::vector<int64_t>& prefi
   // handed-over state; a sequence without a prefix starts from its initial state.
   dec_ = slice_tokens(p, prefill, len, &dec_kept_);
   dec_.initial_state.clear();
-  dec_delta_ = slice_values(p, delta, H, prefill, len);
-  dec_decay_ = slice_values(p, decay, H, prefill, len);
+  dec_delta_ = slice_values(p, delta, prefill, len);
+  dec_decay_ = slice_values(p, decay, prefill, len);
   dec_in_.problem = &dec_;
   dec_in_.contract = &decode;
   dec_in_.tokens_per_launch = decode_stores_every_token ? 1 : 0;

@@ -54,12 +54,12 @@ bound::Attribution handoff_attribution(const Problem& p, const std::vector<int64
 // (ChunkedBounds::y_before_dx, finished per element by `prefix_y`), and the decode problem
 // under the sequential contract, for one bound::SequentialPairBound per pair as the
 // reference streams its tokens. No vector over the tokens of y is kept: the memory is the
-// prefix's y_before_dx and state-sized arrays. `delta`, `decay`: ref::compute_scalars(p).
+// prefix's y_before_dx and state-sized arrays. `delta`, `decay`: ref::compute_scalars(p)'s columns.
 // The bounds are bit for bit those of handoff_bounds (check_outputs_test).
 class HandoffStream {
  public:
   HandoffStream(const Problem& p, const std::vector<int64_t>& prefill, const Contract& chunked, const Contract& decode,
-                bool decode_stores_every_token, const std::vector<double>& delta, const std::vector<double>& decay);
+                bool decode_stores_every_token, const TokenHeadColumn& delta, const TokenHeadColumn& decay);
   HandoffStream(const HandoffStream&) = delete;
   HandoffStream& operator=(const HandoffStream&) = delete;
 
