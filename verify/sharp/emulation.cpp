@@ -961,6 +961,30 @@ class ChunkedEmulation {
 
 }  // namespace
 
+std::shared_ptr<SharedSums::Entry> SharedSums::new_entry() {
+  auto entry = std::make_unique<Entry>();
+  {
+    std::lock_guard<std::mutex> lock(spares_->mutex);
+    if (!spares_->pieces.empty()) {
+      entry->piece = std::move(spares_->pieces.back());
+      spares_->pieces.pop_back();
+    }
+  }
+  const std::weak_ptr<Spares> spares = spares_;
+  return std::shared_ptr<Entry>(entry.release(), [spares](Entry* e) {
+    // Nothing may leave a deleter (it runs inside the emulation's target_clones functions,
+    // spec/vector_clones.h): a piece the spares cannot take is freed with its entry.
+    if (const std::shared_ptr<Spares> s = spares.lock()) {
+      try {
+        std::lock_guard<std::mutex> lock(s->mutex);
+        s->pieces.push_back(std::move(e->piece));
+      } catch (...) {
+      }
+    }
+    delete e;
+  });
+}
+
 std::shared_ptr<const SharedSums::Piece> SharedSums::get(int64_t s, int64_t g, int64_t piece, bool noisy,
                                                         const std::function<void(Piece&)>& make) {
   std::shared_ptr<Entry> entry;
@@ -969,7 +993,7 @@ std::shared_ptr<const SharedSums::Piece> SharedSums::get(int64_t s, int64_t g, i
     std::weak_ptr<Entry>& slot = entries_[{s, g, piece, noisy}];
     entry = slot.lock();
     if (!entry) {
-      entry = std::make_shared<Entry>();
+      entry = new_entry();
       slot = entry;
     }
   }

@@ -102,8 +102,10 @@ struct UnitOutputs {
 // that run at the same time share them through one SharedSums. The first unit to reach a piece
 // forms it, the others that reach it meanwhile wait for it and read it; a piece no unit holds
 // any longer is dropped, so only the pieces in hand are kept (about L²/2·3 doubles each, 0.8 MB
-// at chunk 256). The sums are the same bits whichever unit forms them. One per pass over the
-// units of one contract.
+// at chunk 256), and its vectors' storage goes to the next piece formed: made anew per piece
+// and group, such blocks (256 KiB – 1 MiB) had stayed resident in the arenas of the many threads
+// that freed them (bench/NOTES.md "Session 31"). The sums are the same bits whichever unit forms
+// them. One per pass over the units of one contract.
 class SharedSums {
  public:
   struct Piece {
@@ -119,8 +121,16 @@ class SharedSums {
     std::once_flag formed;
     Piece piece;
   };
+  // Dropped pieces' vectors, for the next piece formed; an entry's deleter hands its piece back
+  // (through a weak pointer: a piece that outlives the SharedSums is simply freed).
+  struct Spares {
+    std::mutex mutex;
+    std::vector<Piece> pieces;
+  };
+  std::shared_ptr<Entry> new_entry();
   std::mutex mutex_;
   std::map<std::tuple<int64_t, int64_t, int64_t, bool>, std::weak_ptr<Entry>> entries_;
+  std::shared_ptr<Spares> spares_ = std::make_shared<Spares>();
 };
 
 // Runs one (sequence, head) of `p` under `e` (with `c`'s budgets and reductions for the

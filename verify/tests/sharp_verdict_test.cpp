@@ -485,6 +485,31 @@ TEST(SharpEmulation, SharedSumsFormAPieceOnceWhileHeld) {
   EXPECT_EQ(formed, 4);
 }
 
+// A piece no unit holds any longer hands its vectors' storage to the next piece formed (the
+// pass's pieces are made one after the other, not each from fresh memory), and a piece held past
+// its SharedSums is simply freed with it.
+TEST(SharpEmulation, SharedSumsReuseADroppedPiecesStorage) {
+  std::shared_ptr<const SharedSums::Piece> outliving;
+  {
+    SharedSums shared;
+    const double* first = nullptr;
+    const auto make = [&](SharedSums::Piece& p) {
+      p.acc.resize(4096);
+      for (size_t i = 0; i < p.acc.size(); ++i) p.acc[i] = double(i);
+    };
+    std::shared_ptr<const SharedSums::Piece> a = shared.get(0, 0, 0, false, make);
+    first = a->acc.data();
+    a.reset();
+    const std::shared_ptr<const SharedSums::Piece> b = shared.get(0, 0, 1, false, make);
+    EXPECT_EQ(b->acc.data(), first) << "piece 1 formed in piece 0's storage";
+    EXPECT_EQ(b->acc[4095], 4095.0);
+    outliving = shared.get(0, 0, 2, false, make);  // freshly allocated: piece 1 is still held
+    EXPECT_NE(outliving->acc.data(), first);
+  }
+  EXPECT_EQ(outliving->acc.size(), 4096u);  // readable after the SharedSums went; freed when let go
+  outliving.reset();
+}
+
 // Only the first run of a unit may be noise-free (the declared emulation beside its runs).
 TEST(SharpEmulation, NoiseFreeRunOnlyFirst) {
   const Dump d = chunk_scan_dump(chunk_scan::ContractKind::production);
