@@ -10,26 +10,16 @@
 namespace ssmv::verify {
 namespace {
 
-// The per-token values of `v` ([T, width]) over the tokens [cu[q] + begin[q], cu[q] + end[q])
-// of the sequences q, in order: what the reference computed for the whole problem, cut to
-// the tokens of a slice.
-std::vector<double> slice_values(const Problem& p, const std::vector<double>& v, int64_t width,
-                                 const std::vector<int64_t>& begin, const std::vector<int64_t>& end) {
-  std::vector<double> out;
-  for (int64_t q = 0; q < p.shape.num_sequences(); ++q) {
-    const int64_t t0 = p.shape.cu_seqlens[q];
-    out.insert(out.end(), v.begin() + (t0 + begin[q]) * width, v.begin() + (t0 + end[q]) * width);
-  }
-  return out;
-}
-// The same for a column of per-(token, head) values (width H).
-std::vector<double> slice_values(const Problem& p, const TokenHeadColumn& v, const std::vector<int64_t>& begin,
+// The per-token values of `v` ([T, width], a vector or a TokenHeadColumn of width H) over the
+// tokens [cu[q] + begin[q], cu[q] + end[q]) of the sequences q, in order: what the reference
+// computed for the whole problem, cut to the tokens of a slice.
+template <class Values>
+std::vector<double> slice_values(const Problem& p, const Values& v, int64_t width, const std::vector<int64_t>& begin,
                                  const std::vector<int64_t>& end) {
-  const int64_t H = p.shape.H;
   std::vector<double> out;
   for (int64_t q = 0; q < p.shape.num_sequences(); ++q) {
     const int64_t t0 = p.shape.cu_seqlens[q];
-    for (int64_t k = (t0 + begin[q]) * H; k < (t0 + end[q]) * H; ++k) out.push_back(v[size_t(k)]);
+    for (int64_t k = (t0 + begin[q]) * width; k < (t0 + end[q]) * width; ++k) out.push_back(v[size_t(k)]);
   }
   return out;
 }
@@ -232,7 +222,7 @@ HandoffStream::HandoffStream(const Problem& p, const std::vector<int64_t>& prefi
 
   // Prefill [0, prefill[q]): the chunked bound of the prefix problem, streamed (no y vectors).
   pre_ = slice_tokens(p, zero, prefill, &pre_kept_);
-  pre_delta_ = slice_values(p, delta, zero, prefill);
+  pre_delta_ = slice_values(p, delta, H, zero, prefill);
   pre_in_.problem = &pre_;
   pre_in_.contract = &chunked;
   pre_in_.delta = &pre_delta_;
@@ -254,8 +244,8 @@ HandoffStream::HandoffStream(const Problem& p, const std::vector<int64_t>& prefi
   // handed-over state; a sequence without a prefix starts from its initial state.
   dec_ = slice_tokens(p, prefill, len, &dec_kept_);
   dec_.initial_state.clear();
-  dec_delta_ = slice_values(p, delta, prefill, len);
-  dec_decay_ = slice_values(p, decay, prefill, len);
+  dec_delta_ = slice_values(p, delta, H, prefill, len);
+  dec_decay_ = slice_values(p, decay, H, prefill, len);
   dec_in_.problem = &dec_;
   dec_in_.contract = &decode;
   dec_in_.tokens_per_launch = decode_stores_every_token ? 1 : 0;
