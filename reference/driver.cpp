@@ -337,6 +337,7 @@ class PairRunner {
 template <class Arith>
 TierCounts run_with(const Problem& pr, const InitialStates& init, const Options& o, Sink& sink) {
   const int check_bits = o.resolved_check_precision_bits();
+  if (o.scalars) o.scalars->check_fits(check_bits, size_t(pr.shape.num_tokens() * pr.shape.H));
   const auto positions = positions_by_sequence(pr, o);
   const int64_t items = pr.shape.num_sequences() * pr.shape.H;  // item i = (s, h) = (i / H, i % H)
   int64_t threads = o.threads > 0 ? o.threads : default_threads();

@@ -255,6 +255,33 @@ ExactScalars compute_scalars(const Problem& problem, const Options& options) {
   return out;
 }
 
+void ExactScalars::check_fits(int bits, size_t run_pairs) const {
+  auto refuse = [](const std::string& what) { throw std::invalid_argument("reference: Options::scalars: " + what); };
+  if (check_bits != bits) {
+    refuse("computed at " + std::to_string(check_bits) + " bits; this run's check precision is " +
+           std::to_string(bits) + " bits");
+  }
+  if (pairs() != run_pairs) {
+    refuse("'entry' holds " + std::to_string(pairs()) + " (token, head) pairs; this run has " +
+           std::to_string(run_pairs));
+  }
+  const size_t n = delta.size();
+  const std::pair<const char*, const std::vector<double>*> tables[] = {
+      {"decay", &decay}, {"delta_lo", &delta_lo}, {"decay_lo", &decay_lo}, {"delta_up", &delta_up},
+      {"decay_up", &decay_up}};
+  for (const auto& [name, v] : tables) {
+    if (v->size() != n) {
+      refuse(std::string("table '") + name + "' holds " + std::to_string(v->size()) + " values, 'delta' " +
+             std::to_string(n));
+    }
+  }
+  const auto bad = std::find_if(entry.begin(), entry.end(), [n](uint32_t e) { return e >= n; });
+  if (bad != entry.end()) {
+    refuse("'entry' of pair " + std::to_string(bad - entry.begin()) + " = " + std::to_string(*bad) +
+           " is outside the tables' " + std::to_string(n) + " values");
+  }
+}
+
 ExactDecodeResult compute_decode(const DecodeProblem& decode, const Options& options) {
   validate(decode);
   const Problem& pr = decode.problem;

@@ -234,6 +234,12 @@ struct ExactScalars {
   size_t pairs() const { return entry.size(); }
   TokenHeadColumn delta_column() const { return {&entry, &delta}; }
   TokenHeadColumn decay_column() const { return {&entry, &decay}; }
+  // Throws std::invalid_argument, naming the field, unless these values are for a run at
+  // check_bits over `pairs` (token, head) pairs, every table has one value per entry and
+  // every pair names an entry (a table built elsewhere, or edited, is refused rather than
+  // read out of bounds). compute_streaming checks Options::scalars so once, before its
+  // workers start.
+  void check_fits(int check_bits, size_t pairs) const;
 };
 ExactScalars compute_scalars(const Problem& problem, const Options& options = {});
 

@@ -220,16 +220,6 @@ SSMV_VECTOR_FMA_CLONES bool rows_of_token(double* __restrict sh, double* __restr
   }
   return finite != 0;
 }
-// Whether every table of compute_scalars' result has one value per entry and every pair names
-// an entry of them (a table built elsewhere, or edited, is refused rather than read out of bounds).
-bool entries_in_range(const ExactScalars& t) {
-  const size_t n = t.delta.size();
-  for (const std::vector<double>* v : {&t.decay, &t.delta_lo, &t.decay_lo, &t.delta_up, &t.decay_up}) {
-    if (v->size() != n) return false;
-  }
-  return std::all_of(t.entry.begin(), t.entry.end(), [n](uint32_t e) { return e < n; });
-}
-
 template <int R>
 bool update_rows(double* sh, double* sl, double* sabs, double* err, const TokenTerms& k, const double* x, double* ch,
                  double* cl, unsigned char* reads_state, double* sum_sabs, double* carried, double* abs_cs, DD* acc) {
@@ -249,13 +239,7 @@ struct FastPairRunner::Impl {
         y_vals(size_t(P)), state_vals(size_t(P * N)), y_nearest(size_t(P)), y_err(size_t(P)), ungated_nearest(size_t(P)),
         sum_abs_cs(size_t(P)), state_nearest(size_t(P * N)), state_err(size_t(P * N)),
         err(size_t(P * N)), check_bound(check_bits, N), gates(check_bits), table(o.scalars) {
-    const size_t th = size_t(pr.shape.num_tokens() * pr.shape.H);
-    if (table && (table->check_bits != check_bits || table->pairs() != th || !entries_in_range(*table))) {
-      throw std::invalid_argument("reference: Options::scalars were computed at " + std::to_string(table->check_bits) +
-                                  " bits for " + std::to_string(table->pairs()) +
-                                  " (token, head) pairs; this run's check precision is " + std::to_string(check_bits) +
-                                  " bits over " + std::to_string(th));
-    }
+    // table: checked by run_with (ExactScalars::check_fits) before any worker starts.
     mpfr_init2(tmp, check_bits);
     cert_factor = std::ldexp(1.0, -certified_bits);
   }

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -18,6 +19,17 @@
 
 namespace ssmv::ref {
 namespace {
+
+// The message of the std::invalid_argument that run() throws ("" if it throws none).
+template <class F>
+std::string refusal(F&& run) {
+  try {
+    run();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
 
 // Every double handed over, per (sequence, head, token or position, kind), in the order given.
 class RecordingSink : public Sink {
@@ -137,7 +149,13 @@ TEST(SharedScalars, AnEntryOutsideTheTablesIsRefused) {
   Options o;
   o.scalars = &scalars;
   RecordingSink sink;
-  EXPECT_THROW(compute_streaming(pr, sink, o), std::invalid_argument);
+  EXPECT_NE(refusal([&] { compute_streaming(pr, sink, o); })
+                .find("'entry' of pair 3 = " + std::to_string(scalars.delta.size()) + " is outside the tables'"),
+            std::string::npos);
+  EXPECT_TRUE(sink.kept.empty());  // refused before any worker ran
+  scalars.entry[3] = 0;
+  scalars.decay_up.pop_back();
+  EXPECT_NE(refusal([&] { compute_streaming(pr, sink, o); }).find("table 'decay_up' holds"), std::string::npos);
 }
 
 TEST(SharedScalars, ValuesOfAnotherPrecisionAreRefused) {
@@ -148,7 +166,7 @@ TEST(SharedScalars, ValuesOfAnotherPrecisionAreRefused) {
   Options o;
   o.scalars = &scalars;
   RecordingSink sink;
-  EXPECT_THROW(compute_streaming(pr, sink, o), std::invalid_argument);
+  EXPECT_NE(refusal([&] { compute_streaming(pr, sink, o); }).find("computed at 200 bits"), std::string::npos);
 }
 
 }  // namespace
