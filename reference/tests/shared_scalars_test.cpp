@@ -16,20 +16,12 @@
 
 #include "reference/reference.h"
 #include "spec/realistic_problem.h"
+#include "spec/tests/error_text.h"
 
 namespace ssmv::ref {
 namespace {
 
-// The message of the std::invalid_argument that run() throws ("" if it throws none).
-template <class F>
-std::string refusal(F&& run) {
-  try {
-    run();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 // Every double handed over, per (sequence, head, token or position, kind), in the order given.
 class RecordingSink : public Sink {
@@ -149,13 +141,15 @@ TEST(SharedScalars, AnEntryOutsideTheTablesIsRefused) {
   Options o;
   o.scalars = &scalars;
   RecordingSink sink;
-  EXPECT_NE(refusal([&] { compute_streaming(pr, sink, o); })
-                .find("'entry' of pair 3 = " + std::to_string(scalars.delta.size()) + " is outside the tables'"),
-            std::string::npos);
+  const std::string n = std::to_string(scalars.delta.size());
+  EXPECT_EQ(error_of([&] { compute_streaming(pr, sink, o); }),
+            "reference: Options::scalars: 'entry' of pair 3 = " + n + " is outside the tables' " + n + " values");
   EXPECT_TRUE(sink.kept.empty());  // refused before any worker ran
   scalars.entry[3] = 0;
   scalars.decay_up.pop_back();
-  EXPECT_NE(refusal([&] { compute_streaming(pr, sink, o); }).find("table 'decay_up' holds"), std::string::npos);
+  EXPECT_EQ(error_of([&] { compute_streaming(pr, sink, o); }),
+            "reference: Options::scalars: table 'decay_up' holds " + std::to_string(scalars.decay_up.size()) +
+                " values, 'delta' " + n);
 }
 
 TEST(SharedScalars, ValuesOfAnotherPrecisionAreRefused) {
@@ -166,7 +160,9 @@ TEST(SharedScalars, ValuesOfAnotherPrecisionAreRefused) {
   Options o;
   o.scalars = &scalars;
   RecordingSink sink;
-  EXPECT_NE(refusal([&] { compute_streaming(pr, sink, o); }).find("computed at 200 bits"), std::string::npos);
+  EXPECT_EQ(error_of([&] { compute_streaming(pr, sink, o); }),
+            "reference: Options::scalars: computed at 200 bits; this run's check precision is " +
+                std::to_string(o.resolved_check_precision_bits()) + " bits");
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 #include "verify/judge/exact_bounds.h"
 #include "verify/contracts/contract_json.h"
 #include "spec/realistic_problem.h"
-#include "verify/tests/error_text.h"
+#include "spec/tests/error_text.h"
 
 namespace ssmv::verify {
 namespace {

@@ -11,7 +11,7 @@
 #include "verify/json/json.h"
 #include "verify/contracts/json_fields.h"
 #include "spec/realistic_problem.h"
-#include "verify/tests/error_text.h"
+#include "spec/tests/error_text.h"
 
 namespace ssmv::verify {
 namespace {

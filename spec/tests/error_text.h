@@ -5,7 +5,7 @@
 #include <exception>
 #include <string>
 
-namespace ssmv::verify::testing {
+namespace ssmv::testing {
 
 template <typename F>
 std::string error_of(F&& f) {
@@ -17,4 +17,4 @@ std::string error_of(F&& f) {
   return "<nothing thrown>";
 }
 
-}  // namespace ssmv::verify::testing
+}  // namespace ssmv::testing
