@@ -331,15 +331,20 @@ __device__ __forceinline__ void issue_scan_cs_delta(const Params& p, float* s_cs
 // len, else +0 (twin: steps 0..⌊m/16⌋ of chain(w_m, x, m+1)).
 // Lane (gl, q) holds rows m_lo = mw + gl and m_hi = m_lo + 8, columns 16J + 2q (+1) and
 // 16J + 2q + 8 (+9); its C·Bᵀ entries are fetched one step ahead (rows past the chunk are
-// read, inside the buffer, and not used). Weights are kept by masks of the packed A words
-// (low half: the lower k): below the diagonal step every k < m; in the diagonal step
-// J = mw/16, column k = mw + c of row mw + r is kept for c ≤ r.
+// read, inside the buffer, and not used) into two buffers that the steps use in turn: the
+// loop takes two steps an iteration, fragment<0> and fragment<1>, so no register copy of a
+// fetched value waits for its load (with one buffer the compiler copied the next step's
+// entries into the current ones at each step's end, which waited on the loads issued in that
+// step: 922 of the stage's 11,573 stall samples, bench/NOTES.md session 32).
+// Weights are kept by masks of the packed A words (low half: the lower k): below the
+// diagonal step every k < m; in the diagonal step J = mw/16, column k = mw + c of row mw + r
+// is kept for c ≤ r.
 template <class Op>
 struct CausalWeights {
-  const float *cb_lo, *cb_hi;
+  const float *cb_lo, *cb_hi;  // the entries of the next step to fetch
   uint32_t row_lo, row_hi, mask_diag[4];
   int j_diag, j_end;  // this warp's steps: [0, j_end), the diagonal one j_diag
-  float2 nxt[4];
+  float2 buf[2][4];   // step J's entries in buf[J % 2]
 
   // cb_chunk: the chunk's [L][L] C·Bᵀ; fetches step 0's entries.
   __device__ __forceinline__ CausalWeights(const float* cb_chunk, int L, int mw, int len) {
@@ -355,27 +360,30 @@ struct CausalWeights {
     mask_diag[1] = row_hi & diag(2 * q, gl + 8);
     mask_diag[2] = row_lo & diag(2 * q + 8, gl);
     mask_diag[3] = row_hi & diag(2 * q + 8, gl + 8);
-    if (j_end > 0) fetch(0);
+    if (j_end > 0) fetch<0>();
   }
-  __device__ __forceinline__ void fetch(int J) {
-    nxt[0] = __ldg(reinterpret_cast<const float2*>(cb_lo + 16 * J));
-    nxt[1] = __ldg(reinterpret_cast<const float2*>(cb_hi + 16 * J));
-    nxt[2] = __ldg(reinterpret_cast<const float2*>(cb_lo + 16 * J + 8));
-    nxt[3] = __ldg(reinterpret_cast<const float2*>(cb_hi + 16 * J + 8));
+  template <int B>
+  __device__ __forceinline__ void fetch() {
+    buf[B][0] = __ldg(reinterpret_cast<const float2*>(cb_lo));
+    buf[B][1] = __ldg(reinterpret_cast<const float2*>(cb_hi));
+    buf[B][2] = __ldg(reinterpret_cast<const float2*>(cb_lo + 8));
+    buf[B][3] = __ldg(reinterpret_cast<const float2*>(cb_hi + 8));
+    cb_lo += 16;
+    cb_hi += 16;
   }
-  // The fragment of step J < j_end (steps in increasing J; fetches step J + 1's entries).
-  // cs_lo, cs_hi: cs of rows m_lo and m_hi (any value for rows past the chunk).
+  // The fragment of step J < j_end with B = J % 2 (steps in increasing J; fetches step J + 1's
+  // entries). cs_lo, cs_hi: cs of rows m_lo and m_hi (any value for rows past the chunk).
+  template <int B>
   __device__ __forceinline__ void fragment(int J, const float* s_cs, const float* s_delta, float cs_lo, float cs_hi,
                                            uint32_t (&a)[4]) {
     const int q = threadIdx.x & 3;
-    const float2 cur[4] = {nxt[0], nxt[1], nxt[2], nxt[3]};
-    if (J + 1 < j_end) fetch(J + 1);
+    if (J + 1 < j_end) fetch<B ^ 1>();
 #pragma unroll
     for (int half = 0; half < 2; ++half) {  // columns k, k+1 with k = 16J + 2q + 8·half
       const int k = 16 * J + 2 * q + 8 * half;
       const float2 csk = *reinterpret_cast<const float2*>(s_cs + k);
       const float2 dk = *reinterpret_cast<const float2*>(s_delta + k);
-      const float2 lo = cur[2 * half], hi = cur[2 * half + 1];
+      const float2 lo = buf[B][2 * half], hi = buf[B][2 * half + 1];
       // All four weights computed unconditionally (independent chains the scheduler can
       // interleave; entries past the diagonal or the chunk are masked below).
       const float w00 = cb_weight(lo.x, cs_lo, csk.x, dk.x), w01 = cb_weight(lo.y, cs_lo, csk.y, dk.y);
@@ -435,10 +443,14 @@ __global__ void __launch_bounds__(kThreads, 5) scan_async_kernel(const Params p)
   cp_async_wait<0>();
   __syncthreads();  // x rows landed
 #pragma unroll 1
-  for (int J = 0; J < weights.j_end; ++J) {
+  for (int J = 0; J < weights.j_end; J += 2) {  // steps J and J + 1 from buffers 0 and 1
     uint32_t a[4];
-    weights.fragment(J, s_cs, s_delta, cs_lo, cs_hi, a);
+    weights.template fragment<0>(J, s_cs, s_delta, cs_lo, cs_hi, a);
     mma_b_trans<Op>(a, sX, J, acc);
+    if (J + 1 < weights.j_end) {
+      weights.template fragment<1>(J + 1, s_cs, s_delta, cs_lo, cs_hi, a);
+      mma_b_trans<Op>(a, sX, J + 1, acc);
+    }
   }
   // Epilogue by the whole block: the accumulators through shared memory (fp32 [64][68] at
   // scan_acc_offset(m0), once every warp is done with the x rows there), then 8
