@@ -104,12 +104,13 @@ int main(int argc, char** argv) {
     std::printf("%-6s %6s %6s %-9s %10s %10s %10s %10s %8s %8s\n", "state", "batch", "tokens", "kernel", "MB moved",
                 "kernel us", "kernel GB/s", "copy GB/s", "of copy", "of 1GiB");
     // One token per request (the decode step), then 2, 4 and 8 tokens per request without
-    // per-token states (multi-token decode: speculative decoding's draft tokens) at batch 64
-    // and 256.
+    // per-token states (multi-token decode: speculative decoding's draft tokens) at batch 1,
+    // 64 and 256 (FlashInfer's fi_bench times the same rows).
     struct Row {
       int batch, tokens;
     };
-    const Row rows[] = {{1, 1}, {8, 1}, {64, 1}, {256, 1}, {64, 2}, {256, 2}, {64, 4}, {256, 4}, {64, 8}, {256, 8}};
+    const Row rows[] = {{1, 1}, {8, 1},  {64, 1}, {256, 1}, {1, 2},  {64, 2}, {256, 2},
+                        {1, 4}, {64, 4}, {256, 4}, {1, 8},  {64, 8}, {256, 8}};
     for (Format state : {Format::fp32, Format::bf16}) {
       for (const Row& row : rows) {
         if (only_batch != 0 && row.batch != only_batch) continue;
