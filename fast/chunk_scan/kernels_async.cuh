@@ -202,13 +202,23 @@ __global__ void __launch_bounds__(kStateThreads, 4) chunk_state_async_kernel(con
   }
 }
 
-// Stage (e) epilogue from a block's accumulators acc_tile [64 rows m0 + r][kAccRow]
+// Stage (e) epilogue from a block's accumulators acc_tile (staged_acc; row r is m0 + r)
 // (columns p0 + j): y = fm::output_epilogue(acc, D, x, z) (twin: the same, round_value), rounded to
 // the output format. Thread i takes row i/8, columns 8(i%8) .. +8: the accumulators, x
 // (x_at(m, j0): the 8 x values of the block's x rows in shared memory, k = m) and D by
 // 16-byte shared loads, z and y 16 bytes at a time where all 8 columns exist and the
 // address is aligned.
-inline constexpr int kAccRow = 68;  // fp32 row stride of the staged accumulators
+// The staged accumulators: fp32 [64][64] in pairs of floats (8-byte slots s = col / 2, 32 a
+// row), slot s of row r stored at s ^ 4·(r % 4) ^ 2·(s / 16 % 2). stage_accumulators' 8-byte
+// stores (a half warp: rows r .. r + 3, slots 4f .. 4f + 3) then fall in 16 distinct bank pairs,
+// and so do store_outputs8's 16-byte loads (8 threads: one row, slots 4k, 4k + 1 or 4k + 2,
+// 4k + 3, k < 8), whose slots 4k and 4k + 16 would share banks unswizzled; ncu counted 4-way
+// conflicts on both with the [64][68] tile this replaces (bench/NOTES.md, session 32). XOR
+// keeps the slot pairs of a 16-byte load together. Index of column col of row r:
+__host__ __device__ __forceinline__ int staged_acc(int r, int col) {
+  const int slot = col >> 1;
+  return r * kTile + 2 * (slot ^ ((r & 3) << 2) ^ ((slot >> 3) & 2)) + (col & 1);
+}
 template <class Op, class XAt>
 __device__ __forceinline__ void store_outputs8(const float* acc_tile, XAt x_at, const Params& p, int t0, int h,
                                                int m0, int p0, int len, const float* d_tile) {
@@ -219,9 +229,10 @@ __device__ __forceinline__ void store_outputs8(const float* acc_tile, XAt x_at, 
     const int valid = min(8, p.P - p0 - j0);
     if (m >= len || valid <= 0) continue;
     const int64_t t = t0 + m;
-    const float4* a4 = reinterpret_cast<const float4*>(acc_tile + r * kAccRow + j0);
+    const float4 a_lo = *reinterpret_cast<const float4*>(acc_tile + staged_acc(r, j0));
+    const float4 a_hi = *reinterpret_cast<const float4*>(acc_tile + staged_acc(r, j0 + 4));
     const float4* d4 = reinterpret_cast<const float4*>(d_tile + j0);
-    const float4 a_lo = a4[0], a_hi = a4[1], d_lo = d4[0], d_hi = d4[1];
+    const float4 d_lo = d4[0], d_hi = d4[1];
     const float acc[8] = {a_lo.x, a_lo.y, a_lo.z, a_lo.w, a_hi.x, a_hi.y, a_hi.z, a_hi.w};
     const float d[8] = {d_lo.x, d_lo.y, d_lo.z, d_lo.w, d_hi.x, d_hi.y, d_hi.z, d_hi.w};
     float xv[8], v[8];
@@ -256,30 +267,31 @@ __device__ __forceinline__ void store_outputs8(const float* acc_tile, XAt x_at, 
 }
 
 // A warp's accumulators (rows 16·warp .. +16 of the block's 64, the mma.m16n8k16 C
-// fragments of 8 n8 tiles) into the block's fp32 tile s_acc [64][kAccRow].
+// fragments of 8 n8 tiles) into the block's staged fp32 tile s_acc (staged_acc).
 __device__ __forceinline__ void stage_accumulators(const float (&acc)[8][4], float* s_acc) {
   const int warp = threadIdx.x >> 5, gl = (threadIdx.x & 31) >> 2, q = threadIdx.x & 3;
+  const int lo = warp * 16 + gl, hi = lo + 8;
 #pragma unroll
   for (int f = 0; f < 8; ++f) {
     const int col = 8 * f + 2 * q;
-    *reinterpret_cast<float2*>(s_acc + (warp * 16 + gl) * kAccRow + col) = make_float2(acc[f][0], acc[f][1]);
-    *reinterpret_cast<float2*>(s_acc + (warp * 16 + gl + 8) * kAccRow + col) = make_float2(acc[f][2], acc[f][3]);
+    *reinterpret_cast<float2*>(s_acc + staged_acc(lo, col)) = make_float2(acc[f][0], acc[f][1]);
+    *reinterpret_cast<float2*>(s_acc + staged_acc(hi, col)) = make_float2(acc[f][2], acc[f][3]);
   }
 }
 
-// Stage (e)'s staged accumulators [64][kAccRow] fp32 (17 KB) go where the tile's own x
-// rows [m0, m0 + 64), read by the epilogue, are not: after them for m0 < 128, else at the
+// Stage (e)'s staged accumulators [64][64] fp32 (16 KB) go where the tile's own x rows
+// [m0, m0 + 64), read by the epilogue, are not: after them for m0 < 128, else at the
 // region's start (the x rows there, below m0·144 bytes ≥ 18 KB, are no longer needed).
 __host__ __device__ inline int scan_acc_offset(int m0) { return m0 < 2 * kTile ? (m0 + kTile) * kRow64 * 2 : 0; }
-static_assert(kTile * kAccRow * 4 <= 2 * kTile * kRow64 * 2, "accumulators at 0 must stay below x row 128");
+static_assert(kTile * kTile * 4 <= 2 * kTile * kRow64 * 2, "accumulators at 0 must stay below x row 128");
 
 // (e) grid (⌈L/64⌉·⌈P/64⌉, H, NC). One shared region, used three times: first the inter
 // tiles C [64][CS] and R(h_in) [64][CS] (CS = padded_stride(N)), then the x rows [k][72]
-// of k < m0 + 64 (rows ≥ len zero), last the accumulators [64][kAccRow] fp32 at
+// of k < m0 + 64 (rows ≥ len zero), last the accumulators [64][64] fp32 (staged_acc) at
 // scan_acc_offset(m0) beside the x rows of the tile.
 __host__ __device__ inline int scan_async_smem(int N, int L) {
   const int inter = 2 * kTile * padded_stride(N) * 2, xrows = L * kRow64 * 2;
-  const int accs = scan_acc_offset((L < 2 * kTile ? L : 2 * kTile) - kTile) + kTile * kAccRow * 4;
+  const int accs = scan_acc_offset((L < 2 * kTile ? L : 2 * kTile) - kTile) + kTile * kTile * 4;
   const int most = inter > xrows ? inter : xrows;
   return most > accs ? most : accs;
 }
@@ -452,7 +464,7 @@ __global__ void __launch_bounds__(kThreads, 5) scan_async_kernel(const Params p)
       mma_b_trans<Op>(a, sX, J + 1, acc);
     }
   }
-  // Epilogue by the whole block: the accumulators through shared memory (fp32 [64][68] at
+  // Epilogue by the whole block: the accumulators through shared memory (fp32 [64][64] at
   // scan_acc_offset(m0), once every warp is done with the x rows there), then 8
   // consecutive columns per thread with 16-byte loads and stores where aligned.
   __syncthreads();
